@@ -1,0 +1,119 @@
+/* chain.h: chain metrics over a stream of blocks: main chain, block types, uncles, rewards, per-pool
+ * shares and runs of consecutive main blocks by one miner.
+ *
+ * Usage: an_chain_new() with the miner table, an_chain_add_block() for every block (any order in which
+ * each block comes after its parent is fine), an_chain_finalize(), then read the results with the
+ * accessors or write them with an_chain_add_json() / an_chain_write_*_csv().
+ *
+ * Definitions (DESIGN.md, "Measurement model"):
+ *  - Main chain: the chain ending at the block with the largest total difficulty (sum of `difficulty`
+ *    from height 1); ties go to the earliest mined, then to the smaller id.
+ *  - Block types: main; uncle (a non-main block referenced as an uncle by a main block: "recognized");
+ *    unreferenced (a non-main block no main block references: "unrecognized fork").
+ *  - Window: when `max_height` > 0 only blocks with height <= max_height are counted (so a run that
+ *    mines a few heights past the window lets the last window blocks be referenced as uncles). Main
+ *    blocks above the window still count as referencing blocks, and their uncles' rewards are counted
+ *    for uncles inside the window; their own rewards are not.
+ *  - Rewards: a main block earns block_reward plus block_reward / nephew_divisor per uncle it
+ *    references; an uncle at height u referenced by a main block at height b earns
+ *    (u + uncle_base - b) / uncle_base * block_reward (Ethereum: base 8, divisor 32, reward 2 ETH).
+ *  - Runs: maximal sequences of consecutive main blocks (by height) mined by the same miner. Runs are per
+ *    miner; pools made of several independent miners report the longest run of any member.
+ *  - i.i.d. expectation of maximal runs of length >= k by a miner with main share p over n main blocks:
+ *    p^k (1 + (n - k)(1 - p)) for n >= k, else 0 (about n (1 - p) p^k).
+ */
+#pragma once
+
+#include <glib.h>
+#include <jansson.h>
+#include <stdio.h>
+
+#include "obs.h"
+
+G_BEGIN_DECLS
+
+/* One mining entity (the unit of runs). `group` is the index of the reporting row (pool) it belongs to. */
+typedef struct {
+  double hash_share; /* share of total hash power, for reporting */
+  guint group;
+} AnMiner;
+
+typedef struct {
+  double block_reward;   /* ETH */
+  double uncle_base;     /* 8 */
+  double nephew_divisor; /* 32 */
+  uint32_t max_height;   /* 0 = no window */
+} AnChainParams;
+
+typedef enum { AN_BLOCK_MAIN = 0, AN_BLOCK_UNCLE, AN_BLOCK_UNREFERENCED } AnBlockType;
+
+#define AN_RUNS_KMIN 5
+#define AN_RUNS_KMAX 14
+
+typedef struct {
+  uint64_t heights;            /* main blocks in the window (= height of the window's last main block) */
+  uint64_t blocks_total;       /* all blocks in the window */
+  uint64_t main;
+  uint64_t uncles_included;    /* window blocks of type uncle */
+  uint64_t forks_unreferenced; /* window blocks of type unreferenced */
+  double uncle_rate;           /* uncles_included / main */
+  double stale_share;          /* (blocks_total - main) / blocks_total */
+  double empty_share;          /* empty blocks / blocks_total */
+  double mean_interval_s;      /* (mined time of last main - first main) / (main - 1); 0 if main < 2 */
+  uint64_t runs_max;           /* longest run of any miner */
+  uint64_t runs_count_ge[AN_RUNS_KMAX + 1]; /* [k] = maximal runs of length >= k, all miners, k <= KMAX */
+} AnChainSummary;
+
+typedef struct {
+  const char *name;
+  double hash_share;   /* sum over its miners */
+  double main_share;   /* its main blocks / all main blocks */
+  uint64_t blocks;     /* all its blocks in the window */
+  uint64_t main;
+  uint64_t uncles;     /* its blocks of type uncle */
+  uint64_t unreferenced;
+  uint64_t empty;
+  uint64_t max_run;    /* longest run of any one of its miners */
+  double reward_eth;
+  double reward_share; /* its reward / all rewards paid for window blocks */
+} AnPoolResult;
+
+typedef struct AnChain AnChain;
+
+/* `miners` and `group_names` are copied. Every miner's group must be < n_groups. */
+AnChain *an_chain_new(const AnMiner *miners, guint n_miners, const char *const *group_names, guint n_groups);
+void an_chain_free(AnChain *chain);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(AnChain, an_chain_free)
+
+/* Copies `block` in. Returns FALSE and sets `error` (domain AN_CHAIN_ERROR) for a duplicate id, an unknown
+ * parent, a height that is not parent + 1, a miner index out of range, or more than OBS_MAX_UNCLES uncles. */
+gboolean an_chain_add_block(AnChain *chain, const ObsBlock *block, GError **error);
+
+/* Computes everything. Uncle references to unknown ids are an error. Call once. */
+gboolean an_chain_finalize(AnChain *chain, const AnChainParams *params, GError **error);
+
+const AnChainSummary *an_chain_summary(const AnChain *chain);
+guint an_chain_n_pools(const AnChain *chain);
+const AnPoolResult *an_chain_pool(const AnChain *chain, guint group);
+/* Type of a block by id; FALSE if unknown. */
+gboolean an_chain_block_type(const AnChain *chain, uint64_t id, AnBlockType *type);
+const char *an_block_type_name(AnBlockType type); /* "main", "uncle", "unreferenced" */
+
+/* Number of maximal runs of exactly `len` (all miners), and the longest length with a nonzero count. */
+uint64_t an_chain_runs_of_length(const AnChain *chain, uint64_t len);
+
+/* Expected maximal runs of length >= k for share p over n trials (formula above). */
+double an_runs_expected_iid(double p, uint64_t n, unsigned k);
+
+/* Adds "chain", "pools" and "runs" objects to `summary` (keys as in DESIGN.md "Outputs"). */
+void an_chain_add_json(const AnChain *chain, json_t *summary);
+
+/* CSV tables (C locale, stable column order, header row first). Return FALSE on a write error. */
+gboolean an_chain_write_blocks_csv(const AnChain *chain, FILE *out);
+gboolean an_chain_write_pools_csv(const AnChain *chain, FILE *out);
+gboolean an_chain_write_runs_csv(const AnChain *chain, FILE *out);
+
+#define AN_CHAIN_ERROR (an_chain_error_quark())
+GQuark an_chain_error_quark(void);
+
+G_END_DECLS

@@ -1,0 +1,32 @@
+/* obs.h: the observation stream: what a simulation emits and what measured logs are turned into.
+ *
+ * The analysis code reads only these types, never the engine or the models, so simulated and measured
+ * data go through exactly the same metric code.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+G_BEGIN_DECLS
+
+#define OBS_GENESIS_ID UINT64_C(0) /* the id of the genesis block (height 0, no miner) */
+#define OBS_MAX_UNCLES 8           /* the most uncle references a block may carry in any rule */
+#define OBS_MINER_NONE UINT32_MAX
+
+/* A block as mined (or as first parsed from a log). Immutable once emitted. */
+typedef struct {
+  uint64_t id;          /* unique, never OBS_GENESIS_ID */
+  uint64_t parent;      /* OBS_GENESIS_ID for height 1 */
+  uint32_t height;      /* parent's height + 1 (genesis is 0) */
+  uint32_t miner;       /* index into the analysis' miner table, or OBS_MINER_NONE if unknown */
+  int64_t mined_ns;     /* when it was mined (simulation time, or header time in a log) */
+  double difficulty;    /* its own difficulty; total difficulty is the sum along the chain */
+  uint32_t n_uncles;
+  uint64_t uncles[OBS_MAX_UNCLES]; /* ids of the blocks it references as uncles */
+  uint32_t n_tx;        /* transactions included */
+  uint64_t gas_used;
+  gboolean empty;       /* mined on an empty template (no transactions) */
+} ObsBlock;
+
+G_END_DECLS

@@ -1,0 +1,103 @@
+/* params.h: parameter tables (name with unit, type, bounds, default, help), validation of JSON objects
+ * against them, problem collection with JSON paths, and the model-registry base type.
+ *
+ * Every pluggable model declares its parameters once, as a SimParamSpec table. Scenario validation,
+ * defaults, `sim models` help and the configuration echo all come from that table.
+ */
+#pragma once
+
+#include <glib.h>
+#include <jansson.h>
+#include <stddef.h>
+
+G_BEGIN_DECLS
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(json_t, json_decref)
+
+/* ---- Problems found while validating (collected, so one pass reports them all) ---- */
+
+typedef struct SimDiag SimDiag;
+
+/* `file` is the name printed before each message (may be NULL: then messages start at the path). */
+SimDiag *sim_diag_new(const char *file);
+void sim_diag_free(SimDiag *diag);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimDiag, sim_diag_free)
+
+/* Adds "FILE: PATH: message". `path` is a JSON path such as "$.pools[3].hash_share". */
+void sim_diag_add(SimDiag *diag, const char *path, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+/* Adds a message printed as is after "FILE:" (e.g. "3:14: syntax error"). */
+void sim_diag_add_raw(SimDiag *diag, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+guint sim_diag_count(const SimDiag *diag);
+/* The i-th full message, owned by diag. */
+const char *sim_diag_get(const SimDiag *diag, guint i);
+/* All messages, one per line (no trailing newline). Free with g_free(). */
+char *sim_diag_join(const SimDiag *diag);
+
+/* ---- Parameter tables ---- */
+
+typedef enum {
+  SIM_PARAM_NUMBER, /* double; JSON integer or real; finite */
+  SIM_PARAM_INT,    /* int64; JSON integer (or a real with an integral value) */
+  SIM_PARAM_BOOL,   /* gboolean */
+  SIM_PARAM_STRING, /* char * (owned by the params struct, free with sim_params_clear) */
+  SIM_PARAM_ENUM,   /* int: index into `choices`; JSON string */
+} SimParamType;
+
+typedef struct {
+  const char *name;   /* JSON key, unit suffix included where one applies: "median_ms", "interval_s" */
+  SimParamType type;
+  const char *unit;   /* for help: "ms", "s", "bytes", "" */
+  double min, max;    /* inclusive bounds for NUMBER and INT */
+  gboolean min_open;  /* the lower bound is exclusive (for "must be > 0") */
+  double def;         /* default for NUMBER, INT, BOOL */
+  const char *def_str; /* default for STRING and ENUM */
+  const char *const *choices; /* ENUM: NULL-terminated names */
+  gboolean required;  /* no default: the key must be present */
+  size_t offset;      /* offsetof() the field in the params struct */
+  const char *help;
+} SimParamSpec;
+
+/* Validates `obj` (which must be a JSON object at `path`) against the table: every key must be in the
+ * table or in `extra_keys` (NULL-terminated, may be NULL: e.g. "model", "comment"), each value of the
+ * right type and within bounds, each required key present. Problems go to `diag`; all are reported.
+ * Missing optional keys are added to `obj` with their defaults (so `obj` becomes the echo), and every
+ * value is stored into the struct at `out` (which must be zeroed by the caller beforehand).
+ * Returns TRUE when no problem was found. */
+gboolean sim_params_parse(const SimParamSpec *specs, guint n_specs, json_t *obj, const char *path,
+                          const char *const *extra_keys, void *out, SimDiag *diag);
+
+/* Fills `out` with every default (STRING/ENUM defaults strdup'ed). */
+void sim_params_defaults(const SimParamSpec *specs, guint n_specs, void *out);
+
+/* Frees the STRING fields of `out` and zeroes them. */
+void sim_params_clear(const SimParamSpec *specs, guint n_specs, void *out);
+
+/* Appends a human-readable help listing of the table to `out` (one parameter per line, indented by
+ * `indent` spaces): name, type, unit, bounds, default, help. */
+void sim_params_describe(const SimParamSpec *specs, guint n_specs, int indent, GString *out);
+
+/* The first member of every model's method table: name, family, help and the parameter table.
+ * Families extend it with their own methods; instances hold a pointer to the table. */
+typedef struct {
+  const char *name;
+  const char *family;
+  const char *help;
+  const SimParamSpec *params;
+  guint n_params;
+  gsize params_size;
+} SimModelInfo;
+
+/* ---- Paths and overrides ---- */
+
+/* Applies `--set PATH=VALUE` to `root`: PATH is dotted with [index] for arrays ("stop.heights",
+ * "pools[2].hash_share", "$.network.delay.median_ms" also accepted). VALUE is parsed as JSON when it
+ * is valid JSON (numbers, true/false/null, objects, arrays, quoted strings), else taken as a string.
+ * Intermediate objects are created when missing; array indices must exist. On error returns FALSE
+ * and sets `error` (domain SIM_PARAMS_ERROR) naming the path. */
+gboolean sim_json_set_path(json_t *root, const char *assignment, GError **error);
+
+#define SIM_PARAMS_ERROR (sim_params_error_quark())
+GQuark sim_params_error_quark(void);
+typedef enum { SIM_PARAMS_ERROR_PATH, SIM_PARAMS_ERROR_SYNTAX } SimParamsError;
+
+G_END_DECLS
