@@ -116,4 +116,13 @@ gboolean an_chain_write_runs_csv(const AnChain *chain, FILE *out);
 #define AN_CHAIN_ERROR (an_chain_error_quark())
 GQuark an_chain_error_quark(void);
 
+/* Error codes of AN_CHAIN_ERROR. Messages name the offending block as 0x%016 hex, e.g.
+ * "block 0x00000000000000a1: unknown parent 0x00000000000000a0". */
+typedef enum {
+  AN_CHAIN_ERROR_INVALID_BLOCK, /* an_chain_add_block(): the block itself is inconsistent with the stream */
+  AN_CHAIN_ERROR_INVALID_UNCLE, /* an_chain_finalize(): an uncle reference that cannot be resolved or paid:
+                                 * unknown id, a main-chain block, referenced twice by the main chain, or
+                                 * not below the referencing block's height */
+} AnChainErrorCode;
+
 G_END_DECLS

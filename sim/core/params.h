@@ -50,7 +50,7 @@ typedef struct {
   double min, max;    /* inclusive bounds for NUMBER and INT */
   gboolean min_open;  /* the lower bound is exclusive (for "must be > 0") */
   double def;         /* default for NUMBER, INT, BOOL */
-  const char *def_str; /* default for STRING and ENUM */
+  const char *def_str; /* default for STRING (NULL means "") and ENUM */
   const char *const *choices; /* ENUM: NULL-terminated names */
   gboolean required;  /* no default: the key must be present */
   size_t offset;      /* offsetof() the field in the params struct */
@@ -62,7 +62,7 @@ typedef struct {
  * right type and within bounds, each required key present. Problems go to `diag`; all are reported.
  * Missing optional keys are added to `obj` with their defaults (so `obj` becomes the echo), and every
  * value is stored into the struct at `out` (which must be zeroed by the caller beforehand).
- * Returns TRUE when no problem was found. */
+ * Returns TRUE when no problem was found. Either way `out` may hold strings: free with sim_params_clear(). */
 gboolean sim_params_parse(const SimParamSpec *specs, guint n_specs, json_t *obj, const char *path,
                           const char *const *extra_keys, void *out, SimDiag *diag);
 
@@ -78,6 +78,7 @@ void sim_params_describe(const SimParamSpec *specs, guint n_specs, int indent, G
 
 /* The first member of every model's method table: name, family, help and the parameter table.
  * Families extend it with their own methods; instances hold a pointer to the table. */
+typedef struct SimSubmodelSpec SimSubmodelSpec;
 typedef struct {
   const char *name;
   const char *family;
@@ -85,7 +86,27 @@ typedef struct {
   const SimParamSpec *params;
   guint n_params;
   gsize params_size;
+  /* Keys whose value is itself a model choice ({"model": NAME, ...params}); may be NULL. */
+  const SimSubmodelSpec *submodels;
+  guint n_submodels;
+  /* Cross-field checks after every field passed its own; adds problems at `path`. May be NULL. */
+  void (*check)(const void *params, SimDiag *diag, const char *path);
 } SimModelInfo;
+
+/* A nested model choice inside a model's parameters: the chosen model and its parsed params are stored
+ * as a SimModelRef at `offset` in the parent's params struct. */
+struct SimSubmodelSpec {
+  const char *key;           /* JSON key, e.g. "delay" */
+  const char *family;        /* model family to choose from */
+  const char *default_model; /* used when the key is absent */
+  size_t offset;             /* offsetof() a SimModelRef in the parent params */
+  const char *help;
+};
+
+typedef struct {
+  const SimModelInfo *model;
+  void *params; /* model->params_size bytes, owned by whoever loaded the scenario */
+} SimModelRef;
 
 /* ---- Paths and overrides ---- */
 

@@ -1,0 +1,536 @@
+/* chain.c: chain metrics (main chain by total difficulty, block types, rewards, pool shares, runs). */
+#include "chain.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+/* clang-format off */
+G_DEFINE_QUARK(an-chain-error-quark, an_chain_error)
+/* clang-format on */
+
+#define NO_INDEX G_MAXUINT /* parent / referencing index of "none" (the genesis block is not stored) */
+#define KEY_CHUNK 4096     /* ids live in fixed chunks so the hash table's key pointers stay valid */
+#define HEX "0x%016" PRIx64
+
+typedef struct {
+  ObsBlock b;
+  guint parent;  /* index, NO_INDEX for the genesis block */
+  guint ref_by;  /* index of the main block referencing it as an uncle, NO_INDEX if none */
+  double td;     /* total difficulty */
+  double reward; /* ETH, only for window blocks */
+  AnBlockType type;
+} Rec;
+
+struct AnChain {
+  AnMiner *miners;
+  guint n_miners;
+  char **group_names;
+  guint n_groups;
+  GArray *blocks;        /* Rec, insertion order: the only order that reaches an output */
+  GHashTable *index;     /* const uint64_t *id -> GUINT_TO_POINTER(index + 1) */
+  GPtrArray *key_chunks; /* uint64_t[KEY_CHUNK], id of block i at chunk i / KEY_CHUNK */
+  gboolean finalized;
+  AnChainParams params;
+  GArray *main_by_height; /* guint block index; [0] = NO_INDEX (genesis) */
+  AnChainSummary summary;
+  AnPoolResult *pools;
+  uint64_t *miner_main;    /* main blocks in the window per miner */
+  uint64_t *miner_max_run; /* longest run per miner */
+  GArray *run_hist;        /* uint64_t, [len] = maximal runs of exactly len */
+  double total_reward;
+};
+
+AnChain *an_chain_new(const AnMiner *miners, guint n_miners, const char *const *group_names, guint n_groups) {
+  g_return_val_if_fail(n_miners == 0 || miners != NULL, NULL);
+  g_return_val_if_fail(n_groups == 0 || group_names != NULL, NULL);
+  for (guint i = 0; i < n_miners; i++)
+    g_return_val_if_fail(miners[i].group < n_groups, NULL);
+
+  AnChain *c = g_new0(AnChain, 1);
+  c->miners = g_memdup2(miners, (gsize)n_miners * sizeof *miners);
+  c->n_miners = n_miners;
+  c->group_names = g_new0(char *, (gsize)n_groups + 1);
+  for (guint g = 0; g < n_groups; g++)
+    c->group_names[g] = g_strdup(group_names[g] ? group_names[g] : "");
+  c->n_groups = n_groups;
+  c->blocks = g_array_new(FALSE, FALSE, sizeof(Rec));
+  c->index = g_hash_table_new(g_int64_hash, g_int64_equal);
+  c->key_chunks = g_ptr_array_new_with_free_func(g_free);
+  c->main_by_height = g_array_new(FALSE, FALSE, sizeof(guint));
+  c->pools = g_new0(AnPoolResult, n_groups ? n_groups : 1);
+  c->miner_main = g_new0(uint64_t, n_miners ? n_miners : 1);
+  c->miner_max_run = g_new0(uint64_t, n_miners ? n_miners : 1);
+  c->run_hist = g_array_new(FALSE, TRUE, sizeof(uint64_t));
+  return c;
+}
+
+void an_chain_free(AnChain *c) {
+  if (!c) return;
+  g_free(c->miners);
+  g_strfreev(c->group_names);
+  g_array_unref(c->blocks);
+  g_hash_table_unref(c->index);
+  g_ptr_array_unref(c->key_chunks);
+  g_array_unref(c->main_by_height);
+  g_free(c->pools);
+  g_free(c->miner_main);
+  g_free(c->miner_max_run);
+  g_array_unref(c->run_hist);
+  g_free(c);
+}
+
+static inline Rec *rec_at(const AnChain *c, guint i) {
+  return &g_array_index(c->blocks, Rec, i);
+}
+
+/* Index of `id`; NO_INDEX for the genesis block; FALSE if unknown. */
+static gboolean lookup(const AnChain *c, uint64_t id, guint *idx) {
+  if (id == OBS_GENESIS_ID) {
+    *idx = NO_INDEX;
+    return TRUE;
+  }
+  gpointer v = g_hash_table_lookup(c->index, &id);
+  if (!v) return FALSE;
+  *idx = GPOINTER_TO_UINT(v) - 1;
+  return TRUE;
+}
+
+static uint32_t height_of(const AnChain *c, guint idx) {
+  return idx == NO_INDEX ? 0 : rec_at(c, idx)->b.height;
+}
+
+gboolean an_chain_add_block(AnChain *c, const ObsBlock *block, GError **error) {
+  g_return_val_if_fail(c != NULL && block != NULL, FALSE);
+  g_return_val_if_fail(!c->finalized, FALSE);
+  g_return_val_if_fail(c->blocks->len < NO_INDEX - 1, FALSE);
+
+  guint dummy, parent;
+  if (lookup(c, block->id, &dummy)) {
+    g_set_error(error, AN_CHAIN_ERROR, AN_CHAIN_ERROR_INVALID_BLOCK, "block " HEX ": duplicate id",
+                block->id);
+    return FALSE;
+  }
+  if (!lookup(c, block->parent, &parent)) {
+    g_set_error(error, AN_CHAIN_ERROR, AN_CHAIN_ERROR_INVALID_BLOCK, "block " HEX ": unknown parent " HEX,
+                block->id, block->parent);
+    return FALSE;
+  }
+  uint64_t parent_height = height_of(c, parent);
+  if ((uint64_t)block->height != parent_height + 1) {
+    g_set_error(error, AN_CHAIN_ERROR, AN_CHAIN_ERROR_INVALID_BLOCK,
+                "block " HEX ": height %" PRIu32 " is not its parent's height %" PRIu64 " + 1", block->id,
+                block->height, parent_height);
+    return FALSE;
+  }
+  if (block->miner != OBS_MINER_NONE && block->miner >= c->n_miners) {
+    g_set_error(error, AN_CHAIN_ERROR, AN_CHAIN_ERROR_INVALID_BLOCK,
+                "block " HEX ": miner %" PRIu32 " out of range (%u miners)", block->id, block->miner,
+                c->n_miners);
+    return FALSE;
+  }
+  if (block->n_uncles > OBS_MAX_UNCLES) {
+    g_set_error(error, AN_CHAIN_ERROR, AN_CHAIN_ERROR_INVALID_BLOCK,
+                "block " HEX ": %" PRIu32 " uncles (at most %d)", block->id, block->n_uncles, OBS_MAX_UNCLES);
+    return FALSE;
+  }
+
+  guint idx = c->blocks->len;
+  if (idx / KEY_CHUNK == c->key_chunks->len) g_ptr_array_add(c->key_chunks, g_new(uint64_t, KEY_CHUNK));
+  uint64_t *key = (uint64_t *)g_ptr_array_index(c->key_chunks, idx / KEY_CHUNK) + idx % KEY_CHUNK;
+  *key = block->id;
+
+  Rec r = {.b = *block, .parent = parent, .ref_by = NO_INDEX, .type = AN_BLOCK_UNREFERENCED};
+  /* Unused uncle slots are not part of the block: keep them zero so copies compare and print cleanly. */
+  memset(r.b.uncles + r.b.n_uncles, 0, (OBS_MAX_UNCLES - r.b.n_uncles) * sizeof r.b.uncles[0]);
+  g_array_append_val(c->blocks, r);
+  g_hash_table_insert(c->index, key, GUINT_TO_POINTER(idx + 1));
+  return TRUE;
+}
+
+/* Does block a make a better tip than block b: more total difficulty, then mined earlier, then smaller id. */
+static gboolean better_tip(const Rec *a, const Rec *b) {
+  if (a->td != b->td) return a->td > b->td;
+  if (a->b.mined_ns != b->b.mined_ns) return a->b.mined_ns < b->b.mined_ns;
+  return a->b.id < b->b.id;
+}
+
+static gboolean in_window(const AnChain *c, uint32_t height) {
+  return c->params.max_height == 0 || height <= c->params.max_height;
+}
+
+static gboolean mark_uncles(AnChain *c, GError **error) {
+  guint n = c->blocks->len, dummy;
+  /* Every reference must resolve, whichever block carries it (in insertion order, for a stable report). */
+  for (guint i = 0; i < n; i++) {
+    const Rec *r = rec_at(c, i);
+    for (guint u = 0; u < r->b.n_uncles; u++)
+      if (!lookup(c, r->b.uncles[u], &dummy)) {
+        g_set_error(error, AN_CHAIN_ERROR, AN_CHAIN_ERROR_INVALID_UNCLE, "block " HEX ": unknown uncle " HEX,
+                    r->b.id, r->b.uncles[u]);
+        return FALSE;
+      }
+  }
+  for (guint h = 1; h < c->main_by_height->len; h++) {
+    guint ni = g_array_index(c->main_by_height, guint, h);
+    const Rec *nephew = rec_at(c, ni);
+    for (guint u = 0; u < nephew->b.n_uncles; u++) {
+      uint64_t uid = nephew->b.uncles[u];
+      guint ui = NO_INDEX;
+      lookup(c, uid, &ui);
+      if (ui == NO_INDEX || rec_at(c, ui)->type == AN_BLOCK_MAIN) {
+        g_set_error(error, AN_CHAIN_ERROR, AN_CHAIN_ERROR_INVALID_UNCLE,
+                    "block " HEX ": uncle " HEX " is a main-chain block", nephew->b.id, uid);
+        return FALSE;
+      }
+      Rec *uncle = rec_at(c, ui);
+      if (uncle->ref_by != NO_INDEX) {
+        g_set_error(error, AN_CHAIN_ERROR, AN_CHAIN_ERROR_INVALID_UNCLE,
+                    "block " HEX ": uncle " HEX " is already referenced by block " HEX, nephew->b.id, uid,
+                    rec_at(c, uncle->ref_by)->b.id);
+        return FALSE;
+      }
+      if (uncle->b.height >= nephew->b.height) {
+        g_set_error(error, AN_CHAIN_ERROR, AN_CHAIN_ERROR_INVALID_UNCLE,
+                    "block " HEX ": uncle " HEX " at height %" PRIu32 " is not below height %" PRIu32,
+                    nephew->b.id, uid, uncle->b.height, nephew->b.height);
+        return FALSE;
+      }
+      uncle->ref_by = ni;
+      uncle->type = AN_BLOCK_UNCLE;
+    }
+  }
+  return TRUE;
+}
+
+static void close_run(AnChain *c, uint32_t miner, uint64_t len) {
+  if (miner == OBS_MINER_NONE || len == 0) return;
+  if (len >= c->run_hist->len) g_array_set_size(c->run_hist, (guint)len + 1);
+  g_array_index(c->run_hist, uint64_t, len)++;
+  if (len > c->summary.runs_max) c->summary.runs_max = len;
+  if (len > c->miner_max_run[miner]) c->miner_max_run[miner] = len;
+}
+
+static void count_runs(AnChain *c) {
+  uint32_t cur = OBS_MINER_NONE;
+  uint64_t len = 0;
+  for (uint64_t h = 1; h <= c->summary.heights; h++) {
+    uint32_t m = rec_at(c, g_array_index(c->main_by_height, guint, h))->b.miner;
+    if (m != OBS_MINER_NONE && m == cur) {
+      len++;
+      continue;
+    }
+    close_run(c, cur, len);
+    cur = m;
+    len = 1;
+  }
+  close_run(c, cur, len);
+
+  uint64_t ge = 0;
+  for (guint len_i = c->run_hist->len; len_i-- > 1;) {
+    ge += g_array_index(c->run_hist, uint64_t, len_i);
+    if (len_i <= AN_RUNS_KMAX) c->summary.runs_count_ge[len_i] = ge;
+  }
+  for (guint k = c->run_hist->len; k <= AN_RUNS_KMAX; k++)
+    c->summary.runs_count_ge[k] = 0;
+  c->summary.runs_count_ge[0] = c->summary.runs_count_ge[1]; /* every run has length >= 0 */
+}
+
+gboolean an_chain_finalize(AnChain *c, const AnChainParams *params, GError **error) {
+  g_return_val_if_fail(c != NULL && params != NULL, FALSE);
+  g_return_val_if_fail(!c->finalized, FALSE);
+  g_return_val_if_fail(params->uncle_base > 0 && params->nephew_divisor > 0, FALSE);
+  c->params = *params;
+  guint n = c->blocks->len;
+
+  /* Parents precede children in the array, so one pass gives every total difficulty. */
+  guint tip = NO_INDEX;
+  for (guint i = 0; i < n; i++) {
+    Rec *r = rec_at(c, i);
+    r->td = (r->parent == NO_INDEX ? 0.0 : rec_at(c, r->parent)->td) + r->b.difficulty;
+    r->type = AN_BLOCK_UNREFERENCED;
+    r->ref_by = NO_INDEX;
+    r->reward = 0;
+    if (tip == NO_INDEX || better_tip(r, rec_at(c, tip))) tip = i;
+  }
+
+  g_array_set_size(c->main_by_height, height_of(c, tip) + 1);
+  g_array_index(c->main_by_height, guint, 0) = NO_INDEX;
+  for (guint i = tip; i != NO_INDEX; i = rec_at(c, i)->parent) {
+    Rec *r = rec_at(c, i);
+    r->type = AN_BLOCK_MAIN;
+    g_array_index(c->main_by_height, guint, r->b.height) = i;
+  }
+  if (!mark_uncles(c, error)) return FALSE;
+
+  AnChainSummary *s = &c->summary;
+  memset(s, 0, sizeof *s);
+  memset(c->pools, 0, (c->n_groups ? c->n_groups : 1) * sizeof *c->pools);
+  memset(c->miner_main, 0, (c->n_miners ? c->n_miners : 1) * sizeof *c->miner_main);
+  memset(c->miner_max_run, 0, (c->n_miners ? c->n_miners : 1) * sizeof *c->miner_max_run);
+  g_array_set_size(c->run_hist, 0);
+  c->total_reward = 0;
+  for (guint g = 0; g < c->n_groups; g++)
+    c->pools[g].name = c->group_names[g];
+  for (guint m = 0; m < c->n_miners; m++)
+    c->pools[c->miners[m].group].hash_share += c->miners[m].hash_share;
+
+  uint64_t empty = 0;
+  const double R = params->block_reward;
+  for (guint i = 0; i < n; i++) {
+    Rec *r = rec_at(c, i);
+    if (!in_window(c, r->b.height)) continue;
+    s->blocks_total++;
+    if (r->b.empty) empty++;
+    switch (r->type) {
+    case AN_BLOCK_MAIN:
+      s->main++;
+      r->reward = R + r->b.n_uncles * (R / params->nephew_divisor);
+      break;
+    case AN_BLOCK_UNCLE: {
+      double b = rec_at(c, r->ref_by)->b.height;
+      s->uncles_included++;
+      r->reward = ((double)r->b.height + params->uncle_base - b) / params->uncle_base * R;
+      break;
+    }
+    case AN_BLOCK_UNREFERENCED:
+      s->forks_unreferenced++;
+      break;
+    }
+    c->total_reward += r->reward;
+    if (r->b.miner == OBS_MINER_NONE) continue;
+    AnPoolResult *p = &c->pools[c->miners[r->b.miner].group];
+    p->blocks++;
+    p->empty += r->b.empty ? 1 : 0;
+    p->reward_eth += r->reward;
+    switch (r->type) {
+    case AN_BLOCK_MAIN:
+      p->main++;
+      c->miner_main[r->b.miner]++;
+      break;
+    case AN_BLOCK_UNCLE:
+      p->uncles++;
+      break;
+    case AN_BLOCK_UNREFERENCED:
+      p->unreferenced++;
+      break;
+    }
+  }
+  s->heights = s->main;
+  s->uncle_rate = s->main ? (double)s->uncles_included / (double)s->main : 0.0;
+  s->stale_share = s->blocks_total ? (double)(s->blocks_total - s->main) / (double)s->blocks_total : 0.0;
+  s->empty_share = s->blocks_total ? (double)empty / (double)s->blocks_total : 0.0;
+  if (s->main >= 2) {
+    int64_t first = rec_at(c, g_array_index(c->main_by_height, guint, 1))->b.mined_ns;
+    int64_t last = rec_at(c, g_array_index(c->main_by_height, guint, (guint)s->main))->b.mined_ns;
+    s->mean_interval_s = (double)(last - first) / 1e9 / (double)(s->main - 1);
+  }
+
+  count_runs(c);
+  for (guint m = 0; m < c->n_miners; m++) {
+    AnPoolResult *p = &c->pools[c->miners[m].group];
+    if (c->miner_max_run[m] > p->max_run) p->max_run = c->miner_max_run[m];
+  }
+  for (guint g = 0; g < c->n_groups; g++) {
+    AnPoolResult *p = &c->pools[g];
+    p->main_share = s->main ? (double)p->main / (double)s->main : 0.0;
+    p->reward_share = c->total_reward != 0 ? p->reward_eth / c->total_reward : 0.0;
+  }
+  c->finalized = TRUE;
+  return TRUE;
+}
+
+const AnChainSummary *an_chain_summary(const AnChain *c) {
+  g_return_val_if_fail(c != NULL && c->finalized, NULL);
+  return &c->summary;
+}
+
+guint an_chain_n_pools(const AnChain *c) {
+  g_return_val_if_fail(c != NULL, 0);
+  return c->n_groups;
+}
+
+const AnPoolResult *an_chain_pool(const AnChain *c, guint group) {
+  g_return_val_if_fail(c != NULL && c->finalized && group < c->n_groups, NULL);
+  return &c->pools[group];
+}
+
+gboolean an_chain_block_type(const AnChain *c, uint64_t id, AnBlockType *type) {
+  g_return_val_if_fail(c != NULL && c->finalized, FALSE);
+  guint i;
+  if (!lookup(c, id, &i)) return FALSE;
+  AnBlockType t = i == NO_INDEX ? AN_BLOCK_MAIN : rec_at(c, i)->type;
+  if (type) *type = t;
+  return TRUE;
+}
+
+const char *an_block_type_name(AnBlockType type) {
+  switch (type) {
+  case AN_BLOCK_MAIN:
+    return "main";
+  case AN_BLOCK_UNCLE:
+    return "uncle";
+  case AN_BLOCK_UNREFERENCED:
+    return "unreferenced";
+  }
+  return "unknown";
+}
+
+uint64_t an_chain_runs_of_length(const AnChain *c, uint64_t len) {
+  g_return_val_if_fail(c != NULL && c->finalized, 0);
+  return len < c->run_hist->len ? g_array_index(c->run_hist, uint64_t, len) : 0;
+}
+
+double an_runs_expected_iid(double p, uint64_t n, unsigned k) {
+  if (n < k) return 0.0;
+  return pow(p, (double)k) * (1.0 + (double)(n - k) * (1.0 - p));
+}
+
+static double expected_iid_ge(const AnChain *c, unsigned k) {
+  double e = 0;
+  uint64_t n = c->summary.main;
+  if (n == 0) return 0.0;
+  for (guint m = 0; m < c->n_miners; m++)
+    e += an_runs_expected_iid((double)c->miner_main[m] / (double)n, n, k);
+  return e;
+}
+
+static void set_int(json_t *o, const char *key, uint64_t v) {
+  json_object_set_new(o, key, json_integer((json_int_t)v));
+}
+static void set_real(json_t *o, const char *key, double v) {
+  json_object_set_new(o, key, json_real(v));
+}
+
+void an_chain_add_json(const AnChain *c, json_t *summary) {
+  g_return_if_fail(c != NULL && c->finalized && json_is_object(summary));
+  const AnChainSummary *s = &c->summary;
+
+  json_t *chain = json_object();
+  set_int(chain, "heights", s->heights);
+  set_int(chain, "blocks_total", s->blocks_total);
+  set_int(chain, "main", s->main);
+  set_int(chain, "uncles_included", s->uncles_included);
+  set_int(chain, "forks_unreferenced", s->forks_unreferenced);
+  set_real(chain, "uncle_rate", s->uncle_rate);
+  set_real(chain, "stale_share", s->stale_share);
+  set_real(chain, "empty_share", s->empty_share);
+  set_real(chain, "mean_interval_s", s->mean_interval_s);
+  json_object_set_new(summary, "chain", chain);
+
+  json_t *pools = json_array();
+  for (guint g = 0; g < c->n_groups; g++) {
+    const AnPoolResult *p = &c->pools[g];
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(p->name));
+    set_real(o, "hash_share", p->hash_share);
+    set_real(o, "main_share", p->main_share);
+    set_int(o, "blocks", p->blocks);
+    set_int(o, "main", p->main);
+    set_int(o, "uncles", p->uncles);
+    set_int(o, "unreferenced", p->unreferenced);
+    set_int(o, "empty", p->empty);
+    set_int(o, "max_run", p->max_run);
+    set_real(o, "reward_eth", p->reward_eth);
+    set_real(o, "reward_share", p->reward_share);
+    json_array_append_new(pools, o);
+  }
+  json_object_set_new(summary, "pools", pools);
+
+  json_t *runs = json_object();
+  set_int(runs, "max", s->runs_max);
+  json_t *ge = json_object(), *exp = json_object();
+  for (unsigned k = AN_RUNS_KMIN; k <= AN_RUNS_KMAX; k++) {
+    char key[16];
+    g_snprintf(key, sizeof key, "%u", k);
+    set_int(ge, key, s->runs_count_ge[k]);
+    set_real(exp, key, expected_iid_ge(c, k));
+  }
+  json_object_set_new(runs, "count_ge", ge);
+  json_object_set_new(runs, "expected_iid_ge", exp);
+  json_t *hist = json_array();
+  for (guint len = 1; len < c->run_hist->len; len++) {
+    uint64_t n = g_array_index(c->run_hist, uint64_t, len);
+    if (n) json_array_append_new(hist, json_pack("[II]", (json_int_t)len, (json_int_t)n));
+  }
+  json_object_set_new(runs, "histogram", hist);
+  json_object_set_new(summary, "runs", runs);
+}
+
+/* RFC 4180: quote a field that holds a separator, a quote or a line break; double the quotes inside. */
+static void put_csv_field(FILE *out, const char *s) {
+  if (!strpbrk(s, ",\"\r\n")) {
+    fputs(s, out);
+    return;
+  }
+  fputc('"', out);
+  for (; *s; s++) {
+    if (*s == '"') fputc('"', out);
+    fputc(*s, out);
+  }
+  fputc('"', out);
+}
+
+/* Nanoseconds as seconds with 9 decimals, exactly (a double would round large times). */
+static void put_seconds(FILE *out, int64_t ns) {
+  uint64_t a = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
+  fprintf(out, "%s%" PRIu64 ".%09" PRIu64, ns < 0 ? "-" : "", a / 1000000000u, a % 1000000000u);
+}
+
+static gboolean finish_csv(FILE *out) {
+  return fflush(out) == 0 && !ferror(out);
+}
+
+gboolean an_chain_write_blocks_csv(const AnChain *c, FILE *out) {
+  g_return_val_if_fail(c != NULL && c->finalized && out != NULL, FALSE);
+  fputs("id,height,parent,miner,pool,mined_s,type,difficulty,n_uncles,uncles,n_tx,gas_used,empty\n", out);
+  for (guint i = 0; i < c->blocks->len && !ferror(out); i++) {
+    const Rec *r = rec_at(c, i);
+    const ObsBlock *b = &r->b;
+    if (!in_window(c, b->height)) continue;
+    fprintf(out, HEX ",%" PRIu32 "," HEX ",", b->id, b->height, b->parent);
+    if (b->miner != OBS_MINER_NONE) {
+      fprintf(out, "%" PRIu32 ",", b->miner);
+      put_csv_field(out, c->group_names[c->miners[b->miner].group]);
+    } else {
+      fputc(',', out);
+    }
+    fputc(',', out);
+    put_seconds(out, b->mined_ns);
+    fprintf(out, ",%s,%.17g,%" PRIu32 ",", an_block_type_name(r->type), b->difficulty, b->n_uncles);
+    for (guint u = 0; u < b->n_uncles; u++)
+      fprintf(out, "%s" HEX, u ? ";" : "", b->uncles[u]);
+    fprintf(out, ",%" PRIu32 ",%" PRIu64 ",%d\n", b->n_tx, b->gas_used, b->empty ? 1 : 0);
+  }
+  return finish_csv(out);
+}
+
+gboolean an_chain_write_pools_csv(const AnChain *c, FILE *out) {
+  g_return_val_if_fail(c != NULL && c->finalized && out != NULL, FALSE);
+  fputs("pool,hash_share,main_share,blocks,main,uncles,unreferenced,empty,max_run,reward_eth,reward_share\n",
+        out);
+  for (guint g = 0; g < c->n_groups; g++) {
+    const AnPoolResult *p = &c->pools[g];
+    put_csv_field(out, p->name);
+    fprintf(out,
+            ",%.17g,%.17g,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+            ",%.17g,%.17g\n",
+            p->hash_share, p->main_share, p->blocks, p->main, p->uncles, p->unreferenced, p->empty,
+            p->max_run, p->reward_eth, p->reward_share);
+  }
+  return finish_csv(out);
+}
+
+gboolean an_chain_write_runs_csv(const AnChain *c, FILE *out) {
+  g_return_val_if_fail(c != NULL && c->finalized && out != NULL, FALSE);
+  fputs("length,count,count_ge,expected_iid_ge\n", out);
+  uint64_t last = MAX(c->summary.runs_max, (uint64_t)AN_RUNS_KMAX);
+  uint64_t ge = c->summary.runs_count_ge[1]; /* runs of length >= len, kept by subtraction: one pass */
+  for (uint64_t len = 1; len <= last && !ferror(out); len++) {
+    uint64_t count = an_chain_runs_of_length(c, len);
+    fprintf(out, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.17g\n", len, count, ge,
+            expected_iid_ge(c, (unsigned)len));
+    ge -= count;
+  }
+  return finish_csv(out);
+}

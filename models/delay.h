@@ -1,0 +1,30 @@
+/* delay.h: the "delay" model family: distributions of a non-negative delay (message latency, jitter,
+ * work-distribution delay), sampled from an entity's own RNG stream. */
+#pragma once
+
+#include "engine.h"
+#include "params.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  SimModelInfo info;
+  /* One draw, in nanoseconds, >= 0. */
+  SimTime (*sample)(const void *params, SimRng *rng);
+  /* The distribution's mean in seconds (for reports and checks). */
+  double (*mean_s)(const void *params);
+} SimDelayModel;
+
+extern const SimDelayModel sim_delay_constant;
+extern const SimDelayModel sim_delay_exponential;
+extern const SimDelayModel sim_delay_lognormal;
+extern const SimDelayModel sim_delay_uniform;
+
+static inline SimTime sim_delay_sample(const SimModelRef *ref, SimRng *rng) {
+  return ((const SimDelayModel *)ref->model)->sample(ref->params, rng);
+}
+static inline double sim_delay_mean_s(const SimModelRef *ref) {
+  return ((const SimDelayModel *)ref->model)->mean_s(ref->params);
+}
+
+G_END_DECLS

@@ -1,0 +1,103 @@
+/* pow.h: the proof-of-work chain world: pools made of miners, each mining on its own view of the head,
+ * fork choice, uncle selection, and a network model that carries blocks between miners.
+ *
+ * Mechanism (DESIGN.md, "Ethereum 2019 model"):
+ *  - Each miner finds blocks as a Poisson process at rate share / target_interval (memoryless, so one
+ *    pending timer per miner is exact). A found block extends the miner's current head and references
+ *    up to max_uncles side blocks it knows, chosen as Geth's worker does: its own first, then others',
+ *    in random order (Geth iterates Go maps), each passing the uncle rule.
+ *  - A miner adopts a block as head when its total difficulty is larger; on equal total difficulty it
+ *    prefers the lower height, then keeps its own block, then switches with probability 1/2
+ *    (Geth 1.8.23 core/blockchain.go, writeBlockWithState). A block whose parent is unknown waits.
+ *  - The network model decides when each other miner learns of a block.
+ *
+ * Blocks live in append-only stores owned by the miner that mined them; ids are
+ * ((miner index + 1) << 32 | sequence), so ids never depend on event interleaving. A block is immutable
+ * once published, so other miners may read it after it reached them.
+ */
+#pragma once
+
+#include "chain.h"
+#include "engine.h"
+#include "obs.h"
+#include "params.h"
+#include "uncles.h"
+
+G_BEGIN_DECLS
+
+typedef struct PowWorld PowWorld;
+typedef struct PowMiner PowMiner;
+
+/* One entry of the scenario's "pools" array. */
+typedef struct {
+  char *name;
+  double hash_share; /* normalised by the loader so that all pools sum to 1 */
+  int64_t miners;    /* independent miners this entry stands for (each gets hash_share / miners) */
+} PowPoolSpec;
+
+extern const SimParamSpec pow_pool_params[];
+extern const guint pow_pool_n_params;
+
+enum { POW_DIFFICULTY_FIXED = 0 };
+
+typedef struct {
+  double target_interval_s;
+  double block_reward_eth;
+  int difficulty; /* POW_DIFFICULTY_* */
+} PowChainParams;
+
+extern const SimParamSpec pow_chain_params[];
+extern const guint pow_chain_n_params;
+
+typedef struct {
+  PowChainParams chain;
+  SimModelRef uncles;  /* family "uncle_rule" (SimUncleRule) */
+  SimModelRef network; /* family "network" (PowNetworkModel) */
+  const PowPoolSpec *pools;
+  guint n_pools;
+  uint32_t stop_height; /* request a stop once a block of this height is mined; 0 = never */
+} PowConfig;
+
+/* The "network" model family: how a block found by one miner reaches the others. */
+typedef struct {
+  SimModelInfo info;
+  /* Called in the handler of `from`, right after it mined block `id`: arrange for every other miner to
+   * receive a POW_EV_BLOCK event carrying the id. */
+  void (*publish)(const void *params, const PowWorld *world, SimCtx *ctx, guint from, uint64_t id);
+} PowNetworkModel;
+
+extern const PowNetworkModel pow_network_pool_delay;
+
+/* Event types of a miner entity. */
+enum { POW_EV_MINE = 1, POW_EV_BLOCK = 2 };
+
+#define POW_ERROR (pow_error_quark())
+GQuark pow_error_quark(void);
+typedef enum { POW_ERROR_INVALID } PowError;
+
+/* Builds the world into `engine`: one entity per miner (ids in pool order), first mining timers
+ * scheduled. `cfg` (and what it points to) must outlive the world. Free with pow_world_free(). */
+PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error);
+void pow_world_free(PowWorld *world);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(PowWorld, pow_world_free)
+
+guint pow_world_n_miners(const PowWorld *world);
+SimEntityId pow_world_miner_entity(const PowWorld *world, guint miner);
+/* Highest block height mined so far (any miner). */
+uint32_t pow_world_max_height(const PowWorld *world);
+uint64_t pow_world_n_blocks(const PowWorld *world);
+
+/* The block with this id (OBS_GENESIS_ID gives the genesis), or NULL. Owned by the world. */
+const ObsBlock *pow_world_block(const PowWorld *world, uint64_t id);
+
+/* Miner table for the analysis (one AnMiner per miner, group = pool index), allocated with g_new;
+ * free with g_free. */
+AnMiner *pow_world_an_miners(const PowWorld *world, guint *n_miners);
+
+/* Feeds every block to `chain` in mining order (time, height, id). */
+gboolean pow_world_feed(const PowWorld *world, AnChain *chain, GError **error);
+
+/* The analysis parameters that match the configuration (rewards, window = `max_height`). */
+void pow_world_an_params(const PowWorld *world, uint32_t max_height, AnChainParams *params);
+
+G_END_DECLS

@@ -1,0 +1,112 @@
+/* registry.c: every model family and its models, and parsing of model choices from scenarios. */
+#include "registry.h"
+
+#include <string.h>
+
+#include "delay.h"
+#include "pow.h"
+#include "uncles.h"
+
+static const SimModelInfo *const delay_models[] = {
+    &sim_delay_lognormal.info, &sim_delay_exponential.info, &sim_delay_constant.info, &sim_delay_uniform.info,
+    NULL};
+static const SimModelInfo *const uncle_models[] = {
+    &sim_uncle_ethereum.info, &sim_uncle_no_self.info, &sim_uncle_none.info, NULL};
+static const SimModelInfo *const network_models[] = {&pow_network_pool_delay.info, NULL};
+
+static const struct {
+  const char *family;
+  const SimModelInfo *const *models;
+} families[] = {
+    {"network", network_models},
+    {"uncle_rule", uncle_models},
+    {"delay", delay_models},
+};
+
+static const char *const family_names[] = {"network", "uncle_rule", "delay", NULL};
+
+const SimModelInfo *const *sim_models_family(const char *family) {
+  for (guint i = 0; i < G_N_ELEMENTS(families); i++)
+    if (strcmp(families[i].family, family) == 0) return families[i].models;
+  return NULL;
+}
+
+const SimModelInfo *sim_models_find(const char *family, const char *name) {
+  const SimModelInfo *const *m = sim_models_family(family);
+  for (; m && *m; m++)
+    if (strcmp((*m)->name, name) == 0) return *m;
+  return NULL;
+}
+
+const char *const *sim_models_families(void) { return family_names; }
+
+static char *model_names(const char *family) {
+  GString *s = g_string_new(NULL);
+  for (const SimModelInfo *const *m = sim_models_family(family); m && *m; m++)
+    g_string_append_printf(s, "%s%s", s->len ? ", " : "", (*m)->name);
+  return g_string_free(s, FALSE);
+}
+
+gboolean sim_model_ref_parse(SimModelRef *ref, const char *family, const char *default_model, json_t *obj,
+                             const char *path, SimDiag *diag) {
+  memset(ref, 0, sizeof *ref);
+  guint before = sim_diag_count(diag);
+  if (!json_is_object(obj)) {
+    sim_diag_add(diag, path, "must be an object with a \"model\" key");
+    return FALSE;
+  }
+  json_t *jm = json_object_get(obj, "model");
+  const char *name = default_model;
+  if (jm) {
+    if (!json_is_string(jm)) {
+      sim_diag_add(diag, path, "\"model\" must be a string");
+      return FALSE;
+    }
+    name = json_string_value(jm);
+  } else {
+    json_object_set_new(obj, "model", json_string(default_model));
+  }
+  const SimModelInfo *info = sim_models_find(family, name);
+  if (!info) {
+    g_autofree char *names = model_names(family);
+    g_autofree char *p = g_strdup_printf("%s.model", path);
+    sim_diag_add(diag, p, "unknown %s model \"%s\" (expected one of: %s)", family, name, names);
+    return FALSE;
+  }
+  ref->model = info;
+  ref->params = g_malloc0(MAX(info->params_size, 1));
+
+  /* Keys of submodels are parsed below; the generic parser must accept them. */
+  const char *extra[16] = {"model", "comment"};
+  guint n_extra = 2;
+  for (guint i = 0; i < info->n_submodels && n_extra < G_N_ELEMENTS(extra) - 1; i++)
+    extra[n_extra++] = info->submodels[i].key;
+  extra[n_extra] = NULL;
+  sim_params_parse(info->params, info->n_params, obj, path, extra, ref->params, diag);
+
+  for (guint i = 0; i < info->n_submodels; i++) {
+    const SimSubmodelSpec *s = &info->submodels[i];
+    g_autofree char *p = g_strdup_printf("%s.%s", path, s->key);
+    json_t *sub = json_object_get(obj, s->key);
+    if (!sub) {
+      sub = json_object();
+      json_object_set_new(obj, s->key, sub);
+    }
+    sim_model_ref_parse((SimModelRef *)((char *)ref->params + s->offset), s->family, s->default_model, sub, p,
+                        diag);
+  }
+  if (sim_diag_count(diag) == before && info->check) info->check(ref->params, diag, path);
+  return sim_diag_count(diag) == before;
+}
+
+void sim_model_ref_clear(SimModelRef *ref) {
+  if (!ref || !ref->model) return;
+  const SimModelInfo *info = ref->model;
+  if (ref->params) {
+    for (guint i = 0; i < info->n_submodels; i++)
+      sim_model_ref_clear((SimModelRef *)((char *)ref->params + info->submodels[i].offset));
+    sim_params_clear(info->params, info->n_params, ref->params);
+    g_free(ref->params);
+  }
+  memset(ref, 0, sizeof *ref);
+}

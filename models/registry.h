@@ -1,0 +1,28 @@
+/* registry.h: the name-keyed registry of every model family and model, built from const tables. */
+#pragma once
+
+#include <glib.h>
+
+#include "params.h"
+
+G_BEGIN_DECLS
+
+/* The model `name` of `family`, or NULL. */
+const SimModelInfo *sim_models_find(const char *family, const char *name);
+
+/* All models of a family in registration order (NULL-terminated), or NULL for an unknown family. */
+const SimModelInfo *const *sim_models_family(const char *family);
+
+/* All family names (NULL-terminated), in a stable order. */
+const char *const *sim_models_families(void);
+
+/* Parses a model choice `{"model": NAME, ...params}` at `path` into `ref`, recursing into submodels.
+ * Missing "model" uses `default_model`; defaults are filled into `obj`. Problems go to `diag`.
+ * On success ref->params is allocated (free with sim_model_ref_clear). Returns TRUE if no problem. */
+gboolean sim_model_ref_parse(SimModelRef *ref, const char *family, const char *default_model, json_t *obj,
+                             const char *path, SimDiag *diag);
+
+/* Frees ref->params (and nested submodel params) and zeroes `ref`. */
+void sim_model_ref_clear(SimModelRef *ref);
+
+G_END_DECLS

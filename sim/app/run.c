@@ -1,0 +1,160 @@
+/* run.c: builds the world from a scenario, runs the engine, computes the metrics, writes the outputs. */
+#include "run.h"
+
+#include <stdio.h>
+#include <unistd.h>
+
+#include "chain.h"
+#include "engine.h"
+#include "output.h"
+#include "pow.h"
+
+G_DEFINE_QUARK(sim-run-error-quark, sim_run_error)
+
+typedef struct {
+  const PowWorld *world;
+  uint32_t target_height;
+  SimTime stop_time;
+  uint64_t stop_events;
+  gboolean printed;
+} Progress;
+
+static void format_duration(GString *s, double secs) {
+  if (secs < 0 || secs > 1e9) {
+    g_string_append(s, "--");
+    return;
+  }
+  guint64 t = (guint64)secs;
+  if (t >= 86400) g_string_append_printf(s, "%" G_GUINT64_FORMAT "d", t / 86400);
+  g_string_append_printf(s, "%02u:%02u:%02u", (unsigned)(t % 86400 / 3600), (unsigned)(t % 3600 / 60),
+                         (unsigned)(t % 60));
+}
+
+/* Called by the engine at most 10 times a second; runs only when stderr is a terminal. */
+static void on_progress(void *user, const SimEngineStats *st) {
+  Progress *p = user;
+  double frac = 0;
+  uint32_t h = pow_world_max_height(p->world);
+  if (p->target_height) frac = MAX(frac, (double)h / p->target_height);
+  if (p->stop_time < SIM_TIME_MAX && p->stop_time > 0) frac = MAX(frac, (double)st->now / (double)p->stop_time);
+  if (p->stop_events) frac = MAX(frac, (double)st->events / (double)p->stop_events);
+  frac = MIN(frac, 1.0);
+  g_autoptr(GString) s = g_string_new("\r\033[K[sim] t=");
+  format_duration(s, sim_time_to_s(st->now));
+  g_string_append_printf(s, "  height %u", h);
+  if (p->target_height) g_string_append_printf(s, "/%u", p->target_height);
+  g_string_append_printf(s, "  %.2f M ev/s  ETA ", st->wall_s > 0 ? st->events / st->wall_s / 1e6 : 0.0);
+  format_duration(s, frac > 0 ? st->wall_s * (1 - frac) / frac : -1);
+  fputs(s->str, stderr);
+  fflush(stderr);
+  p->printed = TRUE;
+}
+
+static const char *stop_reason_name(SimStopReason r) {
+  switch (r) {
+  case SIM_STOP_EMPTY: return "empty";
+  case SIM_STOP_TIME: return "time";
+  case SIM_STOP_EVENTS: return "events";
+  case SIM_STOP_REQUESTED: return "height";
+  case SIM_STOP_CANCELLED: return "cancelled";
+  }
+  return "unknown";
+}
+
+typedef gboolean (*CsvWriter)(const AnChain *chain, FILE *out);
+
+static gboolean write_csv(SimOutDir *out, const char *name, CsvWriter fn, const AnChain *chain, GError **error) {
+  FILE *f = sim_outdir_create(out, name, error);
+  if (!f) return FALSE;
+  if (!fn(chain, f)) {
+    g_set_error(error, SIM_RUN_ERROR, SIM_RUN_ERROR_RUNTIME, "cannot write %s/%s", sim_outdir_path(out), name);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summary_out, GError **error) {
+  g_autofree char *default_dir = g_build_filename("results", sc->name, NULL);
+  const char *dir = opt->out_dir ? opt->out_dir : default_dir;
+  GError *e = NULL;
+
+  /* Check the output directory before spending any time on the run. */
+  g_autoptr(SimOutDir) out = sim_outdir_open(dir, &e);
+  if (!out) {
+    g_set_error_literal(error, SIM_RUN_ERROR, SIM_RUN_ERROR_INPUT, e->message);
+    g_error_free(e);
+    return FALSE;
+  }
+
+  g_autoptr(SimEngine) engine = sim_engine_new(sc->seed);
+  g_autoptr(PowWorld) world = pow_world_new(&sc->pow, engine, &e);
+  if (!world) {
+    g_set_error_literal(error, SIM_RUN_ERROR, SIM_RUN_ERROR_INPUT, e->message);
+    g_error_free(e);
+    return FALSE;
+  }
+  if (sc->stop.time_s > 0) sim_engine_set_stop_time(engine, sim_time_from_s(sc->stop.time_s));
+  if (sc->stop.events > 0) sim_engine_set_max_events(engine, (uint64_t)sc->stop.events);
+  if (opt->cancel) sim_engine_set_cancel_flag(engine, opt->cancel);
+  Progress prog = {.world = world,
+                   .target_height = sc->pow.stop_height,
+                   .stop_time = sc->stop.time_s > 0 ? sim_time_from_s(sc->stop.time_s) : SIM_TIME_MAX,
+                   .stop_events = (uint64_t)sc->stop.events};
+  if (opt->progress && isatty(STDERR_FILENO)) sim_engine_set_progress(engine, on_progress, &prog, 0.1);
+
+  SimStopReason why = sim_engine_run(engine);
+  if (prog.printed) fputc('\n', stderr);
+  if (why == SIM_STOP_CANCELLED) {
+    g_set_error(error, SIM_RUN_ERROR, SIM_RUN_ERROR_CANCELLED, "interrupted; no output written");
+    return FALSE;
+  }
+  SimEngineStats st;
+  sim_engine_get_stats(engine, &st);
+
+  /* The metric window: the requested heights, or (stopped by time or events) everything but the last
+   * settle_heights heights, whose uncle status is still open. */
+  uint32_t top = pow_world_max_height(world);
+  uint32_t window = sc->stop.heights > 0 ? (uint32_t)MIN((uint64_t)sc->stop.heights, top)
+                    : top > (uint32_t)sc->stop.settle_heights ? top - (uint32_t)sc->stop.settle_heights
+                                                              : top;
+  guint n_miners = 0;
+  g_autofree AnMiner *miners = pow_world_an_miners(world, &n_miners);
+  g_autofree const char **names = g_new0(const char *, sc->n_pools + 1);
+  for (guint i = 0; i < sc->n_pools; i++) names[i] = sc->pools[i].name;
+  g_autoptr(AnChain) chain = an_chain_new(miners, n_miners, names, sc->n_pools);
+  AnChainParams ap;
+  pow_world_an_params(world, window, &ap);
+  if (!pow_world_feed(world, chain, &e) || !an_chain_finalize(chain, &ap, &e)) {
+    g_set_error(error, SIM_RUN_ERROR, SIM_RUN_ERROR_RUNTIME, "analysis failed: %s", e->message);
+    g_error_free(e);
+    return FALSE;
+  }
+
+  g_autoptr(json_t) summary = json_object();
+  json_object_set_new(summary, "header",
+                      sim_output_header(sc->seed, 1, opt->argc, opt->argv, sc->path, sc->doc));
+  json_t *sim = json_object();
+  json_object_set_new(sim, "events", json_integer((json_int_t)st.events));
+  json_object_set_new(sim, "entities", json_integer(sim_engine_n_entities(engine)));
+  json_object_set_new(sim, "peak_pending", json_integer((json_int_t)st.peak_pending));
+  json_object_set_new(sim, "end_time_s", json_real(sim_time_to_s(st.now)));
+  json_object_set_new(sim, "stop_reason", json_string(stop_reason_name(why)));
+  json_object_set_new(sim, "window_heights", json_integer(window));
+  /* Wall-clock figures: the only fields that differ between runs with the same seed. */
+  json_object_set_new(sim, "wall_s", json_real(st.wall_s));
+  json_object_set_new(sim, "events_per_s", json_real(st.wall_s > 0 ? st.events / st.wall_s : 0));
+  json_object_set_new(sim, "peak_rss_bytes", json_integer((json_int_t)sim_peak_rss_bytes()));
+  json_object_set_new(summary, "sim", sim);
+  an_chain_add_json(chain, summary);
+
+  if (!sim_outdir_write_json(out, "summary.json", summary, &e) ||
+      !write_csv(out, "blocks.csv", an_chain_write_blocks_csv, chain, &e) ||
+      !write_csv(out, "pools.csv", an_chain_write_pools_csv, chain, &e) ||
+      !write_csv(out, "runs.csv", an_chain_write_runs_csv, chain, &e) || !sim_outdir_commit(out, &e)) {
+    g_set_error_literal(error, SIM_RUN_ERROR, SIM_RUN_ERROR_RUNTIME, e->message);
+    g_error_free(e);
+    return FALSE;
+  }
+  if (summary_out) *summary_out = g_steal_pointer(&summary);
+  return TRUE;
+}

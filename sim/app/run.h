@@ -1,0 +1,33 @@
+/* run.h: one simulation run of a scenario, from the loaded scenario to the output files. */
+#pragma once
+
+#include <glib.h>
+
+#include <jansson.h>
+
+#include "scenario.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  const char *out_dir;        /* NULL: results/<scenario name> */
+  gboolean progress;          /* print a progress line on stderr (only when it is a terminal) */
+  volatile const int *cancel; /* polled by the engine; may be NULL */
+  int argc;                   /* the command line, for the output header */
+  char **argv;
+} SimRunOptions;
+
+/* What happened, for the caller's exit code. */
+typedef enum {
+  SIM_RUN_ERROR_INPUT,     /* bad input or an unusable output directory: exit 2 */
+  SIM_RUN_ERROR_RUNTIME,   /* failed while running or writing: exit 1 */
+  SIM_RUN_ERROR_CANCELLED, /* interrupted: nothing was written; exit 130 */
+} SimRunError;
+#define SIM_RUN_ERROR (sim_run_error_quark())
+GQuark sim_run_error_quark(void);
+
+/* Runs `sc` and writes summary.json, blocks.csv, pools.csv and runs.csv into the output directory.
+ * Prints nothing on stdout. If `summary` is not NULL it receives the summary document (json_decref it). */
+gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summary, GError **error);
+
+G_END_DECLS

@@ -1,0 +1,46 @@
+/* scenario.h: loading a scenario JSON file strictly: syntax errors as file:line:col, semantic errors as
+ * file: $.json.path, every problem in one pass, --set overrides, defaults filled in for the echo. */
+#pragma once
+
+#include <glib.h>
+#include <jansson.h>
+
+#include "params.h"
+#include "pow.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  int64_t heights;        /* stop once the main chain reaches this many heights past genesis; 0 = unset */
+  double time_s;          /* stop at this simulated time; 0 = unset */
+  int64_t events;         /* stop after this many events; 0 = unset */
+  int64_t settle_heights; /* with `heights`: mine this many more so the last window blocks can become uncles */
+} SimStopSpec;
+
+typedef struct {
+  char *path;    /* as given */
+  char *name;    /* scenario name: default output directory results/<name> */
+  json_t *doc;   /* the fully defaulted scenario (the echo written into every output header) */
+  uint64_t seed;
+  SimStopSpec stop;
+  PowConfig pow; /* pools point into `pools` */
+  PowPoolSpec *pools;
+  guint n_pools;
+} SimScenario;
+
+/* Loads and validates `path`, applying each "PATH=VALUE" of `sets` (NULL-terminated, may be NULL) before
+ * validation. Every problem goes to `diag` (which should be created with the file name). Returns NULL
+ * if there was any problem. Free with sim_scenario_free(). */
+SimScenario *sim_scenario_load_file(const char *path, const char *const *sets, SimDiag *diag);
+
+/* The same from memory (`len` bytes, need not be NUL-terminated); `path` is only used in messages. */
+SimScenario *sim_scenario_load_data(const char *data, size_t len, const char *path, const char *const *sets,
+                                    SimDiag *diag);
+
+void sim_scenario_free(SimScenario *sc);
+
+/* Appends the parameter tables of the scenario's own sections (top level, stop, chain, pools[]) to `out`. */
+void sim_scenario_describe(GString *out);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimScenario, sim_scenario_free)
+
+G_END_DECLS

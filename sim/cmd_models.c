@@ -1,0 +1,39 @@
+/* cmd_models.c: `sim models [FAMILY]`: every scenario section and model with its parameter table. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "registry.h"
+#include "scenario.h"
+
+static void describe_model(const SimModelInfo *m, GString *out) {
+  g_string_append_printf(out, "  %s: %s\n", m->name, m->help);
+  if (m->n_params) sim_params_describe(m->params, m->n_params, 6, out);
+  for (guint i = 0; i < m->n_submodels; i++)
+    g_string_append_printf(out, "      %s  a \"%s\" model (default %s): %s\n", m->submodels[i].key,
+                           m->submodels[i].family, m->submodels[i].default_model, m->submodels[i].help);
+  if (!m->n_params && !m->n_submodels) g_string_append(out, "      (no parameters)\n");
+}
+
+int sim_cmd_models(int argc, char **argv) {
+  g_autoptr(GOptionContext) ctx = g_option_context_new("[FAMILY] - list models and their parameters");
+  g_option_context_set_description(ctx, "Families: network, uncle_rule, delay; 'scenario' lists the sections.");
+  if (!sim_cli_parse(ctx, "models", &argc, &argv)) return SIM_EXIT_USAGE;
+  if (argc > 2) return sim_cli_usage_error("models", "expected at most one FAMILY");
+  const char *only = argc == 2 ? argv[1] : NULL;
+  if (only && strcmp(only, "scenario") != 0 && !sim_models_family(only))
+    return sim_cli_usage_error("models", "unknown family '%s' (expected scenario, network, uncle_rule or delay)",
+                               only);
+  g_autoptr(GString) out = g_string_new(NULL);
+  if (!only || strcmp(only, "scenario") == 0) {
+    g_string_append(out, "scenario sections:\n");
+    sim_scenario_describe(out);
+  }
+  for (const char *const *f = sim_models_families(); *f; f++) {
+    if (only && strcmp(only, *f) != 0) continue;
+    g_string_append_printf(out, "%sfamily %s:\n", out->len ? "\n" : "", *f);
+    for (const SimModelInfo *const *m = sim_models_family(*f); *m; m++) describe_model(*m, out);
+  }
+  fputs(out->str, stdout);
+  return SIM_EXIT_OK;
+}

@@ -1,0 +1,102 @@
+/* cmd_run.c: `sim run SCENARIO`: load, run, write results, print a short report. */
+#include <signal.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "params.h"
+#include "run.h"
+#include "scenario.h"
+
+/* Set by the signal handler, polled by the engine. The only process-wide mutable variable in sim: a
+ * signal handler can reach nothing else. */
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig) {
+  (void)sig;
+  interrupted = 1;
+}
+
+static double num(const json_t *root, const char *obj, const char *key) {
+  return json_number_value(json_object_get(json_object_get(root, obj), key));
+}
+
+static void print_report(const json_t *s, const char *dir) {
+  printf("wrote %s/{summary.json,blocks.csv,pools.csv,runs.csv}\n", dir);
+  printf("heights %.0f  blocks %.0f  uncles/main %.4f  stale share %.4f  mean interval %.2f s  longest run %.0f\n",
+         num(s, "chain", "heights"), num(s, "chain", "blocks_total"), num(s, "chain", "uncle_rate"),
+         num(s, "chain", "stale_share"), num(s, "chain", "mean_interval_s"), num(s, "runs", "max"));
+  printf("%.0f events in %.2f s (%.2f M events/s)\n", num(s, "sim", "events"), num(s, "sim", "wall_s"),
+         num(s, "sim", "events_per_s") / 1e6);
+}
+
+int sim_cmd_run(int argc, char **argv) {
+  g_autofree char *out_dir = NULL;
+  g_auto(GStrv) sets = NULL;
+  gint64 seed = -1;
+  gboolean quiet = FALSE, have_seed = FALSE;
+  g_autofree char *seed_str = NULL;
+  GOptionEntry entries[] = {
+      {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir, "Write results into DIR (default results/<name>)", "DIR"},
+      {"seed", 0, 0, G_OPTION_ARG_STRING, &seed_str, "Master seed (overrides the scenario's)", "N"},
+      {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a scenario value, e.g. stop.heights=1000",
+       "PATH=VALUE"},
+      {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress line and no report", NULL},
+      G_OPTION_ENTRY_NULL};
+  g_autoptr(GOptionContext) ctx = g_option_context_new("SCENARIO - run a scenario");
+  g_option_context_set_strict_posix(ctx, FALSE);
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_option_context_set_description(ctx, "Writes summary.json, blocks.csv, pools.csv and runs.csv atomically.\n"
+                                         "Exit codes: 0 ok, 1 run-time failure, 2 bad usage or input, 130 "
+                                         "interrupted (nothing written).");
+  /* GOption removes the options from argv; the output header records the whole command line. */
+  g_autoptr(GPtrArray) cmdline = g_ptr_array_new_with_free_func(g_free);
+  g_ptr_array_add(cmdline, g_strdup("sim"));
+  for (int i = 0; i < argc; i++) g_ptr_array_add(cmdline, g_strdup(argv[i]));
+  if (!sim_cli_parse(ctx, "run", &argc, &argv)) return SIM_EXIT_USAGE;
+  if (argc != 2) return sim_cli_usage_error("run", argc < 2 ? "missing SCENARIO" : "expected one SCENARIO");
+  if (seed_str) {
+    char *end = NULL;
+    seed = g_ascii_strtoll(seed_str, &end, 10);
+    if (!*seed_str || *end || seed < 0) return sim_cli_usage_error("run", "--seed must be an integer >= 0");
+    have_seed = TRUE;
+  }
+
+  g_autoptr(GPtrArray) all_sets = g_ptr_array_new_with_free_func(g_free);
+  for (char **s = sets; s && *s; s++) g_ptr_array_add(all_sets, g_strdup(*s));
+  if (have_seed) g_ptr_array_add(all_sets, g_strdup_printf("seed=%" G_GINT64_FORMAT, seed));
+  g_ptr_array_add(all_sets, NULL);
+
+  g_autoptr(SimDiag) diag = sim_diag_new(argv[1]);
+  g_autoptr(SimScenario) sc = sim_scenario_load_file(argv[1], (const char *const *)all_sets->pdata, diag);
+  if (!sc) {
+    g_autofree char *msgs = sim_diag_join(diag);
+    fprintf(stderr, "%s\n", msgs);
+    return SIM_EXIT_USAGE;
+  }
+
+  struct sigaction sa = {0};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
+
+  SimRunOptions opt = {.out_dir = out_dir,
+                       .progress = !quiet,
+                       .cancel = (volatile const int *)&interrupted,
+                       .argc = (int)cmdline->len,
+                       .argv = (char **)cmdline->pdata};
+  g_autoptr(GError) e = NULL;
+  g_autoptr(json_t) summary = NULL;
+  if (!sim_run(sc, &opt, &summary, &e)) {
+    fprintf(stderr, "sim run: %s\n", e->message);
+    if (e->code == SIM_RUN_ERROR_INPUT) return SIM_EXIT_USAGE;
+    if (e->code == SIM_RUN_ERROR_CANCELLED) return SIM_EXIT_INTERRUPTED;
+    return SIM_EXIT_RUNTIME;
+  }
+  if (!quiet) {
+    g_autofree char *dflt = g_build_filename("results", sc->name, NULL);
+    print_report(summary, out_dir ? out_dir : dflt);
+  }
+  return SIM_EXIT_OK;
+}

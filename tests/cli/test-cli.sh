@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# test-cli.sh: drives the real `sim` binary: help, validate on good and bad files (exit code and exact
+# message), runs that must be byte-identical, bad output directories, interruption. Run from the source root.
+set -u
+SIM=$(realpath "$1")
+ROOT=$(pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+# expect_rc WANT DESC -- CMD...: runs CMD with stdout/stderr in $tmp/out, $tmp/err.
+expect_rc() {
+  local want=$1 desc=$2
+  shift 3
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if [ "$rc" -eq "$want" ]; then ok; else bad "$desc: exit $rc, expected $want; stderr: $(head -c 400 "$tmp/err")"; fi
+}
+contains() { # FILE TEXT DESC
+  if grep -qF -- "$2" "$1"; then ok; else bad "$3: '$2' not in $(head -c 400 "$1")"; fi
+}
+same_file() { # A B DESC
+  if cmp -s "$1" "$2"; then ok; else bad "$3: $1 and $2 differ"; fi
+}
+# JSON without the wall-clock fields, the only ones allowed to differ between runs of one seed.
+strip_wallclock() {
+  python3 -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+for k in ("wall_s","events_per_s","peak_rss_bytes"): d["sim"].pop(k)
+print(json.dumps(d, sort_keys=False))' "$1"
+}
+
+# --- help and usage ---
+expect_rc 0 "sim --help" -- "$SIM" --help
+contains "$tmp/out" "Usage: sim" "sim --help"
+for c in run validate models bench; do contains "$tmp/out" "  $c" "sim --help lists $c"; done
+expect_rc 0 "sim --version" -- "$SIM" --version
+contains "$tmp/out" "sim 0.1.0" "version"
+for c in run validate models "bench phold"; do
+  expect_rc 0 "sim $c --help" -- "$SIM" $c --help
+  contains "$tmp/out" "Usage:" "sim $c --help"
+done
+expect_rc 2 "no command" -- "$SIM"
+expect_rc 2 "unknown command" -- "$SIM" frobnicate
+contains "$tmp/err" "sim: unknown command 'frobnicate'" "unknown command message"
+expect_rc 2 "run without scenario" -- "$SIM" run
+contains "$tmp/err" "sim run: missing SCENARIO" "run without scenario message"
+expect_rc 2 "run with unknown option" -- "$SIM" run --bogus scenarios/tiny.json
+contains "$tmp/err" "Unknown option --bogus" "unknown option message"
+expect_rc 2 "bad seed" -- "$SIM" run scenarios/tiny.json --seed -3
+contains "$tmp/err" "sim run: --seed must be an integer >= 0" "bad seed message"
+
+# --- models ---
+expect_rc 0 "models" -- "$SIM" models
+for w in "family delay:" "lognormal" "median_ms" "no-self-uncle" "pool-delay" "hash_share" "settle_heights"; do
+  contains "$tmp/out" "$w" "sim models lists $w"
+done
+expect_rc 2 "models unknown family" -- "$SIM" models nosuch
+
+# --- validate ---
+expect_rc 0 "validate shipped scenarios" -- "$SIM" validate scenarios/*.json
+contains "$tmp/out" "scenarios/pools-2019.json: ok" "validate ok line"
+for f in tests/data/bad/*.json; do
+  expect_rc 2 "validate $f" -- "$SIM" validate "$f"
+  if diff -u "${f%.json}.err" "$tmp/err" >"$tmp/diff"; then ok; else bad "message for $f: $(cat "$tmp/diff")"; fi
+done
+expect_rc 2 "validate missing file" -- "$SIM" validate "$tmp/nope.json"
+if [ "$(cat "$tmp/err")" = "$tmp/nope.json: cannot open: No such file or directory" ]; then ok; else bad "missing file message: $(cat "$tmp/err")"; fi
+expect_rc 2 "validate one good one bad" -- "$SIM" validate scenarios/tiny.json tests/data/bad/negative.json
+contains "$tmp/out" "scenarios/tiny.json: ok" "good file still reported ok"
+
+# --- run: outputs, determinism ---
+mkdir -p "$tmp/a" "$tmp/b" "$tmp/c"
+cp scenarios/tiny.json "$tmp/tiny.json"
+(cd "$tmp/a" && "$SIM" run ../tiny.json --out out --quiet) >"$tmp/out" 2>"$tmp/err"
+rc=$?; [ $rc -eq 0 ] && ok || bad "run tiny (a): exit $rc $(cat "$tmp/err")"
+(cd "$tmp/b" && "$SIM" run ../tiny.json --out out --quiet) >"$tmp/out" 2>"$tmp/err"
+rc=$?; [ $rc -eq 0 ] && ok || bad "run tiny (b): exit $rc"
+[ ! -s "$tmp/out" ] && ok || bad "--quiet printed on stdout: $(cat "$tmp/out")"
+for f in blocks.csv pools.csv runs.csv; do same_file "$tmp/a/out/$f" "$tmp/b/out/$f" "same seed $f"; done
+strip_wallclock "$tmp/a/out/summary.json" >"$tmp/sa"
+strip_wallclock "$tmp/b/out/summary.json" >"$tmp/sb"
+same_file "$tmp/sa" "$tmp/sb" "same seed summary.json (without wall-clock fields)"
+(cd "$tmp/c" && "$SIM" run ../tiny.json --out out --quiet --seed 8) >/dev/null 2>&1
+if cmp -s "$tmp/a/out/blocks.csv" "$tmp/c/out/blocks.csv"; then bad "different seed gave the same blocks.csv"; else ok; fi
+contains "$tmp/c/out/summary.json" '"seed": 8' "seed recorded in header"
+ls -A "$tmp/a/out" >"$tmp/ls"
+if [ "$(tr '\n' ' ' <"$tmp/ls")" = "blocks.csv pools.csv runs.csv summary.json " ]; then ok; else bad "output files: $(cat "$tmp/ls")"; fi
+head -1 "$tmp/a/out/blocks.csv" >"$tmp/h"
+if [ "$(cat "$tmp/h")" = "id,height,parent,miner,pool,mined_s,type,difficulty,n_uncles,uncles,n_tx,gas_used,empty" ]; then ok; else bad "blocks.csv header: $(cat "$tmp/h")"; fi
+# The contract keys of DESIGN.md that this version fills.
+python3 - "$tmp/a/out/summary.json" >"$tmp/keys" 2>&1 <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+need = {"header": ["version", "git_describe", "libraries", "seed", "threads", "command_line", "scenario"],
+        "sim": ["events", "wall_s", "events_per_s", "peak_rss_bytes"],
+        "chain": ["heights", "blocks_total", "main", "uncles_included", "forks_unreferenced", "uncle_rate",
+                  "stale_share", "empty_share", "mean_interval_s"],
+        "runs": ["max", "count_ge"]}
+missing = [f"{s}.{k}" for s, ks in need.items() for k in ks if k not in d.get(s, {})]
+missing += [f"runs.count_ge.{k}" for k in range(5, 15) if str(k) not in d["runs"]["count_ge"]]
+for p in d["pools"]:
+    missing += [f"pools[].{k}" for k in ["name", "hash_share", "main_share", "blocks", "uncles", "empty",
+                                         "max_run", "reward_share"] if k not in p]
+if d["chain"]["heights"] != 2000: missing.append("chain.heights != 2000")
+if d["header"]["scenario"]["stop"]["settle_heights"] != 7: missing.append("defaults not echoed")
+print("missing:", missing) if missing else print("ok")
+EOF
+[ "$(cat "$tmp/keys")" = "ok" ] && ok || bad "summary keys: $(cat "$tmp/keys")"
+
+# --set and the default output directory
+(cd "$tmp" && "$SIM" run tiny.json --set stop.heights=300 --set 'pools[0].hash_share=0.45' \
+   --set 'pools[1].hash_share=0.25' >"$tmp/out" 2>"$tmp/err")
+rc=$?; [ $rc -eq 0 ] && ok || bad "run with --set: exit $rc $(cat "$tmp/err")"
+contains "$tmp/out" "wrote results/tiny/" "default output directory"
+contains "$tmp/results/tiny/summary.json" '"heights": 300' "--set stop.heights applied"
+expect_rc 2 "--set bad path" -- "$SIM" run scenarios/tiny.json --set 'pools[9].name=x' --out "$tmp/never"
+contains "$tmp/err" "scenarios/tiny.json: --set pools[9].name: index 9 out of range (array has 4 elements)" "--set bad path message"
+[ ! -e "$tmp/never" ] && ok || bad "bad --set created the output directory"
+
+# --- bad inputs to run: exit 2, nothing written ---
+expect_rc 2 "run bad scenario" -- "$SIM" run tests/data/bad/shares-sum.json --out "$tmp/never"
+contains "$tmp/err" '$.pools: hash_share values must sum to 1 (within 0.001), got 0.9' "run bad scenario message"
+[ ! -e "$tmp/never" ] && ok || bad "bad scenario created the output directory"
+expect_rc 2 "run missing file" -- "$SIM" run "$tmp/missing.json" --out "$tmp/never"
+contains "$tmp/err" "cannot open: No such file or directory" "run missing file message"
+touch "$tmp/plainfile"
+expect_rc 2 "unwritable output directory" -- "$SIM" run scenarios/tiny.json --out "$tmp/plainfile/sub" --quiet
+contains "$tmp/err" "sim run: cannot create output directory $tmp/plainfile/sub: Not a directory" "unwritable dir message"
+
+# --- interruption: exit 130, nothing (not even a temp file) left behind ---
+mkdir -p "$tmp/int"
+"$SIM" run scenarios/pools-2019.json --out "$tmp/int/out" --quiet >/dev/null 2>"$tmp/err" &
+pid=$!
+sleep 0.3
+kill -INT $pid
+wait $pid
+rc=$?
+if [ $rc -eq 130 ]; then ok; else bad "interrupted run: exit $rc, expected 130"; fi
+contains "$tmp/err" "interrupted; no output written" "interrupted message"
+left=$(ls -A "$tmp/int/out" 2>/dev/null | tr '\n' ' ')
+[ -z "$left" ] && ok || bad "interrupted run left files: $left"
+
+# --- bench ---
+expect_rc 0 "bench phold" -- "$SIM" bench phold --events 200000 --pending 1000 --lps 100
+contains "$tmp/out" "events=200000" "phold processed the requested events"
+contains "$tmp/out" "events_per_s=" "phold prints events/s"
+expect_rc 2 "bench unknown" -- "$SIM" bench nosuch
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,318 @@
+/* test_chain_model.c: the proof-of-work world: analytic checks of runs and shares, uncle-rule invariants,
+ * reproducibility. Statistical tolerances are derived from the sampling error (5 sigma). */
+#include <math.h>
+#include <string.h>
+
+#include "chain.h"
+#include "cunit-main.h"
+#include "engine.h"
+#include "params.h"
+#include "pow.h"
+#include "scenario.h"
+
+#ifdef SIM_LONG_TESTS
+#define N_SEEDS 40
+#else
+#define N_SEEDS 8
+#endif
+
+typedef struct {
+  SimScenario *sc;
+  SimEngine *engine;
+  PowWorld *world;
+  AnChain *chain;
+} Run;
+
+static SimScenario *load(const char *json, const char *const *sets) {
+  SimDiag *diag = sim_diag_new("inline.json");
+  SimScenario *sc = sim_scenario_load_data(json, strlen(json), "inline.json", sets, diag);
+  if (!sc) {
+    char *m = sim_diag_join(diag);
+    fprintf(stderr, "%s\n", m);
+    g_free(m);
+  }
+  sim_diag_free(diag);
+  return sc;
+}
+
+static gboolean run_scenario(Run *r, const char *json, const char *const *sets) {
+  memset(r, 0, sizeof *r);
+  r->sc = load(json, sets);
+  if (!r->sc) return FALSE;
+  r->engine = sim_engine_new(r->sc->seed);
+  r->world = pow_world_new(&r->sc->pow, r->engine, NULL);
+  if (!r->world) return FALSE;
+  sim_engine_run(r->engine);
+  guint n = 0;
+  AnMiner *miners = pow_world_an_miners(r->world, &n);
+  const char **names = g_new0(const char *, r->sc->n_pools + 1);
+  for (guint i = 0; i < r->sc->n_pools; i++) names[i] = r->sc->pools[i].name;
+  r->chain = an_chain_new(miners, n, names, r->sc->n_pools);
+  g_free(miners);
+  g_free(names);
+  AnChainParams ap;
+  pow_world_an_params(r->world, (uint32_t)r->sc->stop.heights, &ap);
+  GError *e = NULL;
+  gboolean ok = pow_world_feed(r->world, r->chain, &e) && an_chain_finalize(r->chain, &ap, &e);
+  if (!ok) {
+    fprintf(stderr, "analysis: %s\n", e->message);
+    g_error_free(e);
+  }
+  return ok;
+}
+
+static void run_clear(Run *r) {
+  an_chain_free(r->chain);
+  pow_world_free(r->world);
+  sim_engine_free(r->engine);
+  sim_scenario_free(r->sc);
+  memset(r, 0, sizeof *r);
+}
+
+/* Three pools, blocks known to everyone at once: winners are i.i.d. with the hash shares. */
+static const char *const instant_json =
+    "{\"name\": \"instant\", \"stop\": {\"heights\": 20000, \"settle_heights\": 0},"
+    " \"network\": {\"delay\": {\"model\": \"constant\", \"value_ms\": 0}},"
+    " \"pools\": [{\"name\": \"A\", \"hash_share\": 0.5}, {\"name\": \"B\", \"hash_share\": 0.3},"
+    "            {\"name\": \"C\", \"hash_share\": 0.2}]}";
+
+/* Maximal runs of length >= k per miner, counted from the main chain directly. */
+static void count_runs(const Run *r, guint n_miners, uint64_t counts[][16], uint64_t *n_main) {
+  /* Main blocks by height, from the world's own blocks and the analysis' block types. */
+  GArray *main_miner = g_array_new(FALSE, TRUE, sizeof(guint32));
+  uint64_t total = 0;
+  for (guint m = 0; m < n_miners; m++) {
+    for (uint32_t s = 0;; s++) {
+      const ObsBlock *b = pow_world_block(r->world, ((uint64_t)(m + 1) << 32) | s);
+      if (!b) break;
+      AnBlockType t;
+      CU_ASSERT_FATAL(an_chain_block_type(r->chain, b->id, &t));
+      if (t != AN_BLOCK_MAIN) continue;
+      if (main_miner->len <= b->height) g_array_set_size(main_miner, b->height + 1);
+      g_array_index(main_miner, guint32, b->height) = b->miner + 1;
+      total++;
+    }
+  }
+  uint32_t len = 0;
+  guint32 prev = 0;
+  for (guint h = 1; h <= main_miner->len; h++) {
+    guint32 cur = h < main_miner->len ? g_array_index(main_miner, guint32, h) : 0;
+    if (cur && cur == prev) {
+      len++;
+      continue;
+    }
+    if (prev)
+      for (uint32_t k = 1; k <= MIN(len, 15u); k++) counts[prev - 1][k]++;
+    prev = cur;
+    len = 1;
+  }
+  *n_main = total;
+  g_array_unref(main_miner);
+}
+
+static void test_instant_runs_match_iid(void) {
+  uint64_t counts[3][16] = {{0}};
+  uint64_t n_main = 0, uncles = 0, main_by[3] = {0};
+  double interval_sum = 0;
+  for (int s = 0; s < N_SEEDS; s++) {
+    char seed[32];
+    g_snprintf(seed, sizeof seed, "seed=%d", 100 + s);
+    const char *sets[] = {seed, NULL};
+    Run r;
+    CU_ASSERT_FATAL(run_scenario(&r, instant_json, sets));
+    uint64_t c[3][16] = {{0}}, n = 0;
+    count_runs(&r, 3, c, &n);
+    for (int m = 0; m < 3; m++)
+      for (int k = 0; k < 16; k++) counts[m][k] += c[m][k];
+    n_main += n;
+    const AnChainSummary *sum = an_chain_summary(r.chain);
+    uncles += sum->uncles_included + sum->forks_unreferenced;
+    interval_sum += sum->mean_interval_s;
+    for (guint g = 0; g < 3; g++) main_by[g] += an_chain_pool(r.chain, g)->main;
+    /* The library's per-chain count agrees with the independent count. */
+    uint64_t ge3 = c[0][3] + c[1][3] + c[2][3];
+    CU_ASSERT_EQUAL(sum->runs_count_ge[3], ge3);
+    run_clear(&r);
+  }
+  /* No delay, no forks. */
+  CU_ASSERT_EQUAL(uncles, 0);
+  const double share[3] = {0.5, 0.3, 0.2};
+  uint64_t per_seed = n_main / N_SEEDS;
+  for (int m = 0; m < 3; m++) {
+    /* Main share is binomial. */
+    double p = share[m], n = (double)n_main;
+    CU_ASSERT(fabs(main_by[m] - p * n) <= 5 * sqrt(n * p * (1 - p)));
+    for (unsigned k = 1; k <= 8; k++) {
+      double e = N_SEEDS * an_runs_expected_iid(p, per_seed, k);
+      if (e < 5) continue;
+      double tol = 5 * sqrt(e) + 1;
+      if (fabs((double)counts[m][k] - e) > tol)
+        fprintf(stderr, "miner %d k=%u: observed %" G_GUINT64_FORMAT ", expected %.1f\n", m, k, counts[m][k], e);
+      CU_ASSERT(fabs((double)counts[m][k] - e) <= tol);
+    }
+  }
+  /* Without forks the main chain's mean interval is the target interval (sd of a mean of n exponentials). */
+  double mean = interval_sum / N_SEEDS;
+  CU_ASSERT(fabs(mean - 13.32) <= 5 * 13.32 / sqrt((double)n_main));
+}
+
+/* A network with delays: forks happen, and every uncle reference obeys the Ethereum rules. */
+static const char *const delayed_json =
+    "{\"name\": \"delayed\", \"seed\": 3, \"stop\": {\"heights\": 3000},"
+    " \"network\": {\"delay\": {\"model\": \"lognormal\", \"median_ms\": 1500, \"sigma\": 1.0}},"
+    " \"pools\": [{\"name\": \"A\", \"hash_share\": 0.4}, {\"name\": \"B\", \"hash_share\": 0.35},"
+    "            {\"name\": \"C\", \"hash_share\": 0.25}]}";
+
+static const ObsBlock *ancestor_at(const PowWorld *w, const ObsBlock *b, uint32_t height) {
+  while (b && b->height > height) b = pow_world_block(w, b->parent);
+  return b;
+}
+
+typedef struct {
+  uint64_t refs, self_refs;
+} RuleStats;
+
+static RuleStats check_uncle_invariants(const Run *r, guint n_miners, gboolean forbid_self) {
+  RuleStats st = {0};
+  GHashTable *referenced = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+  for (guint m = 0; m < n_miners; m++) {
+    for (uint32_t s = 0;; s++) {
+      const ObsBlock *b = pow_world_block(r->world, ((uint64_t)(m + 1) << 32) | s);
+      if (!b) break;
+      CU_ASSERT(b->n_uncles <= 2);
+      for (uint32_t i = 0; i < b->n_uncles; i++) {
+        const ObsBlock *u = pow_world_block(r->world, b->uncles[i]);
+        CU_ASSERT_FATAL(u != NULL);
+        uint32_t depth = b->height - u->height;
+        CU_ASSERT(depth >= 1 && depth <= 6);
+        const ObsBlock *same_height = ancestor_at(r->world, b, u->height);
+        const ObsBlock *parent_height = ancestor_at(r->world, b, u->height - 1);
+        CU_ASSERT(same_height->id != u->id);     /* not an ancestor */
+        CU_ASSERT(parent_height->id == u->parent); /* its parent is an ancestor */
+        for (uint32_t j = 0; j < i; j++) CU_ASSERT(b->uncles[j] != u->id);
+        st.refs++;
+        if (same_height->miner == u->miner) st.self_refs++;
+        if (forbid_self) CU_ASSERT(same_height->miner != u->miner);
+        /* Within one chain an uncle is referenced once: check along main blocks only. */
+        AnBlockType t;
+        an_chain_block_type(r->chain, b->id, &t);
+        if (t == AN_BLOCK_MAIN) {
+          CU_ASSERT(!g_hash_table_contains(referenced, &u->id));
+          g_hash_table_add(referenced, g_memdup2(&u->id, sizeof u->id));
+        }
+      }
+    }
+  }
+  g_hash_table_unref(referenced);
+  return st;
+}
+
+static void test_uncle_rules(void) {
+  Run r;
+  CU_ASSERT_FATAL(run_scenario(&r, delayed_json, NULL));
+  const AnChainSummary *s = an_chain_summary(r.chain);
+  CU_ASSERT(s->uncles_included > 50); /* about 10% forks at 1.5 s median delay */
+  RuleStats eth = check_uncle_invariants(&r, 3, FALSE);
+  /* A miner always extends its own newest block, so it never has two blocks at one height: without
+   * one-miner forks there is nothing for no-self-uncle to forbid. */
+  CU_ASSERT(eth.refs > 50);
+  CU_ASSERT_EQUAL(eth.self_refs, 0);
+  run_clear(&r);
+
+  const char *no_self[] = {"uncles.model=no-self-uncle", NULL};
+  CU_ASSERT_FATAL(run_scenario(&r, delayed_json, no_self));
+  RuleStats ns = check_uncle_invariants(&r, 3, TRUE);
+  CU_ASSERT(ns.refs > 0);
+  CU_ASSERT_EQUAL(ns.self_refs, 0);
+  run_clear(&r);
+
+  const char *none[] = {"uncles={\"model\": \"none\"}", NULL};
+  CU_ASSERT_FATAL(run_scenario(&r, delayed_json, none));
+  s = an_chain_summary(r.chain);
+  CU_ASSERT_EQUAL(s->uncles_included, 0);
+  CU_ASSERT(s->forks_unreferenced > 50);
+  CU_ASSERT_EQUAL(s->blocks_total, s->main + s->forks_unreferenced);
+  /* Without uncles all rewards go to main blocks: 2 ETH each. */
+  double total = 0;
+  for (guint g = 0; g < an_chain_n_pools(r.chain); g++) total += an_chain_pool(r.chain, g)->reward_eth;
+  CU_ASSERT_DOUBLE_EQUAL(total, 2.0 * (double)s->main, 1e-9);
+  run_clear(&r);
+}
+
+/* Slower propagation means more forks (a physical argument, no fitted number). */
+static void test_delay_raises_stale_share(void) {
+  double stale[3];
+  const char *medians[] = {"network.delay.median_ms=100", "network.delay.median_ms=1000",
+                           "network.delay.median_ms=4000"};
+  for (int i = 0; i < 3; i++) {
+    const char *sets[] = {medians[i], NULL};
+    Run r;
+    CU_ASSERT_FATAL(run_scenario(&r, delayed_json, sets));
+    stale[i] = an_chain_summary(r.chain)->stale_share;
+    run_clear(&r);
+  }
+  CU_ASSERT(stale[0] < stale[1]);
+  CU_ASSERT(stale[1] < stale[2]);
+  /* A block is at risk for about the mean delay: stale share is below 1 - exp(-mean/T) (T = 13.32 s). */
+  double mean_4000 = 4.0 * exp(0.5);
+  CU_ASSERT(stale[2] < 1 - exp(-mean_4000 / 13.32));
+  CU_ASSERT(stale[0] < 0.02);
+}
+
+/* The rules themselves, on the case the no-self-uncle proposal is about. */
+static void test_rule_predicates(void) {
+  SimUncleParams p = {.max_uncles = 2, .generations = 7, .uncle_base = 8, .nephew_divisor = 32};
+  CU_ASSERT_TRUE(sim_uncle_ethereum.allowed(&p, 3, 3));
+  CU_ASSERT_TRUE(sim_uncle_ethereum.allowed(&p, 3, 4));
+  CU_ASSERT_FALSE(sim_uncle_no_self.allowed(&p, 3, 3));
+  CU_ASSERT_TRUE(sim_uncle_no_self.allowed(&p, 3, 4));
+  CU_ASSERT_FALSE(sim_uncle_none.allowed(&p, 3, 4));
+}
+
+static uint64_t chain_digest(const Run *r, guint n_miners) {
+  uint64_t h = 1469598103934665603ull;
+  for (guint m = 0; m < n_miners; m++)
+    for (uint32_t s = 0;; s++) {
+      const ObsBlock *b = pow_world_block(r->world, ((uint64_t)(m + 1) << 32) | s);
+      if (!b) break;
+      uint64_t v[4] = {b->id, b->parent, (uint64_t)b->mined_ns, b->n_uncles ? b->uncles[0] : 0};
+      for (int i = 0; i < 4; i++) h = (h ^ v[i]) * 1099511628211ull;
+    }
+  return h;
+}
+
+static void test_reproducible(void) {
+  Run a, b, c;
+  CU_ASSERT_FATAL(run_scenario(&a, delayed_json, NULL));
+  CU_ASSERT_FATAL(run_scenario(&b, delayed_json, NULL));
+  const char *other[] = {"seed=4", NULL};
+  CU_ASSERT_FATAL(run_scenario(&c, delayed_json, other));
+  CU_ASSERT_EQUAL(chain_digest(&a, 3), chain_digest(&b, 3));
+  CU_ASSERT_NOT_EQUAL(chain_digest(&a, 3), chain_digest(&c, 3));
+  CU_ASSERT_EQUAL(pow_world_n_blocks(a.world), pow_world_n_blocks(b.world));
+  run_clear(&a);
+  run_clear(&b);
+  run_clear(&c);
+}
+
+/* A pool that stands for several independent miners: its members never form runs together. */
+static void test_split_pool(void) {
+  const char *json = "{\"name\": \"split\", \"seed\": 9, \"stop\": {\"heights\": 5000},"
+                     " \"network\": {\"delay\": {\"model\": \"constant\", \"value_ms\": 0}},"
+                     " \"pools\": [{\"name\": \"Big\", \"hash_share\": 0.2},"
+                     "            {\"name\": \"Many\", \"hash_share\": 0.8, \"miners\": 20}]}";
+  Run r;
+  CU_ASSERT_FATAL(run_scenario(&r, json, NULL));
+  CU_ASSERT_EQUAL(pow_world_n_miners(r.world), 21);
+  const AnPoolResult *many = an_chain_pool(r.chain, 1);
+  /* 20 miners of 4% each: a run of 5 by one of them has expectation 20 * 5000 * 0.96 * 0.04^5 = 0.01. */
+  CU_ASSERT(many->max_run <= 4);
+  CU_ASSERT(many->main > 3500);
+  run_clear(&r);
+}
+
+int register_suites(void) {
+  ADD_SUITE("chain-model", TEST(test_instant_runs_match_iid), TEST(test_uncle_rules), TEST(test_rule_predicates),
+            TEST(test_delay_raises_stale_share), TEST(test_reproducible), TEST(test_split_pool));
+  return 0;
+}
