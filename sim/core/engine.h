@@ -97,8 +97,9 @@ guint sim_engine_n_entities(const SimEngine *engine);
 /* The RNG stream of an entity, for setup code (e.g. scheduling first events). Owned by the engine. */
 SimRng *sim_engine_entity_rng(SimEngine *engine, SimEntityId id);
 
-/* Schedules an event from outside any handler (setup), as if sent by entity `src` at time 0 with that
- * entity's next sequence number. */
+/* Schedules an event from outside any handler (setup, or between two sim_engine_run() calls), as if sent
+ * by entity `src` with that entity's next sequence number. `time` is absolute and must not be earlier
+ * than the last event processed. */
 void sim_engine_schedule(SimEngine *engine, SimEntityId src, SimEntityId dst, SimTime time, uint16_t type,
                          uint16_t aux, uint64_t payload);
 

@@ -17,7 +17,8 @@ G_BEGIN_DECLS
 
 #define SIM_RNG_SETUP_BASE (UINT64_C(1) << 32)
 
-/* The state is public so the hot helpers below can be inline; treat the fields as private. */
+/* The state is public so the hot helpers below can be inline; treat the fields as private. Never copy a
+ * SimRng by value: its gsl view points at the original (use sim_rng_init on the destination instead). */
 typedef struct SimRng {
   gsl_rng gsl;       /* gsl.state points back to this struct; pass &rng->gsl (sim_rng_gsl) to gsl_ran_* */
   uint64_t key[2];   /* (master seed, stream id) */
