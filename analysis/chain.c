@@ -39,6 +39,10 @@ struct AnChain {
   uint64_t *miner_max_run; /* longest run per miner */
   GArray *run_hist;        /* uint64_t, [len] = maximal runs of exactly len */
   double total_reward;
+  uint32_t *run_len;   /* [h] = length of the run holding the main block at window height h (0: no miner) */
+  uint32_t *run_pos;   /* [h] = its 1-based position in that run */
+  GArray *fork_hist;   /* uint64_t, [len] = forks of exactly len blocks */
+  uint32_t fork_max;
 };
 
 AnChain *an_chain_new(const AnMiner *miners, guint n_miners, const char *const *group_names, guint n_groups) {
@@ -62,6 +66,7 @@ AnChain *an_chain_new(const AnMiner *miners, guint n_miners, const char *const *
   c->miner_main = g_new0(uint64_t, n_miners ? n_miners : 1);
   c->miner_max_run = g_new0(uint64_t, n_miners ? n_miners : 1);
   c->run_hist = g_array_new(FALSE, TRUE, sizeof(uint64_t));
+  c->fork_hist = g_array_new(FALSE, TRUE, sizeof(uint64_t));
   return c;
 }
 
@@ -77,6 +82,9 @@ void an_chain_free(AnChain *c) {
   g_free(c->miner_main);
   g_free(c->miner_max_run);
   g_array_unref(c->run_hist);
+  g_free(c->run_len);
+  g_free(c->run_pos);
+  g_array_unref(c->fork_hist);
   g_free(c);
 }
 
@@ -236,6 +244,57 @@ static void count_runs(AnChain *c) {
   c->summary.runs_count_ge[0] = c->summary.runs_count_ge[1]; /* every run has length >= 0 */
 }
 
+/* Per window height, the run its main block belongs to (same boundaries as count_runs()). */
+static void index_runs(AnChain *c) {
+  guint n = (guint)c->summary.heights;
+  g_free(c->run_len);
+  g_free(c->run_pos);
+  c->run_len = g_new0(uint32_t, (gsize)n + 1);
+  c->run_pos = g_new0(uint32_t, (gsize)n + 1);
+  for (guint start = 1, end; start <= n; start = end) {
+    uint32_t m = rec_at(c, g_array_index(c->main_by_height, guint, start))->b.miner;
+    for (end = start + 1; end <= n && m != OBS_MINER_NONE; end++)
+      if (rec_at(c, g_array_index(c->main_by_height, guint, end))->b.miner != m) break;
+    if (m == OBS_MINER_NONE) continue;
+    for (guint h = start; h < end; h++) {
+      c->run_len[h] = end - start;
+      c->run_pos[h] = h - start + 1;
+    }
+  }
+}
+
+/* Forks: every non-main block belongs to the fork of its first non-main ancestor-or-self whose parent is
+ * main (parents precede children in the array, so one pass labels them all); a fork's length is the
+ * deepest window block in it. */
+static void count_forks(AnChain *c) {
+  guint n = c->blocks->len;
+  guint *root = g_new(guint, n ? n : 1);
+  uint32_t *depth = g_new0(uint32_t, n ? n : 1), *len = g_new0(uint32_t, n ? n : 1);
+  g_array_set_size(c->fork_hist, 0);
+  c->fork_max = 0;
+  for (guint i = 0; i < n; i++) {
+    const Rec *r = rec_at(c, i);
+    if (r->type == AN_BLOCK_MAIN) continue;
+    if (r->parent == NO_INDEX || rec_at(c, r->parent)->type == AN_BLOCK_MAIN) {
+      root[i] = i;
+      depth[i] = 1;
+    } else {
+      root[i] = root[r->parent];
+      depth[i] = depth[r->parent] + 1;
+    }
+    if (in_window(c, r->b.height) && depth[i] > len[root[i]]) len[root[i]] = depth[i];
+  }
+  for (guint i = 0; i < n; i++) {
+    if (len[i] == 0) continue; /* not a fork's first block, or outside the window */
+    if (len[i] >= c->fork_hist->len) g_array_set_size(c->fork_hist, len[i] + 1);
+    g_array_index(c->fork_hist, uint64_t, len[i])++;
+    if (len[i] > c->fork_max) c->fork_max = len[i];
+  }
+  g_free(root);
+  g_free(depth);
+  g_free(len);
+}
+
 gboolean an_chain_finalize(AnChain *c, const AnChainParams *params, GError **error) {
   g_return_val_if_fail(c != NULL && params != NULL, FALSE);
   g_return_val_if_fail(!c->finalized, FALSE);
@@ -327,6 +386,8 @@ gboolean an_chain_finalize(AnChain *c, const AnChainParams *params, GError **err
   }
 
   count_runs(c);
+  index_runs(c);
+  count_forks(c);
   for (guint m = 0; m < c->n_miners; m++) {
     AnPoolResult *p = &c->pools[c->miners[m].group];
     if (c->miner_max_run[m] > p->max_run) p->max_run = c->miner_max_run[m];
@@ -374,6 +435,68 @@ const char *an_block_type_name(AnBlockType type) {
     return "unreferenced";
   }
   return "unknown";
+}
+
+gboolean an_chain_block_run(const AnChain *c, uint64_t id, uint32_t *run_len, uint32_t *position) {
+  g_return_val_if_fail(c != NULL && c->finalized, FALSE);
+  guint i;
+  if (!lookup(c, id, &i) || i == NO_INDEX) return FALSE;
+  const Rec *r = rec_at(c, i);
+  if (r->type != AN_BLOCK_MAIN || !in_window(c, r->b.height) || r->b.height > c->summary.heights)
+    return FALSE;
+  if (c->run_len[r->b.height] == 0) return FALSE;
+  if (run_len) *run_len = c->run_len[r->b.height];
+  if (position) *position = c->run_pos[r->b.height];
+  return TRUE;
+}
+
+uint64_t an_chain_fork_count(const AnChain *c, uint32_t length) {
+  g_return_val_if_fail(c != NULL && c->finalized, 0);
+  return length < c->fork_hist->len ? g_array_index(c->fork_hist, uint64_t, length) : 0;
+}
+
+uint32_t an_chain_fork_max(const AnChain *c) {
+  g_return_val_if_fail(c != NULL && c->finalized, 0);
+  return c->fork_max;
+}
+
+guint an_chain_n_blocks(const AnChain *c) {
+  g_return_val_if_fail(c != NULL, 0);
+  return c->blocks->len;
+}
+
+const ObsBlock *an_chain_block_at(const AnChain *c, guint index) {
+  g_return_val_if_fail(c != NULL && index < c->blocks->len, NULL);
+  return &rec_at(c, index)->b;
+}
+
+const ObsBlock *an_chain_block(const AnChain *c, uint64_t id) {
+  g_return_val_if_fail(c != NULL, NULL);
+  guint i;
+  if (!lookup(c, id, &i) || i == NO_INDEX) return NULL;
+  return &rec_at(c, i)->b;
+}
+
+gboolean an_chain_block_in_window(const AnChain *c, uint64_t id) {
+  g_return_val_if_fail(c != NULL && c->finalized, FALSE);
+  const ObsBlock *b = an_chain_block(c, id);
+  return b != NULL && in_window(c, b->height);
+}
+
+const ObsBlock *an_chain_main_block(const AnChain *c, uint32_t height) {
+  g_return_val_if_fail(c != NULL && c->finalized, NULL);
+  if (height == 0 || height >= c->main_by_height->len) return NULL;
+  return &rec_at(c, g_array_index(c->main_by_height, guint, height))->b;
+}
+
+guint an_chain_miner_group(const AnChain *c, uint32_t miner) {
+  g_return_val_if_fail(c != NULL, G_MAXUINT);
+  return miner < c->n_miners ? c->miners[miner].group : G_MAXUINT;
+}
+
+const char *an_chain_group_name(const AnChain *c, guint group) {
+  g_return_val_if_fail(c != NULL && group < c->n_groups, NULL);
+  return c->group_names[group];
 }
 
 uint64_t an_chain_runs_of_length(const AnChain *c, uint64_t len) {
@@ -455,6 +578,19 @@ void an_chain_add_json(const AnChain *c, json_t *summary) {
   }
   json_object_set_new(runs, "histogram", hist);
   json_object_set_new(summary, "runs", runs);
+
+  json_t *forks = json_object();
+  uint64_t n_forks = 0;
+  json_t *fork_hist = json_array();
+  for (guint len = 1; len < c->fork_hist->len; len++) {
+    uint64_t n = g_array_index(c->fork_hist, uint64_t, len);
+    n_forks += n;
+    if (n) json_array_append_new(fork_hist, json_pack("[II]", (json_int_t)len, (json_int_t)n));
+  }
+  set_int(forks, "count", n_forks);
+  set_int(forks, "max_length", c->fork_max);
+  json_object_set_new(forks, "histogram", fork_hist);
+  json_object_set_new(summary, "forks", forks);
 }
 
 /* RFC 4180: quote a field that holds a separator, a quote or a line break; double the quotes inside. */
@@ -483,7 +619,9 @@ static gboolean finish_csv(FILE *out) {
 
 gboolean an_chain_write_blocks_csv(const AnChain *c, FILE *out) {
   g_return_val_if_fail(c != NULL && c->finalized && out != NULL, FALSE);
-  fputs("id,height,parent,miner,pool,mined_s,type,difficulty,n_uncles,uncles,n_tx,gas_used,empty\n", out);
+  fputs("id,height,parent,miner,pool,mined_s,type,difficulty,n_uncles,uncles,n_tx,gas_used,size_bytes,"
+        "empty\n",
+        out);
   for (guint i = 0; i < c->blocks->len && !ferror(out); i++) {
     const Rec *r = rec_at(c, i);
     const ObsBlock *b = &r->b;
@@ -500,7 +638,8 @@ gboolean an_chain_write_blocks_csv(const AnChain *c, FILE *out) {
     fprintf(out, ",%s,%.17g,%" PRIu32 ",", an_block_type_name(r->type), b->difficulty, b->n_uncles);
     for (guint u = 0; u < b->n_uncles; u++)
       fprintf(out, "%s" HEX, u ? ";" : "", b->uncles[u]);
-    fprintf(out, ",%" PRIu32 ",%" PRIu64 ",%d\n", b->n_tx, b->gas_used, b->empty ? 1 : 0);
+    fprintf(out, ",%" PRIu32 ",%" PRIu64 ",%" PRIu32 ",%d\n", b->n_tx, b->gas_used, b->size_bytes,
+            b->empty ? 1 : 0);
   }
   return finish_csv(out);
 }

@@ -19,6 +19,11 @@
  *    (u + uncle_base - b) / uncle_base * block_reward (Ethereum: base 8, divisor 32, reward 2 ETH).
  *  - Runs: maximal sequences of consecutive main blocks (by height) mined by the same miner. Runs are per
  *    miner; pools made of several independent miners report the longest run of any member.
+ *  - Forks: a fork is a maximal connected set of non-main blocks hanging off the main chain (a side
+ *    branch); its first block is the one whose parent is a main-chain block (or the genesis block). Its
+ *    length is its depth: the longest path of non-main blocks from that main-chain block. Only window
+ *    blocks count: a fork counts if its first block is in the window, and its length is the depth reached
+ *    by its window blocks.
  *  - i.i.d. expectation of maximal runs of length >= k by a miner with main share p over n main blocks:
  *    p^k (1 + (n - k)(1 - p)) for n >= k, else 0 (about n (1 - p) p^k).
  */
@@ -102,13 +107,44 @@ const char *an_block_type_name(AnBlockType type); /* "main", "uncle", "unreferen
 /* Number of maximal runs of exactly `len` (all miners), and the longest length with a nonzero count. */
 uint64_t an_chain_runs_of_length(const AnChain *chain, uint64_t len);
 
+/* The run (see "Runs" above) that main block `id` belongs to: its length, and the block's 1-based position
+ * in it. Returns FALSE, leaving the outputs alone, if `id` is unknown, not a main block, outside the
+ * window, or mined by no known miner. Either output may be NULL. */
+gboolean an_chain_block_run(const AnChain *chain, uint64_t id, uint32_t *run_len, uint32_t *position);
+
+/* Number of forks (see "Forks" above) of exactly `length` blocks, and the longest fork length (0 if none). */
+uint64_t an_chain_fork_count(const AnChain *chain, uint32_t length);
+uint32_t an_chain_fork_max(const AnChain *chain);
+
+/* Access to the blocks, for metrics that join other records with the chain (analysis/propagation.h).
+ * Returned pointers are owned by the chain and valid until an_chain_free(). Blocks are numbered
+ * 0 .. an_chain_n_blocks() - 1 in insertion order, the only order in which outputs list them; the genesis
+ * block is not stored. */
+guint an_chain_n_blocks(const AnChain *chain);
+const ObsBlock *an_chain_block_at(const AnChain *chain, guint index);
+/* The block with id `id`, or NULL if it is unknown or the genesis block. */
+const ObsBlock *an_chain_block(const AnChain *chain, uint64_t id);
+/* Whether a stored block of id `id` exists and lies in the window (FALSE for the genesis block). */
+gboolean an_chain_block_in_window(const AnChain *chain, uint64_t id);
+/* The main-chain block at `height`, or NULL for height 0 (genesis) or above the main chain's tip. The main
+ * chain may reach past the window. */
+const ObsBlock *an_chain_main_block(const AnChain *chain, uint32_t height);
+/* The group (pool) of `miner`, or G_MAXUINT for OBS_MINER_NONE or an index out of range. Its name is
+ * an_chain_pool(chain, group)->name, or an_chain_group_name() before an_chain_finalize(). */
+guint an_chain_miner_group(const AnChain *chain, uint32_t miner);
+const char *an_chain_group_name(const AnChain *chain, guint group);
+
 /* Expected maximal runs of length >= k for share p over n trials (formula above). */
 double an_runs_expected_iid(double p, uint64_t n, unsigned k);
 
-/* Adds "chain", "pools" and "runs" objects to `summary` (keys as in DESIGN.md "Outputs"). */
+/* Adds "chain", "pools", "runs" and "forks" objects to `summary` (keys as in DESIGN.md "Outputs"); "forks"
+ * is {"count": forks, "max_length": longest, "histogram": [[length, forks of that length], ...]} with
+ * only nonzero lengths, ascending. */
 void an_chain_add_json(const AnChain *chain, json_t *summary);
 
-/* CSV tables (C locale, stable column order, header row first). Return FALSE on a write error. */
+/* CSV tables (C locale, stable column order, header row first). Return FALSE on a write error.
+ * blocks.csv: id,height,parent,miner,pool,mined_s,type,difficulty,n_uncles,uncles,n_tx,gas_used,
+ * size_bytes,empty; one row per window block in insertion order. */
 gboolean an_chain_write_blocks_csv(const AnChain *chain, FILE *out);
 gboolean an_chain_write_pools_csv(const AnChain *chain, FILE *out);
 gboolean an_chain_write_runs_csv(const AnChain *chain, FILE *out);

@@ -26,7 +26,19 @@ typedef struct {
   uint64_t uncles[OBS_MAX_UNCLES]; /* ids of the blocks it references as uncles */
   uint32_t n_tx;        /* transactions included */
   uint64_t gas_used;
+  uint32_t size_bytes;  /* encoded block size */
   gboolean empty;       /* mined on an empty template (no transactions) */
 } ObsBlock;
+
+#define OBS_TIME_NONE INT64_MAX
+
+/* What one vantage point logged about one block: its first local reception of the full block (block
+ * message, or the reply to its own fetch) and of a hash announcement. Either may be OBS_TIME_NONE. */
+typedef struct {
+  uint64_t block;       /* ObsBlock.id */
+  uint32_t vantage;     /* index into the analysis' vantage table */
+  int64_t block_msg_ns; /* first full-block reception (local clock) */
+  int64_t announce_ns;  /* first announcement reception (local clock) */
+} ObsSighting;
 
 G_END_DECLS

@@ -4,6 +4,8 @@
 #include <math.h>
 #include <string.h>
 
+#include <gsl/gsl_randist.h>
+
 #include "delay.h"
 
 #define CHUNK_BITS 12
@@ -12,7 +14,8 @@
 
 typedef struct {
   ObsBlock obs;
-  double td; /* total difficulty */
+  unsigned __int128 td; /* total difficulty, exact */
+  int64_t timestamp_s;  /* header time: whole seconds, above the parent's */
 } PowBlock;
 
 /* A growable bitmap of the blocks of one miner that a viewer knows. */
@@ -26,7 +29,11 @@ struct PowMiner {
   guint index;
   guint group;
   SimEntityId entity;
-  double mean_interval_s; /* target interval / own share */
+  double mean_interval_s; /* fixed difficulty: target interval / own share */
+  double hashrate_hps;    /* byzantium: own share of the total hash rate */
+  guint32 pool_member;    /* index among its pool's miners */
+  guint64 mine_gen;       /* a POW_EV_MINE whose payload differs is stale (the work changed) */
+  gpointer net_scratch;   /* the network's per-miner space */
 
   /* Own blocks: append-only chunks so published blocks never move. */
   PowBlock **chunks;
@@ -47,6 +54,7 @@ struct PowWorld {
   const SimUncleRule *rule;
   const SimUncleParams *uncle_params;
   const PowNetworkModel *net;
+  gpointer net_state;
   PowBlock genesis;
   PowMiner *miners;
   guint n_miners;
@@ -54,17 +62,36 @@ struct PowWorld {
 
 /* ---- parameter tables ---- */
 
-static const char *const difficulty_choices[] = {"fixed", NULL};
+static const char *const difficulty_choices[] = {"fixed", "byzantium", NULL};
 
 const SimParamSpec pow_chain_params[] = {
     {.name = "target_interval_s", .type = SIM_PARAM_NUMBER, .unit = "s", .min = 0, .max = 1e6, .min_open = TRUE,
      .def = 13.32, .offset = offsetof(PowChainParams, target_interval_s),
-     .help = "mean time between blocks of the whole network (13.32 s: 31 days / 201,086 heights)"},
+     .help = "fixed difficulty: mean time between blocks of the whole network (13.32 s: 31 days / 201,086 heights)"},
     {.name = "block_reward_eth", .type = SIM_PARAM_NUMBER, .unit = "ETH", .min = 0, .max = INFINITY, .def = 2.0,
      .offset = offsetof(PowChainParams, block_reward_eth), .help = "static block reward (Constantinople: 2)"},
     {.name = "difficulty", .type = SIM_PARAM_ENUM, .choices = difficulty_choices, .def_str = "fixed",
      .offset = offsetof(PowChainParams, difficulty),
-     .help = "fixed: every block has difficulty 1, total difficulty = height"},
+     .help = "fixed: every block has difficulty 1 and blocks come at target_interval_s; byzantium: Ethereum's "
+             "uncle-aware adjustment (EIP-100) from initial_difficulty, mining at hashrate_hps"},
+    {.name = "initial_difficulty", .type = SIM_PARAM_NUMBER, .unit = "hashes", .min = 131072, .max = 1e30,
+     .def = 2.0885e15, .offset = offsetof(PowChainParams, initial_difficulty),
+     .help = "byzantium: difficulty of the first block (Etherscan, late May 2019: 2028.6-2148.4 TH)"},
+    {.name = "hashrate_hps", .type = SIM_PARAM_NUMBER, .unit = "H/s", .min = 0, .max = 1e30, .min_open = TRUE,
+     .def = 1.64e14, .offset = offsetof(PowChainParams, hashrate_hps),
+     .help = "byzantium: total hash rate (Etherscan, late May 2019: 164 TH/s)"},
+    {.name = "tx_rate_per_s", .type = SIM_PARAM_NUMBER, .unit = "1/s", .min = 0, .max = 1e6, .def = 0,
+     .offset = offsetof(PowChainParams, tx_rate_per_s),
+     .help = "transactions arriving for inclusion; a block holds those that arrived since its parent was mined "
+             "(Poisson), up to the gas limit (until the transaction model exists)"},
+    {.name = "tx_gas", .type = SIM_PARAM_NUMBER, .unit = "gas", .min = 21000, .max = 1e8, .def = 70000,
+     .offset = offsetof(PowChainParams, tx_gas), .help = "gas used by one transaction"},
+    {.name = "tx_bytes", .type = SIM_PARAM_NUMBER, .unit = "bytes", .min = 0, .max = 1e8, .def = 200,
+     .offset = offsetof(PowChainParams, tx_bytes), .help = "encoded size of one transaction"},
+    {.name = "header_bytes", .type = SIM_PARAM_NUMBER, .unit = "bytes", .min = 0, .max = 1e8, .def = 540,
+     .offset = offsetof(PowChainParams, header_bytes), .help = "block header and message framing"},
+    {.name = "block_gas_limit", .type = SIM_PARAM_NUMBER, .unit = "gas", .min = 0, .max = 1e12, .def = 8e6,
+     .offset = offsetof(PowChainParams, block_gas_limit), .help = "gas limit of a block (2019: 8 M)"},
 };
 const guint pow_chain_n_params = G_N_ELEMENTS(pow_chain_params);
 
@@ -228,25 +255,82 @@ static void choose_uncles(PowMiner *m, SimCtx *ctx, const PowBlock *parent, PowB
   }
 }
 
+/* EIP-100 (Byzantium, kept by Constantinople): the difficulty of a block with timestamp `ts` on `parent`.
+ * The difficulty bomb is left out: delayed by 5 M blocks in Constantinople it adds 2^23 at block 7.5 M,
+ * 4e-9 of the difficulty. */
+static double byzantium_difficulty(const PowWorld *w, const PowBlock *parent, int64_t ts) {
+  if (parent->obs.height == 0) return w->cfg->chain.initial_difficulty;
+  double pd = parent->obs.difficulty;
+  int64_t x = (parent->obs.n_uncles ? 2 : 1) - (ts - parent->timestamp_s) / 9;
+  if (x < -99) x = -99;
+  return MAX(131072.0, pd + floor(pd / 2048) * (double)x);
+}
+
+static int64_t header_time(const PowBlock *parent, double t_s) {
+  int64_t ts = (int64_t)floor(t_s);
+  return parent->obs.height == 0 ? ts : MAX(ts, parent->timestamp_s + 1);
+}
+
 static void mine(PowMiner *m, SimCtx *ctx) {
   const PowWorld *w = m->world;
+  const PowChainParams *cp = &w->cfg->chain;
   const PowBlock *parent = m->head;
   PowBlock *b = miner_new_block(m);
+  SimTime now = sim_ctx_now(ctx);
   b->obs.parent = parent->obs.id;
   b->obs.height = parent->obs.height + 1;
   b->obs.miner = m->index;
-  b->obs.mined_ns = sim_ctx_now(ctx);
-  b->obs.difficulty = 1.0;
-  b->td = parent->td + b->obs.difficulty;
+  b->obs.mined_ns = now;
+  b->timestamp_s = header_time(parent, sim_time_to_s(now));
+  b->obs.difficulty =
+      cp->difficulty == POW_DIFFICULTY_BYZANTIUM ? byzantium_difficulty(w, parent, b->timestamp_s) : 1.0;
+  b->td = parent->td + (unsigned __int128)b->obs.difficulty;
+  /* Contents: the transactions that arrived since the parent was mined, up to the gas limit. */
+  if (cp->tx_rate_per_s > 0) {
+    double waiting = cp->tx_rate_per_s * sim_time_to_s(now - parent->obs.mined_ns);
+    unsigned n = gsl_ran_poisson(sim_rng_gsl(sim_ctx_rng(ctx)), waiting);
+    unsigned cap = (unsigned)floor(cp->block_gas_limit / cp->tx_gas);
+    b->obs.n_tx = MIN(n, cap);
+  }
+  b->obs.gas_used = (uint64_t)(b->obs.n_tx * cp->tx_gas);
+  b->obs.size_bytes = (uint32_t)MIN(cp->header_bytes + b->obs.n_tx * cp->tx_bytes, (double)UINT32_MAX);
+  b->obs.empty = b->obs.n_tx == 0;
   choose_uncles(m, ctx, parent, b);
   accept_block(m, ctx, b);
-  w->net->publish(w->cfg->network.params, w, ctx, m->index, b->obs.id);
+  w->net->publish(w->cfg->network.params, w->net_state, m->net_scratch, w, ctx, m->index, &b->obs);
   if (w->cfg->stop_height && b->obs.height >= w->cfg->stop_height) sim_ctx_stop(ctx);
 }
 
+/* Time until this miner finds a block on its current head, from `now`. With fixed difficulty the rate is
+ * constant. With Byzantium the difficulty of the block being worked on steps every 9 s of header time, so
+ * the rate is piecewise constant: one Exp(1) draw is spent across the segments (exact for a Poisson
+ * process with a varying rate). */
+static SimTime time_to_find(const PowMiner *m, SimCtx *ctx) {
+  const PowWorld *w = m->world;
+  SimRng *rng = sim_ctx_rng(ctx);
+  if (w->cfg->chain.difficulty == POW_DIFFICULTY_FIXED)
+    return sim_time_from_s(sim_rng_exponential(rng, m->mean_interval_s));
+  const PowBlock *parent = m->head;
+  double e = sim_rng_exponential(rng, 1.0);
+  double t0 = sim_time_to_s(sim_ctx_now(ctx)), t = t0;
+  for (int guard = 0; guard < 200; guard++) {
+    int64_t ts = header_time(parent, t);
+    double rate = m->hashrate_hps / byzantium_difficulty(w, parent, ts);
+    /* The difficulty changes when the header time crosses the next multiple of 9 s after the parent's. */
+    double next = parent->obs.height == 0
+                      ? INFINITY
+                      : (double)(parent->timestamp_s + 9 * ((ts - parent->timestamp_s) / 9 + 1));
+    if ((ts - parent->timestamp_s) / 9 >= 101) next = INFINITY; /* the adjustment is at its floor (-99) */
+    if (t + e / rate <= next) return sim_time_from_s(t + e / rate - t0);
+    e -= (next - t) * rate;
+    t = next;
+  }
+  return sim_time_from_s(t - t0);
+}
+
 static void schedule_mining(PowMiner *m, SimCtx *ctx) {
-  SimTime dt = sim_time_from_s(sim_rng_exponential(sim_ctx_rng(ctx), m->mean_interval_s));
-  sim_ctx_send(ctx, m->entity, dt, POW_EV_MINE, 0, 0);
+  m->mine_gen++;
+  sim_ctx_send(ctx, m->entity, time_to_find(m, ctx), POW_EV_MINE, 0, m->mine_gen);
 }
 
 static void receive_block(PowMiner *m, SimCtx *ctx, uint64_t id) {
@@ -285,12 +369,17 @@ static void miner_handle(SimCtx *ctx, void *state, const SimEvent *ev) {
   PowMiner *m = state;
   switch (ev->type) {
   case POW_EV_MINE:
+    if (ev->payload != m->mine_gen) break; /* the work changed since this was drawn */
     mine(m, ctx);
     schedule_mining(m, ctx);
     break;
-  case POW_EV_BLOCK:
+  case POW_EV_BLOCK: {
+    const PowBlock *before = m->head;
     receive_block(m, ctx, ev->payload);
+    /* New work: with a varying difficulty the rate changes, so draw again (memoryless, hence exact). */
+    if (m->head != before && m->world->cfg->chain.difficulty != POW_DIFFICULTY_FIXED) schedule_mining(m, ctx);
     break;
+  }
   default:
     g_assert_not_reached();
   }
@@ -309,12 +398,14 @@ static const SimSubmodelSpec pool_delay_submodels[] = {
      .help = "delay from a miner finding a block to another miner working on it (drawn per receiver)"},
 };
 
-static void pool_delay_publish(const void *params, const PowWorld *w, SimCtx *ctx, guint from, uint64_t id) {
+static void pool_delay_publish(const void *params, gpointer state, gpointer scratch, const PowWorld *w,
+                               SimCtx *ctx, guint from, const ObsBlock *b) {
   const PoolDelayParams *p = params;
+  (void)state, (void)scratch;
   SimRng *rng = sim_ctx_rng(ctx);
   for (guint i = 0; i < w->n_miners; i++) {
     if (i == from) continue;
-    sim_ctx_send(ctx, w->miners[i].entity, sim_delay_sample(&p->delay, rng), POW_EV_BLOCK, 0, id);
+    sim_ctx_send(ctx, w->miners[i].entity, sim_delay_sample(&p->delay, rng), POW_EV_BLOCK, 0, b->id);
   }
 }
 
@@ -362,6 +453,8 @@ PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error)
       m->index = k;
       m->group = p;
       m->mean_interval_s = cfg->chain.target_interval_s / share;
+      m->hashrate_hps = cfg->chain.hashrate_hps * share;
+      m->pool_member = (guint32)j;
       m->head = &w->genesis;
       m->known = g_new0(Bitmap, w->n_miners);
       m->recent = g_array_new(FALSE, FALSE, sizeof(uint64_t));
@@ -370,10 +463,23 @@ PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error)
       m->entity = sim_engine_add_entity(engine, &miner_kind, m);
     }
   }
+  if (w->net->init) {
+    w->net_state = w->net->init(cfg->network.params, w, engine, error);
+    if (!w->net_state) {
+      pow_world_free(w);
+      return NULL;
+    }
+  }
   for (guint i = 0; i < w->n_miners; i++) {
     PowMiner *m = &w->miners[i];
-    SimTime dt = sim_time_from_s(sim_rng_exponential(sim_engine_entity_rng(engine, m->entity), m->mean_interval_s));
-    sim_engine_schedule(engine, m->entity, m->entity, dt, POW_EV_MINE, 0, 0);
+    if (w->net->miner_scratch) m->net_scratch = w->net->miner_scratch(w->net_state, i);
+    /* The first work is on the genesis: draw as a handler would, from the miner's own stream. */
+    double dt = cfg->chain.difficulty == POW_DIFFICULTY_FIXED
+                    ? sim_rng_exponential(sim_engine_entity_rng(engine, m->entity), m->mean_interval_s)
+                    : sim_rng_exponential(sim_engine_entity_rng(engine, m->entity), 1.0) *
+                          cfg->chain.initial_difficulty / m->hashrate_hps;
+    m->mine_gen = 1;
+    sim_engine_schedule(engine, m->entity, m->entity, sim_time_from_s(dt), POW_EV_MINE, 0, m->mine_gen);
   }
   return w;
 }
@@ -389,12 +495,24 @@ void pow_world_free(PowWorld *w) {
     g_array_unref(m->recent);
     g_hash_table_unref(m->orphans);
     g_array_unref(m->ready);
+    if (m->net_scratch && w->net->free_scratch) w->net->free_scratch(m->net_scratch);
   }
+  if (w->net_state && w->net->free_state) w->net->free_state(w->net_state);
   g_free(w->miners);
   g_free(w);
 }
 
 guint pow_world_n_miners(const PowWorld *w) { return w->n_miners; }
+
+guint pow_world_miner_pool(const PowWorld *w, guint miner, guint *member) {
+  g_return_val_if_fail(miner < w->n_miners, 0);
+  if (member) *member = w->miners[miner].pool_member;
+  return w->miners[miner].group;
+}
+
+const PowConfig *pow_world_config(const PowWorld *w) { return w->cfg; }
+
+gpointer pow_world_net_state(const PowWorld *w) { return w->net_state; }
 
 SimEntityId pow_world_miner_entity(const PowWorld *w, guint miner) {
   g_return_val_if_fail(miner < w->n_miners, SIM_ENTITY_NONE);

@@ -38,12 +38,19 @@ typedef struct {
 extern const SimParamSpec pow_pool_params[];
 extern const guint pow_pool_n_params;
 
-enum { POW_DIFFICULTY_FIXED = 0 };
+enum { POW_DIFFICULTY_FIXED = 0, POW_DIFFICULTY_BYZANTIUM = 1 };
 
 typedef struct {
   double target_interval_s;
   double block_reward_eth;
-  int difficulty; /* POW_DIFFICULTY_* */
+  int difficulty;             /* POW_DIFFICULTY_* */
+  double initial_difficulty;  /* byzantium: difficulty of the genesis (hashes per block) */
+  double hashrate_hps;        /* byzantium: total hash rate of all miners */
+  double tx_rate_per_s;       /* transactions waiting to be included arrive at this rate */
+  double tx_gas;              /* gas of one transaction */
+  double tx_bytes;            /* encoded size of one transaction */
+  double header_bytes;        /* block header and framing */
+  double block_gas_limit;
 } PowChainParams;
 
 extern const SimParamSpec pow_chain_params[];
@@ -56,20 +63,38 @@ typedef struct {
   const PowPoolSpec *pools;
   guint n_pools;
   uint32_t stop_height; /* request a stop once a block of this height is mined; 0 = never */
+  uint64_t seed;        /* master seed (networks key per-block streams with it) */
 } PowConfig;
 
 /* The "network" model family: how a block found by one miner reaches the others. */
 typedef struct {
   SimModelInfo info;
-  /* Called in the handler of `from`, right after it mined block `id`: arrange for every other miner to
-   * receive a POW_EV_BLOCK event carrying the id. */
-  void (*publish)(const void *params, const PowWorld *world, SimCtx *ctx, guint from, uint64_t id);
+  /* Builds the network's own state once the miners exist (may add entities to `engine`); NULL + error on
+   * failure. May be NULL: the network needs no state. */
+  gpointer (*init)(const void *params, const PowWorld *world, SimEngine *engine, GError **error);
+  void (*free_state)(gpointer state);
+  /* Per-miner scratch space (owned by that miner's entity), or NULL. */
+  gpointer (*miner_scratch)(gpointer state, guint miner);
+  void (*free_scratch)(gpointer scratch);
+  /* Called in the handler of miner `from`, right after it mined `b`: arrange for every other miner to
+   * receive a POW_EV_BLOCK event carrying b->id when it has imported the block and given its miners work
+   * on it. */
+  void (*publish)(const void *params, gpointer state, gpointer scratch, const PowWorld *world, SimCtx *ctx,
+                  guint from, const ObsBlock *b);
+  /* Vantage points (names and their sightings), for the propagation metrics; NULL when the network has
+   * none. `sightings` is a GArray of ObsSighting owned by the network state. */
+  guint (*n_vantages)(gpointer state);
+  const char *(*vantage_name)(gpointer state, guint i);
+  const GArray *(*vantage_sightings)(gpointer state, guint i);
+  /* Node-block deliveries made so far (full blocks reaching nodes), for benchmarks; may be NULL. */
+  guint64 (*deliveries)(gpointer state);
 } PowNetworkModel;
 
 extern const PowNetworkModel pow_network_pool_delay;
 
 /* Event types of a miner entity. */
 enum { POW_EV_MINE = 1, POW_EV_BLOCK = 2 };
+
 
 #define POW_ERROR (pow_error_quark())
 GQuark pow_error_quark(void);
@@ -82,6 +107,11 @@ void pow_world_free(PowWorld *world);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PowWorld, pow_world_free)
 
 guint pow_world_n_miners(const PowWorld *world);
+/* The pool (scenario entry) of a miner, and its index among that pool's miners. */
+guint pow_world_miner_pool(const PowWorld *world, guint miner, guint *member);
+const PowConfig *pow_world_config(const PowWorld *world);
+/* The network's state (what its init returned). */
+gpointer pow_world_net_state(const PowWorld *world);
 SimEntityId pow_world_miner_entity(const PowWorld *world, guint miner);
 /* Highest block height mined so far (any miner). */
 uint32_t pow_world_max_height(const PowWorld *world);

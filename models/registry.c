@@ -5,6 +5,8 @@
 
 #include "delay.h"
 #include "pow.h"
+#include "geo.h"
+#include "relay.h"
 #include "uncles.h"
 
 static const SimModelInfo *const delay_models[] = {
@@ -12,7 +14,10 @@ static const SimModelInfo *const delay_models[] = {
     NULL};
 static const SimModelInfo *const uncle_models[] = {
     &sim_uncle_ethereum.info, &sim_uncle_no_self.info, &sim_uncle_none.info, NULL};
-static const SimModelInfo *const network_models[] = {&pow_network_pool_delay.info, NULL};
+static const SimModelInfo *const network_models[] = {&pow_network_pool_delay.info, &pow_network_geo.info, NULL};
+static const SimModelInfo *const relay_models[] = {&relay_geth.info, NULL};
+static const SimModelInfo *const jitter_models[] = {&net_jitter_none.info, &net_jitter_pareto.info,
+                                                    &net_jitter_lognormal.info, &net_jitter_empirical.info, NULL};
 
 static const struct {
   const char *family;
@@ -21,9 +26,11 @@ static const struct {
     {"network", network_models},
     {"uncle_rule", uncle_models},
     {"delay", delay_models},
+    {"relay", relay_models},
+    {"jitter", jitter_models},
 };
 
-static const char *const family_names[] = {"network", "uncle_rule", "delay", NULL};
+static const char *const family_names[] = {"network", "uncle_rule", "delay", "relay", "jitter", NULL};
 
 const SimModelInfo *const *sim_models_family(const char *family) {
   for (guint i = 0; i < G_N_ELEMENTS(families); i++)
@@ -81,6 +88,8 @@ gboolean sim_model_ref_parse(SimModelRef *ref, const char *family, const char *d
   guint n_extra = 2;
   for (guint i = 0; i < info->n_submodels && n_extra < G_N_ELEMENTS(extra) - 1; i++)
     extra[n_extra++] = info->submodels[i].key;
+  for (const char *const *k = info->extra_keys; k && *k && n_extra < G_N_ELEMENTS(extra) - 1; k++)
+    extra[n_extra++] = *k;
   extra[n_extra] = NULL;
   sim_params_parse(info->params, info->n_params, obj, path, extra, ref->params, diag);
 
@@ -105,6 +114,7 @@ void sim_model_ref_clear(SimModelRef *ref) {
   if (ref->params) {
     for (guint i = 0; i < info->n_submodels; i++)
       sim_model_ref_clear((SimModelRef *)((char *)ref->params + info->submodels[i].offset));
+    if (info->clear_extra) info->clear_extra(ref->params);
     sim_params_clear(info->params, info->n_params, ref->params);
     g_free(ref->params);
   }

@@ -441,7 +441,7 @@ static AnChain *tiny_chain(void) {
   const char *names[2] = {"A, Inc.", "B \"x\""};
   AnChain *c = an_chain_new(miners, 2, names, 2);
   ObsBlock b = mk(1, 0, 1, 0, 13500000000LL, 1000);
-  b.n_tx = 3, b.gas_used = 63000;
+  b.n_tx = 3, b.gas_used = 63000, b.size_bytes = 1234;
   add_ok(c, b);
   b = mk(2, 1, 2, 1, 27000000000LL, 1000.5);
   b.empty = TRUE;
@@ -451,7 +451,8 @@ static AnChain *tiny_chain(void) {
   add_ok(c, b);
   add_ok(c, mk(5, 1, 2, 1, 29000000000LL, 1));
   b = mk(4, 2, 3, 0, 40000000000LL, 1001);
-  b.n_tx = 2, b.gas_used = 42000, b.n_uncles = 2, b.uncles[0] = 3, b.uncles[1] = 5;
+  b.n_tx = 2, b.gas_used = 42000, b.size_bytes = 4000000000u;
+  b.n_uncles = 2, b.uncles[0] = 3, b.uncles[1] = 5;
   add_ok(c, b);
   finalize_ok(c, &ETH);
   return c;
@@ -465,6 +466,9 @@ static void test_json(void) {
   CU_ASSERT_EQUAL(strncmp(keys, "{\"chain\":", 9), 0);
   CU_ASSERT_PTR_NOT_NULL(strstr(keys, "},\"pools\":[{"));
   CU_ASSERT_PTR_NOT_NULL(strstr(keys, "}],\"runs\":{"));
+  /* Uncles 3 and 5 each branch off main block 1: two forks of one block. */
+  const char *forks_suffix = "},\"forks\":{\"count\":2,\"max_length\":1,\"histogram\":[[1,2]]}}";
+  CU_ASSERT_STRING_EQUAL(keys + strlen(keys) - strlen(forks_suffix), forks_suffix);
   g_autofree char *chain = json_dumps(json_object_get(j, "chain"), JSON_COMPACT);
   CU_ASSERT_STRING_EQUAL(chain, "{\"heights\":3,\"blocks_total\":5,\"main\":3,\"uncles_included\":2,"
                                 "\"forks_unreferenced\":0,\"uncle_rate\":0.66666666666666663,"
@@ -491,13 +495,14 @@ static void test_csv(void) {
   g_autoptr(AnChain) c = tiny_chain();
   g_autofree char *blocks = csv_of(c, an_chain_write_blocks_csv);
   CU_ASSERT_STRING_EQUAL(
-      blocks, "id,height,parent,miner,pool,mined_s,type,difficulty,n_uncles,uncles,n_tx,gas_used,empty\n"
-              "0x0000000000000001,1,0x0000000000000000,0,\"A, Inc.\",13.500000000,main,1000,0,,3,63000,0\n"
-              "0x0000000000000002,2,0x0000000000000001,1,\"B \"\"x\"\"\",27.000000000,main,1000.5,0,,0,0,1\n"
-              "0x0000000000000003,2,0x0000000000000001,,,28.000000001,uncle,999,0,,1,21000,0\n"
-              "0x0000000000000005,2,0x0000000000000001,1,\"B \"\"x\"\"\",29.000000000,uncle,1,0,,0,0,0\n"
-              "0x0000000000000004,3,0x0000000000000002,0,\"A, Inc.\",40.000000000,main,1001,2,"
-              "0x0000000000000003;0x0000000000000005,2,42000,0\n");
+      blocks,
+      "id,height,parent,miner,pool,mined_s,type,difficulty,n_uncles,uncles,n_tx,gas_used,size_bytes,empty\n"
+      "0x0000000000000001,1,0x0000000000000000,0,\"A, Inc.\",13.500000000,main,1000,0,,3,63000,1234,0\n"
+      "0x0000000000000002,2,0x0000000000000001,1,\"B \"\"x\"\"\",27.000000000,main,1000.5,0,,0,0,0,1\n"
+      "0x0000000000000003,2,0x0000000000000001,,,28.000000001,uncle,999,0,,1,21000,0,0\n"
+      "0x0000000000000005,2,0x0000000000000001,1,\"B \"\"x\"\"\",29.000000000,uncle,1,0,,0,0,0,0\n"
+      "0x0000000000000004,3,0x0000000000000002,0,\"A, Inc.\",40.000000000,main,1001,2,"
+      "0x0000000000000003;0x0000000000000005,2,42000,4000000000,0\n");
   /* A: 2 + 2 + 2 * 2/32 = 4.125; B: 2 + uncle 1.75; the minerless uncle 1.75; total 9.625. */
   g_autofree char *pools = csv_of(c, an_chain_write_pools_csv);
   CU_ASSERT_STRING_EQUAL(

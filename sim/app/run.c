@@ -8,6 +8,7 @@
 #include "engine.h"
 #include "output.h"
 #include "pow.h"
+#include "propagation.h"
 
 G_DEFINE_QUARK(sim-run-error-quark, sim_run_error)
 
@@ -73,6 +74,16 @@ static gboolean write_csv(SimOutDir *out, const char *name, CsvWriter fn, const 
   return TRUE;
 }
 
+static gboolean write_observations(SimOutDir *out, const AnProp *prop, const AnChain *chain, GError **error) {
+  FILE *f = sim_outdir_create(out, "observations.csv", error);
+  if (!f) return FALSE;
+  if (!an_prop_write_observations_csv(prop, chain, f)) {
+    g_set_error(error, SIM_RUN_ERROR, SIM_RUN_ERROR_RUNTIME, "cannot write %s/observations.csv", sim_outdir_path(out));
+    return FALSE;
+  }
+  return TRUE;
+}
+
 gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summary_out, GError **error) {
   g_autofree char *default_dir = g_build_filename("results", sc->name, NULL);
   const char *dir = opt->out_dir ? opt->out_dir : default_dir;
@@ -130,6 +141,27 @@ gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summa
     return FALSE;
   }
 
+  /* Vantage points, when the network has them: the study's propagation metrics and its per-block join. */
+  const PowNetworkModel *net = (const PowNetworkModel *)sc->pow.network.model;
+  gpointer net_state = pow_world_net_state(world);
+  g_autoptr(AnProp) prop = NULL;
+  guint n_vantages = net->n_vantages && net_state ? net->n_vantages(net_state) : 0;
+  if (n_vantages > 0) {
+    g_autofree const char **vnames = g_new0(const char *, n_vantages + 1);
+    for (guint i = 0; i < n_vantages; i++) vnames[i] = net->vantage_name(net_state, i);
+    prop = an_prop_new(vnames, n_vantages);
+    for (guint i = 0; i < n_vantages && !e; i++) {
+      const GArray *sg = net->vantage_sightings(net_state, i);
+      for (guint j = 0; j < sg->len; j++)
+        if (!an_prop_add(prop, &g_array_index(sg, ObsSighting, j), &e)) break;
+    }
+    if (e || !an_prop_finalize(prop, chain, &e)) {
+      g_set_error(error, SIM_RUN_ERROR, SIM_RUN_ERROR_RUNTIME, "propagation analysis failed: %s", e->message);
+      g_error_free(e);
+      return FALSE;
+    }
+  }
+
   g_autoptr(json_t) summary = json_object();
   json_object_set_new(summary, "header",
                       sim_output_header(sc->seed, 1, opt->argc, opt->argv, sc->path, sc->doc));
@@ -140,17 +172,21 @@ gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summa
   json_object_set_new(sim, "end_time_s", json_real(sim_time_to_s(st.now)));
   json_object_set_new(sim, "stop_reason", json_string(stop_reason_name(why)));
   json_object_set_new(sim, "window_heights", json_integer(window));
+  if (net->deliveries && net_state)
+    json_object_set_new(sim, "node_block_deliveries", json_integer((json_int_t)net->deliveries(net_state)));
   /* Wall-clock figures: the only fields that differ between runs with the same seed. */
   json_object_set_new(sim, "wall_s", json_real(st.wall_s));
   json_object_set_new(sim, "events_per_s", json_real(st.wall_s > 0 ? st.events / st.wall_s : 0));
   json_object_set_new(sim, "peak_rss_bytes", json_integer((json_int_t)sim_peak_rss_bytes()));
   json_object_set_new(summary, "sim", sim);
   an_chain_add_json(chain, summary);
+  if (prop) an_prop_add_json(prop, summary);
 
   if (!sim_outdir_write_json(out, "summary.json", summary, &e) ||
       !write_csv(out, "blocks.csv", an_chain_write_blocks_csv, chain, &e) ||
       !write_csv(out, "pools.csv", an_chain_write_pools_csv, chain, &e) ||
-      !write_csv(out, "runs.csv", an_chain_write_runs_csv, chain, &e) || !sim_outdir_commit(out, &e)) {
+      !write_csv(out, "runs.csv", an_chain_write_runs_csv, chain, &e) ||
+      (prop && !write_observations(out, prop, chain, &e)) || !sim_outdir_commit(out, &e)) {
     g_set_error_literal(error, SIM_RUN_ERROR, SIM_RUN_ERROR_RUNTIME, e->message);
     g_error_free(e);
     return FALSE;

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "geo.h"
 #include "registry.h"
 
 typedef struct {
@@ -141,10 +142,19 @@ static SimScenario *load_doc(json_t *root, const char *path, SimDiag *diag) {
                    &sc->pow.chain, diag);
   sim_model_ref_parse(&sc->pow.uncles, "uncle_rule", "ethereum", section(root, "uncles"), "$.uncles", diag);
   sim_model_ref_parse(&sc->pow.network, "network", "pool-delay", section(root, "network"), "$.network", diag);
+  guint pools_before = sim_diag_count(diag);
   load_pools(sc, root, diag);
+  /* The geo network's tables name pools and regions, so they are parsed once both are known. */
+  if (sim_diag_count(diag) == pools_before && sc->pow.network.params && sc->pow.network.model == &pow_network_geo.info) {
+    g_autofree const char **names = g_new0(const char *, sc->n_pools + 1);
+    for (guint i = 0; i < sc->n_pools; i++) names[i] = sc->pools[i].name;
+    net_geo_parse_tables(sc->pow.network.params, json_object_get(root, "network"), "$.network", names,
+                         sc->n_pools, diag);
+  }
 
   if (sim_diag_count(diag) != before) return NULL;
   sc->pow.pools = sc->pools;
+  sc->pow.seed = sc->seed;
   sc->pow.n_pools = sc->n_pools;
   if (sc->stop.heights > 0) sc->pow.stop_height = (uint32_t)(sc->stop.heights + sc->stop.settle_heights);
   return g_steal_pointer(&sc);

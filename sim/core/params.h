@@ -89,6 +89,10 @@ typedef struct {
   /* Keys whose value is itself a model choice ({"model": NAME, ...params}); may be NULL. */
   const SimSubmodelSpec *submodels;
   guint n_submodels;
+  /* Further keys the generic parser must accept because a caller parses them itself (NULL-terminated). */
+  const char *const *extra_keys;
+  /* Frees what a caller parsed for those keys into the params struct; may be NULL. */
+  void (*clear_extra)(void *params);
   /* Cross-field checks after every field passed its own; adds problems at `path`. May be NULL. */
   void (*check)(const void *params, SimDiag *diag, const char *path);
 } SimModelInfo;

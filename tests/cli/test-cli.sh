@@ -90,7 +90,7 @@ contains "$tmp/c/out/summary.json" '"seed": 8' "seed recorded in header"
 ls -A "$tmp/a/out" >"$tmp/ls"
 if [ "$(tr '\n' ' ' <"$tmp/ls")" = "blocks.csv pools.csv runs.csv summary.json " ]; then ok; else bad "output files: $(cat "$tmp/ls")"; fi
 head -1 "$tmp/a/out/blocks.csv" >"$tmp/h"
-if [ "$(cat "$tmp/h")" = "id,height,parent,miner,pool,mined_s,type,difficulty,n_uncles,uncles,n_tx,gas_used,empty" ]; then ok; else bad "blocks.csv header: $(cat "$tmp/h")"; fi
+if [ "$(cat "$tmp/h")" = "id,height,parent,miner,pool,mined_s,type,difficulty,n_uncles,uncles,n_tx,gas_used,size_bytes,empty" ]; then ok; else bad "blocks.csv header: $(cat "$tmp/h")"; fi
 # The contract keys of DESIGN.md that this version fills.
 python3 - "$tmp/a/out/summary.json" >"$tmp/keys" 2>&1 <<'EOF'
 import json, sys

@@ -1,0 +1,218 @@
+/* geo.c: the "geo" network model: pools reach the network through gateway nodes in data centres, blocks
+ * spread over the peer-to-peer topology by the relay model, vantage-point nodes log what they receive. */
+#include <math.h>
+#include <string.h>
+
+#include "delay.h"
+#include "geo.h"
+#include "relay.h"
+
+enum { GEO_EV_SIGHT = 1 };
+
+typedef struct {
+  guint index;
+  GArray *sightings; /* ObsSighting, in the order received */
+} Vantage;
+
+typedef struct {
+  RelayWork *work; /* shared scratch, see GeoState.work */
+  SimTime *source_t;
+  guint64 deliveries;
+} GeoScratch;
+
+typedef struct {
+  const NetGeoParams *p;
+  const RelayModel *relay;
+  NetTopology *topo;
+  guint n_miners;
+  guint32 **miner_gw; /* gateway nodes of each miner */
+  guint *miner_n_gw;
+  guint max_gw;
+  SimEntityId *miner_entity;
+  Vantage *vantages;
+  SimEntityId *vantage_entity;
+  guint n_vantages;
+  GeoScratch **scratches; /* per miner, owned by the miners; read only after the run */
+  /* The relay's working memory (about 1.5 MB for 4000 nodes). It holds nothing from one event to the next,
+   * so miners share it: one copy stays in cache, where one per miner made every block a cold start (3x
+   * slower). A parallel engine needs one per worker thread. */
+  RelayWork *work;
+  uint64_t seed;
+} GeoState;
+
+static void vantage_handle(SimCtx *ctx, void *state, const SimEvent *ev) {
+  Vantage *v = state;
+  g_assert(ev->type == GEO_EV_SIGHT);
+  ObsSighting s = {.block = ev->payload, .vantage = v->index, .block_msg_ns = OBS_TIME_NONE,
+                   .announce_ns = OBS_TIME_NONE};
+  if (ev->aux == 0)
+    s.block_msg_ns = sim_ctx_now(ctx);
+  else
+    s.announce_ns = sim_ctx_now(ctx);
+  g_array_append_val(v->sightings, s);
+}
+
+static const SimEntityKind vantage_kind = {.name = "vantage", .handle = vantage_handle};
+
+static void geo_free_state(gpointer state) {
+  GeoState *g = state;
+  if (!g) return;
+  relay_work_free(g->work);
+  net_topology_free(g->topo);
+  for (guint i = 0; i < g->n_miners; i++) g_free(g->miner_gw ? g->miner_gw[i] : NULL);
+  g_free(g->miner_gw);
+  g_free(g->miner_n_gw);
+  g_free(g->miner_entity);
+  for (guint i = 0; i < g->n_vantages; i++)
+    if (g->vantages[i].sightings) g_array_unref(g->vantages[i].sightings);
+  g_free(g->vantages);
+  g_free(g->vantage_entity);
+  g_free(g->scratches);
+  g_free(g);
+}
+
+static gpointer geo_init(const void *params, const PowWorld *world, SimEngine *engine, GError **error) {
+  const NetGeoParams *p = params;
+  const PowConfig *cfg = pow_world_config(world);
+  GeoState *g = g_new0(GeoState, 1);
+  g->p = p;
+  g->relay = (const RelayModel *)p->relay.model;
+  g->seed = cfg->seed;
+  g->topo = net_topology_build(p, cfg->seed, error);
+  if (!g->topo) {
+    geo_free_state(g);
+    return NULL;
+  }
+  g->n_miners = pow_world_n_miners(world);
+  g->miner_gw = g_new0(guint32 *, g->n_miners);
+  g->miner_n_gw = g_new0(guint, g->n_miners);
+  g->miner_entity = g_new0(SimEntityId, g->n_miners);
+  g->scratches = g_new0(GeoScratch *, g->n_miners);
+  /* Gateways of each pool, in the order listed; a pool of several miners spreads them round-robin. */
+  for (guint m = 0; m < g->n_miners; m++) {
+    guint member = 0, pool = pow_world_miner_pool(world, m, &member);
+    const PowPoolSpec *ps = &cfg->pools[pool];
+    GArray *gws = g_array_new(FALSE, FALSE, sizeof(guint32));
+    for (guint32 s = 0; s < p->n_specials; s++)
+      if (p->specials[s].role == NET_ROLE_GATEWAY && p->specials[s].pool == pool) g_array_append_val(gws, s);
+    if (gws->len == 0) {
+      g_set_error(error, POW_ERROR, POW_ERROR_INVALID,
+                  "$.network.gateways: pool \"%s\" has no gateway (give it an entry with its cities)", ps->name);
+      g_array_unref(gws);
+      geo_free_state(g);
+      return NULL;
+    }
+    if (ps->miners > 1) {
+      guint32 only = g_array_index(gws, guint32, member % gws->len);
+      g_array_set_size(gws, 1);
+      g_array_index(gws, guint32, 0) = only;
+    }
+    g->miner_n_gw[m] = gws->len;
+    g->max_gw = MAX(g->max_gw, gws->len);
+    g->miner_gw[m] = (guint32 *)g_array_free(gws, FALSE);
+    g->miner_entity[m] = pow_world_miner_entity(world, m);
+  }
+  g->n_vantages = p->n_vantages;
+  g->vantages = g_new0(Vantage, g->n_vantages);
+  g->vantage_entity = g_new0(SimEntityId, g->n_vantages);
+  for (guint i = 0; i < g->n_vantages; i++) {
+    g->vantages[i].index = i;
+    g->vantages[i].sightings = g_array_new(FALSE, FALSE, sizeof(ObsSighting));
+    g->vantage_entity[i] = sim_engine_add_entity(engine, &vantage_kind, &g->vantages[i]);
+  }
+  return g;
+}
+
+static gpointer geo_miner_scratch(gpointer state, guint miner) {
+  GeoState *g = state;
+  GeoScratch *s = g_new0(GeoScratch, 1);
+  if (!g->work) g->work = relay_work_new(g->topo);
+  s->work = g->work;
+  s->source_t = g_new0(SimTime, MAX(g->max_gw, 1));
+  g->scratches[miner] = s;
+  return s;
+}
+
+static void geo_free_scratch(gpointer scratch) {
+  GeoScratch *s = scratch;
+  g_free(s->source_t);
+  g_free(s);
+}
+
+static void geo_publish(const void *params, gpointer state, gpointer scratch, const PowWorld *world, SimCtx *ctx,
+                        guint from, const ObsBlock *b) {
+  const NetGeoParams *p = params;
+  GeoState *g = state;
+  GeoScratch *s = scratch;
+  (void)world;
+  SimTime now = sim_ctx_now(ctx);
+  /* A stream of its own per block, so a block's spread does not depend on what else the miner drew. */
+  SimRng rng;
+  sim_rng_init(&rng, g->seed, (UINT64_C(1) << 63) | b->id);
+  for (guint i = 0; i < g->miner_n_gw[from]; i++) s->source_t[i] = now;
+  RelayBlock rb = {.sources = g->miner_gw[from],
+                   .source_t = s->source_t,
+                   .n_sources = g->miner_n_gw[from],
+                   .size_bytes = b->size_bytes,
+                   .gas_used = (double)b->gas_used};
+  g->relay->propagate(p->relay.params, p, g->topo, &rb, g->topo->n_special, &rng, s->work);
+  s->deliveries += relay_work_reached(s->work);
+
+  /* Each other pool mines on the block once a gateway of its has imported it and its miners got new work. */
+  SimTime import = g->relay->import_ns(p->relay.params, (double)b->gas_used);
+  for (guint m = 0; m < g->n_miners; m++) {
+    if (m == from) continue;
+    SimTime first = SIM_TIME_MAX;
+    for (guint i = 0; i < g->miner_n_gw[m]; i++) first = MIN(first, relay_work_have(s->work, g->miner_gw[m][i]));
+    if (first == SIM_TIME_MAX) continue; /* not connected to where the block went */
+    SimTime delay = first - now + import + sim_delay_sample(&p->stratum, &rng);
+    sim_ctx_send(ctx, g->miner_entity[m], delay, POW_EV_BLOCK, 0, b->id);
+  }
+  /* What the vantage points log: block messages and announcements (a fetched block is not a NewBlockMsg). */
+  for (guint v = 0; v < g->n_vantages; v++) {
+    SimTime tp = relay_work_first_push(s->work, v), ta = relay_work_announce(s->work, v);
+    if (tp != SIM_TIME_MAX) sim_ctx_send(ctx, g->vantage_entity[v], tp - now, GEO_EV_SIGHT, 0, b->id);
+    if (ta != SIM_TIME_MAX) sim_ctx_send(ctx, g->vantage_entity[v], ta - now, GEO_EV_SIGHT, 1, b->id);
+  }
+}
+
+static guint geo_n_vantages(gpointer state) { return ((GeoState *)state)->n_vantages; }
+
+static const char *geo_vantage_name(gpointer state, guint i) {
+  GeoState *g = state;
+  return g->p->specials[i].name;
+}
+
+static const GArray *geo_vantage_sightings(gpointer state, guint i) {
+  return ((GeoState *)state)->vantages[i].sightings;
+}
+
+static guint64 geo_deliveries(gpointer state) {
+  GeoState *g = state;
+  guint64 n = 0;
+  for (guint m = 0; m < g->n_miners; m++)
+    if (g->scratches[m]) n += g->scratches[m]->deliveries;
+  return n;
+}
+
+static void geo_clear_extra(void *params) { net_geo_clear_tables(params); }
+
+static const char *const geo_extra_keys[] = {"regions", "cities", "vantage_points", "gateways", NULL};
+
+const PowNetworkModel pow_network_geo = {
+    .info = {.name = "geo", .family = "network",
+             .help = "regions, data-centre cities, a Geth-like peer-to-peer topology, pool gateways, vantage points "
+                     "and a relay protocol",
+             .params = net_geo_param_specs, .n_params = NET_GEO_N_PARAMS,
+             .params_size = sizeof(NetGeoParams), .submodels = net_geo_submodels, .n_submodels = NET_GEO_N_SUBMODELS,
+             .extra_keys = geo_extra_keys, .clear_extra = geo_clear_extra},
+    .init = geo_init,
+    .free_state = geo_free_state,
+    .miner_scratch = geo_miner_scratch,
+    .free_scratch = geo_free_scratch,
+    .publish = geo_publish,
+    .n_vantages = geo_n_vantages,
+    .vantage_name = geo_vantage_name,
+    .vantage_sightings = geo_vantage_sightings,
+    .deliveries = geo_deliveries,
+};

@@ -1,0 +1,1148 @@
+/* net.c: the geographic network substrate: jitter models, geo tables parsing, topology building. */
+#include "net.h"
+
+#include <gsl/gsl_randist.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+G_DEFINE_QUARK(net - error - quark, net_error)
+
+static SimTime ms_to_ns(double ms) {
+  return sim_time_from_s(ms / 1e3);
+}
+
+/* %g when it round-trips, else the shortest longer form that does. Free with g_free(). */
+static char *fmt_num(double v) {
+  if (isnan(v)) return g_strdup("nan");
+  if (isinf(v)) return g_strdup(v > 0 ? "inf" : "-inf");
+  char fmt[8], buf[G_ASCII_DTOSTR_BUF_SIZE];
+  for (int prec = 6; prec <= 17; prec++) {
+    g_snprintf(fmt, sizeof fmt, "%%.%dg", prec);
+    g_ascii_formatd(buf, sizeof buf, fmt, v);
+    if (g_ascii_strtod(buf, NULL) == v) break;
+  }
+  return g_strdup(buf);
+}
+
+/* ======================================================================================================
+ * The "jitter" family
+ * ====================================================================================================== */
+
+/* ---- none ---- */
+static SimTime none_sample(const void *params, SimTime mean_ns, SimRng *rng) {
+  (void)params;
+  (void)rng;
+  return mean_ns;
+}
+
+const NetJitterModel net_jitter_none = {
+    .info = {.name = "none", .family = "jitter", .help = "no jitter: every message takes the pair mean"},
+    .sample = none_sample,
+};
+
+/* ---- pareto ---- */
+typedef struct {
+  double floor_ms;
+  double shape_per_ms;
+} ParetoParams;
+
+static const SimParamSpec pareto_params[] = {
+    {.name = "floor_ms",
+     .type = SIM_PARAM_NUMBER,
+     .unit = "ms",
+     .min = 0,
+     .max = INFINITY,
+     .def = 5,
+     .offset = offsetof(ParetoParams, floor_ms),
+     .help = "scale = mean - floor_ms (SimBlock: 5)"},
+    {.name = "shape_per_ms",
+     .type = SIM_PARAM_NUMBER,
+     .unit = "1/ms",
+     .min = 0,
+     .max = INFINITY,
+     .min_open = TRUE,
+     .def = 0.2,
+     .offset = offsetof(ParetoParams, shape_per_ms),
+     .help = "shape = shape_per_ms x mean in ms (SimBlock: 0.2)"},
+};
+
+static SimTime pareto_sample(const void *params, SimTime mean_ns, SimRng *rng) {
+  const ParetoParams *p = params;
+  double mean_ms = (double)mean_ns / 1e6;
+  double scale_ms = mean_ms - p->floor_ms;
+  double shape = p->shape_per_ms * mean_ms;
+  /* shape <= 1 has no finite mean and scale <= 0 degenerates to 0: both would distort the pair mean. */
+  if (!(shape > 1) || !(scale_ms > 0)) return mean_ns;
+  double u = sim_rng_uniform_pos(rng);
+  return ms_to_ns(scale_ms / pow(u, 1.0 / shape));
+}
+
+const NetJitterModel net_jitter_pareto = {
+    .info = {.name = "pareto",
+             .family = "jitter",
+             .help =
+                 "SimBlock: scale / U^(1/shape), scale = mean - floor_ms, shape = shape_per_ms x mean(ms); "
+                 "the mean itself where shape <= 1",
+             .params = pareto_params,
+             .n_params = G_N_ELEMENTS(pareto_params),
+             .params_size = sizeof(ParetoParams)},
+    .sample = pareto_sample,
+};
+
+/* ---- lognormal ---- */
+typedef struct {
+  double sigma;
+} LognormalJitterParams;
+
+static const SimParamSpec lognormal_params[] = {
+    {.name = "sigma",
+     .type = SIM_PARAM_NUMBER,
+     .unit = "",
+     .min = 0,
+     .max = 10,
+     .def = 0.3,
+     .offset = offsetof(LognormalJitterParams, sigma),
+     .help = "standard deviation of log(latency)"},
+};
+
+static SimTime lognormal_sample(const void *params, SimTime mean_ns, SimRng *rng) {
+  const LognormalJitterParams *p = params;
+  if (mean_ns <= 0) return 0;
+  double z = gsl_ran_ugaussian(sim_rng_gsl(rng));
+  return sim_time_from_s((double)mean_ns / 1e9 * exp(p->sigma * z - p->sigma * p->sigma / 2));
+}
+
+const NetJitterModel net_jitter_lognormal = {
+    .info = {.name = "lognormal",
+             .family = "jitter",
+             .help = "lognormal with the pair mean: mu = ln(mean) - sigma^2/2",
+             .params = lognormal_params,
+             .n_params = G_N_ELEMENTS(lognormal_params),
+             .params_size = sizeof(LognormalJitterParams)},
+    .sample = lognormal_sample,
+};
+
+/* ---- empirical ---- */
+typedef struct {
+  double p10_factor;
+  double p50_factor;
+  double p90_factor;
+  double p99_factor;
+} EmpiricalParams;
+
+static const SimParamSpec empirical_params[] = {
+    {.name = "p10_factor",
+     .type = SIM_PARAM_NUMBER,
+     .unit = "",
+     .min = 0,
+     .max = INFINITY,
+     .def = 0.8,
+     .offset = offsetof(EmpiricalParams, p10_factor),
+     .help = "10th percentile of latency / pair mean"},
+    {.name = "p50_factor",
+     .type = SIM_PARAM_NUMBER,
+     .unit = "",
+     .min = 0,
+     .max = INFINITY,
+     .def = 1.0,
+     .offset = offsetof(EmpiricalParams, p50_factor),
+     .help = "median of latency / pair mean"},
+    {.name = "p90_factor",
+     .type = SIM_PARAM_NUMBER,
+     .unit = "",
+     .min = 0,
+     .max = INFINITY,
+     .def = 1.5,
+     .offset = offsetof(EmpiricalParams, p90_factor),
+     .help = "90th percentile of latency / pair mean"},
+    {.name = "p99_factor",
+     .type = SIM_PARAM_NUMBER,
+     .unit = "",
+     .min = 0,
+     .max = INFINITY,
+     .def = 3.0,
+     .offset = offsetof(EmpiricalParams, p99_factor),
+     .help = "99th percentile of latency / pair mean"},
+};
+
+#define EMPIRICAL_POINTS 6
+static void empirical_points(const EmpiricalParams *p, double q[EMPIRICAL_POINTS],
+                             double f[EMPIRICAL_POINTS]) {
+  static const double qs[EMPIRICAL_POINTS] = {0, 0.1, 0.5, 0.9, 0.99, 1};
+  memcpy(q, qs, sizeof qs);
+  f[0] = 0.5 * p->p10_factor;
+  f[1] = p->p10_factor;
+  f[2] = p->p50_factor;
+  f[3] = p->p90_factor;
+  f[4] = p->p99_factor;
+  f[5] = 1.5 * p->p99_factor;
+}
+
+static SimTime empirical_sample(const void *params, SimTime mean_ns, SimRng *rng) {
+  double q[EMPIRICAL_POINTS], f[EMPIRICAL_POINTS];
+  empirical_points(params, q, f);
+  double u = sim_rng_uniform(rng);
+  guint i = 0;
+  while (i + 2 < EMPIRICAL_POINTS && u >= q[i + 1])
+    i++;
+  double factor = f[i] + (f[i + 1] - f[i]) * (u - q[i]) / (q[i + 1] - q[i]);
+  return sim_time_from_s((double)mean_ns / 1e9 * factor);
+}
+
+static void empirical_check(const void *params, SimDiag *diag, const char *path) {
+  const EmpiricalParams *p = params;
+  if (p->p10_factor > p->p50_factor || p->p50_factor > p->p90_factor || p->p90_factor > p->p99_factor) {
+    g_autofree char *a = fmt_num(p->p10_factor), *b = fmt_num(p->p50_factor);
+    g_autofree char *c = fmt_num(p->p90_factor), *d = fmt_num(p->p99_factor);
+    sim_diag_add(diag, path,
+                 "p10_factor, p50_factor, p90_factor, p99_factor must be non-decreasing (got %s, %s, %s, %s)",
+                 a, b, c, d);
+  }
+}
+
+const NetJitterModel net_jitter_empirical = {
+    .info = {.name = "empirical",
+             .family = "jitter",
+             .help = "pair mean x a factor interpolated from its percentiles (0: 0.5 p10, 1: 1.5 p99)",
+             .params = empirical_params,
+             .n_params = G_N_ELEMENTS(empirical_params),
+             .params_size = sizeof(EmpiricalParams),
+             .check = empirical_check},
+    .sample = empirical_sample,
+};
+
+/* ======================================================================================================
+ * Geo parameters
+ * ====================================================================================================== */
+
+const SimParamSpec net_geo_param_specs[] = {
+    {.name = "nodes",
+     .type = SIM_PARAM_INT,
+     .unit = "",
+     .min = 1,
+     .max = 1e6,
+     .def = 4000,
+     .offset = offsetof(NetGeoParams, nodes),
+     .help = "ordinary (home) nodes"},
+    {.name = "out_peers",
+     .type = SIM_PARAM_INT,
+     .unit = "",
+     .min = 1,
+     .max = 1000,
+     .def = 8,
+     .offset = offsetof(NetGeoParams, out_peers),
+     .help = "peers each ordinary node dials (Geth 1.8.23: max_peers / 3)"},
+    {.name = "max_peers",
+     .type = SIM_PARAM_INT,
+     .unit = "",
+     .min = 1,
+     .max = 100000,
+     .def = 25,
+     .offset = offsetof(NetGeoParams, max_peers),
+     .help = "links an ordinary node accepts from ordinary nodes and vantage points (Geth default 25)"},
+    {.name = "geo_bias",
+     .type = SIM_PARAM_NUMBER,
+     .unit = "",
+     .min = 0,
+     .max = 1,
+     .def = 0.5,
+     .offset = offsetof(NetGeoParams, geo_bias),
+     .help = "probability that a dial picks a node of the dialler's own region (else any node)"},
+    {.name = "dc_upload_bps",
+     .type = SIM_PARAM_NUMBER,
+     .unit = "bit/s",
+     .min = 0,
+     .max = INFINITY,
+     .min_open = TRUE,
+     .def = 1e9,
+     .offset = offsetof(NetGeoParams, dc_upload_bps),
+     .help = "upload bandwidth of data-centre nodes (vantage points, gateways)"},
+    {.name = "dc_download_bps",
+     .type = SIM_PARAM_NUMBER,
+     .unit = "bit/s",
+     .min = 0,
+     .max = INFINITY,
+     .min_open = TRUE,
+     .def = 1e9,
+     .offset = offsetof(NetGeoParams, dc_download_bps),
+     .help = "download bandwidth of data-centre nodes"},
+    {.name = "gateway_peers",
+     .type = SIM_PARAM_INT,
+     .unit = "",
+     .min = 1,
+     .max = 100000,
+     .def = 50,
+     .offset = offsetof(NetGeoParams, gateway_peers),
+     .help = "ordinary nodes a pool gateway dials when its entry gives no \"peers\""},
+};
+G_STATIC_ASSERT(G_N_ELEMENTS(net_geo_param_specs) == NET_GEO_N_PARAMS);
+const guint net_geo_n_param_specs = G_N_ELEMENTS(net_geo_param_specs);
+
+const SimSubmodelSpec net_geo_submodels[] = {
+    {.key = "jitter",
+     .family = "jitter",
+     .default_model = "pareto",
+     .offset = offsetof(NetGeoParams, jitter),
+     .help = "spread of one message's latency around its pair mean"},
+    {.key = "relay",
+     .family = "relay",
+     .default_model = "geth-1.8.23",
+     .offset = offsetof(NetGeoParams, relay),
+     .help = "block relay protocol of the nodes"},
+    {.key = "stratum",
+     .family = "delay",
+     .default_model = "lognormal",
+     .offset = offsetof(NetGeoParams, stratum),
+     .help = "work distribution: a pool gateway's new head -> its miners working on it"},
+};
+G_STATIC_ASSERT(G_N_ELEMENTS(net_geo_submodels) == NET_GEO_N_SUBMODELS);
+const guint net_geo_n_submodels = G_N_ELEMENTS(net_geo_submodels);
+
+/* ======================================================================================================
+ * Parsing the tables
+ * ====================================================================================================== */
+
+#define VANTAGE_DEFAULT_PEERS 800
+/* Above this many names, "unknown ..." messages point at the list instead of quoting it. */
+#define MAX_LISTED_NAMES 16
+
+static const char *json_kind(const json_t *v) {
+  switch (json_typeof(v)) {
+  case JSON_OBJECT:
+    return "object";
+  case JSON_ARRAY:
+    return "array";
+  case JSON_STRING:
+    return "string";
+  case JSON_INTEGER:
+    return "integer";
+  case JSON_REAL:
+    return "real";
+  case JSON_TRUE:
+    return "true";
+  case JSON_FALSE:
+    return "false";
+  case JSON_NULL:
+    return "null";
+  }
+  return "?";
+}
+
+/* "$.a.key", or $.a["odd key"] where the dotted form would be ambiguous (as params.c). Free with g_free(). */
+static char *key_path(const char *path, const char *key) {
+  gboolean plain = key[0] != '\0';
+  for (const char *c = key; *c; c++)
+    if (!g_ascii_isalnum(*c) && *c != '_' && *c != '-') plain = FALSE;
+  if (plain) return g_strdup_printf("%s.%s", path, key);
+  json_t *s = json_string(key);
+  char *quoted = s ? json_dumps(s, JSON_ENCODE_ANY) : NULL;
+  json_decref(s);
+  char *res = g_strdup_printf("%s[%s]", path, quoted ? quoted : "?");
+  free(quoted);
+  return res;
+}
+
+static char *index_path(const char *path, size_t i) {
+  return g_strdup_printf("%s[%zu]", path, i);
+}
+
+/* Reports every key of `obj` that is not in `allowed` (NULL-terminated); "comment" is always allowed. */
+static void check_keys(json_t *obj, const char *path, const char *const *allowed, SimDiag *diag) {
+  const char *key;
+  json_t *value;
+  json_object_foreach(obj, key, value) {
+    gboolean ok = strcmp(key, "comment") == 0;
+    for (guint i = 0; !ok && allowed[i]; i++)
+      ok = strcmp(allowed[i], key) == 0;
+    if (ok) continue;
+    GString *names = g_string_new(NULL);
+    for (guint i = 0; allowed[i]; i++)
+      g_string_append_printf(names, "%s, ", allowed[i]);
+    g_string_append(names, "comment");
+    g_autofree char *kp = key_path(path, key);
+    sim_diag_add(diag, kp, "unknown key (expected one of: %s)", names->str);
+    g_string_free(names, TRUE);
+  }
+}
+
+/* The value of required key `key` of `obj`, or NULL after reporting it missing. */
+static json_t *required_key(json_t *obj, const char *path, const char *key, SimDiag *diag) {
+  json_t *v = json_object_get(obj, key);
+  if (!v) {
+    g_autofree char *kp = key_path(path, key);
+    sim_diag_add(diag, kp, "missing required key");
+  }
+  return v;
+}
+
+enum { BOUND_NONNEG, BOUND_POS };
+
+/* Checks one number (null allowed when `allow_null`: stored as NAN); reports at `path`. */
+static gboolean parse_number(json_t *v, const char *path, int bound, gboolean allow_null, double *out,
+                             SimDiag *diag) {
+  if (allow_null && json_is_null(v)) {
+    *out = NAN;
+    return TRUE;
+  }
+  if (!json_is_number(v)) {
+    sim_diag_add(diag, path, "must be a number%s (got %s)", allow_null ? " or null" : "", json_kind(v));
+    return FALSE;
+  }
+  double d = json_number_value(v);
+  gboolean ok = isfinite(d) && (bound == BOUND_POS ? d > 0 : d >= 0);
+  if (!ok) {
+    g_autofree char *got = fmt_num(d);
+    sim_diag_add(diag, path, "must be %s 0 (got %s)", bound == BOUND_POS ? ">" : ">=", got);
+    return FALSE;
+  }
+  *out = d;
+  return TRUE;
+}
+
+/* An array of exactly n numbers into out[n]. */
+static gboolean parse_vector(json_t *v, const char *path, guint n, int bound, double *out, SimDiag *diag) {
+  if (!json_is_array(v) || json_array_size(v) != n) {
+    if (json_is_array(v))
+      sim_diag_add(diag, path, "must be an array of %u numbers (got %zu entries)", n, json_array_size(v));
+    else
+      sim_diag_add(diag, path, "must be an array of %u numbers (got %s)", n, json_kind(v));
+    return FALSE;
+  }
+  gboolean ok = TRUE;
+  for (guint i = 0; i < n; i++) {
+    g_autofree char *ip = index_path(path, i);
+    ok &= parse_number(json_array_get(v, i), ip, bound, FALSE, &out[i], diag);
+  }
+  return ok;
+}
+
+/* An n x n matrix of numbers >= 0 (or null when allow_null) into out[n * n], row-major. */
+static gboolean parse_matrix(json_t *v, const char *path, guint n, gboolean allow_null, double *out,
+                             SimDiag *diag) {
+  if (!json_is_array(v)) {
+    sim_diag_add(diag, path, "must be a %ux%u matrix (got %s)", n, n, json_kind(v));
+    return FALSE;
+  }
+  if (json_array_size(v) != n) {
+    sim_diag_add(diag, path, "must be a %ux%u matrix (got %zu rows)", n, n, json_array_size(v));
+    return FALSE;
+  }
+  for (guint i = 0; i < n; i++) {
+    json_t *row = json_array_get(v, i);
+    if (!json_is_array(row)) {
+      sim_diag_add(diag, path, "must be a %ux%u matrix (row %u is %s %s)", n, n, i,
+                   json_is_object(row) || json_is_array(row) ? "an" : "a", json_kind(row));
+      return FALSE;
+    }
+    if (json_array_size(row) != n) {
+      sim_diag_add(diag, path, "must be a %ux%u matrix (row %u has %zu entries)", n, n, i,
+                   json_array_size(row));
+      return FALSE;
+    }
+  }
+  gboolean ok = TRUE;
+  for (guint i = 0; i < n; i++)
+    for (guint j = 0; j < n; j++) {
+      g_autofree char *ep = g_strdup_printf("%s[%u][%u]", path, i, j);
+      ok &= parse_number(json_array_get(json_array_get(v, i), j), ep, BOUND_NONNEG, allow_null,
+                         &out[i * n + j], diag);
+    }
+  return ok;
+}
+
+/* A list of names: its length in *n (0 when unusable), the names (NULL for bad entries) and, when all are
+ * valid and unique, an index name -> position + 1 (else NULL). */
+typedef struct {
+  guint n;
+  char **names;      /* n + 1, NULL-terminated when complete */
+  GHashTable *index; /* borrowed keys; NULL when the list has problems */
+  char *path;        /* where the list is, for messages; NULL when no list was given */
+} NameList;
+
+static void parse_names(json_t *v, const char *path, guint max, const char *what, NameList *out,
+                        SimDiag *diag) {
+  memset(out, 0, sizeof *out);
+  out->path = g_strdup(path);
+  if (!json_is_array(v) || json_array_size(v) == 0 || json_array_size(v) > max) {
+    if (json_is_array(v) && json_array_size(v) > max)
+      sim_diag_add(diag, path, "must have at most %u %s (got %zu)", max, what, json_array_size(v));
+    else
+      sim_diag_add(diag, path, "must be a non-empty array of %s (got %s)", what,
+                   json_is_array(v) ? "an empty array" : json_kind(v));
+    return;
+  }
+  out->n = (guint)json_array_size(v);
+  out->names = g_new0(char *, out->n + 1);
+  GHashTable *index = g_hash_table_new(g_str_hash, g_str_equal);
+  gboolean ok = TRUE;
+  for (guint i = 0; i < out->n; i++) {
+    json_t *e = json_array_get(v, i);
+    g_autofree char *ip = index_path(path, i);
+    if (!json_is_string(e) || json_string_length(e) == 0) {
+      sim_diag_add(diag, ip, "must be a non-empty string (got %s)",
+                   json_is_string(e) ? "\"\"" : json_kind(e));
+      ok = FALSE;
+      continue;
+    }
+    const char *s = json_string_value(e);
+    if (strlen(s) != json_string_length(e)) {
+      sim_diag_add(diag, ip, "must not contain NUL characters");
+      ok = FALSE;
+      continue;
+    }
+    if (g_hash_table_contains(index, s)) {
+      sim_diag_add(diag, ip, "duplicate name \"%s\"", s);
+      ok = FALSE;
+      continue;
+    }
+    out->names[i] = g_strdup(s);
+    g_hash_table_insert(index, out->names[i], GUINT_TO_POINTER(i + 1));
+  }
+  if (ok) {
+    out->index = index;
+  } else {
+    g_hash_table_unref(index);
+  }
+}
+
+static void name_list_clear(NameList *l) {
+  if (l->index) g_hash_table_unref(l->index);
+  g_strfreev(l->names);
+  g_free(l->path);
+  memset(l, 0, sizeof *l);
+}
+
+/* Looks up a name given at `path` (a JSON string expected) in `list`; -1 after reporting a problem. When the
+ * list itself is broken nothing is reported about unknown names (the list's own problem explains them). */
+static int lookup_name(const NameList *list, const char *kind, json_t *v, const char *path, SimDiag *diag) {
+  if (!json_is_string(v)) {
+    sim_diag_add(diag, path, "must be a %s name (got %s)", kind, json_kind(v));
+    return -1;
+  }
+  const char *s = json_string_value(v);
+  if (!list->path) {
+    sim_diag_add(diag, path, "unknown %s \"%s\" (no %s are defined)", kind, s,
+                 strcmp(kind, "city") == 0 ? "cities" : "regions");
+    return -1;
+  }
+  if (!list->index) return -1;
+  gpointer pos = g_hash_table_lookup(list->index, s);
+  if (pos) return GPOINTER_TO_INT(pos) - 1;
+  if (list->n <= MAX_LISTED_NAMES) {
+    g_autofree char *names = g_strjoinv(", ", list->names);
+    sim_diag_add(diag, path, "unknown %s \"%s\" (expected one of: %s)", kind, s, names);
+  } else {
+    sim_diag_add(diag, path, "unknown %s \"%s\" (not in %s)", kind, s, list->path);
+  }
+  return -1;
+}
+
+/* "peers" of a special: an integer in [1, NET_MAX_SPECIAL_PEERS], `def` (added to obj) when absent. */
+static gboolean parse_peers(json_t *obj, const char *opath, int64_t def, guint32 *out, SimDiag *diag) {
+  json_t *v = json_object_get(obj, "peers");
+  if (!v) {
+    json_object_set_new(obj, "peers", json_integer(def));
+    *out = (guint32)def;
+    return TRUE;
+  }
+  g_autofree char *path = key_path(opath, "peers");
+  double d;
+  if (json_is_integer(v)) {
+    d = (double)json_integer_value(v);
+  } else if (json_is_real(v) && json_real_value(v) == trunc(json_real_value(v))) {
+    d = json_real_value(v);
+  } else {
+    sim_diag_add(diag, path, "must be an integer (got %s)", json_kind(v));
+    return FALSE;
+  }
+  g_autofree char *got = fmt_num(d);
+  if (d < 1) {
+    sim_diag_add(diag, path, "must be >= 1 (got %s)", got);
+    return FALSE;
+  }
+  if (d > NET_MAX_SPECIAL_PEERS) {
+    sim_diag_add(diag, path, "must be <= %d (got %s)", NET_MAX_SPECIAL_PEERS, got);
+    return FALSE;
+  }
+  *out = (guint32)d;
+  return TRUE;
+}
+
+static void parse_regions(NetGeoParams *p, json_t *regions, const char *rpath, NameList *names,
+                          SimDiag *diag) {
+  static const char *const keys[] = {"names", "latency_ms", "upload_bps", "download_bps", "node_share", NULL};
+  if (!json_is_object(regions)) {
+    sim_diag_add(diag, rpath, "must be an object (got %s)", json_kind(regions));
+    return;
+  }
+  check_keys(regions, rpath, keys, diag);
+  g_autofree char *names_path = key_path(rpath, "names");
+  json_t *jn = required_key(regions, rpath, "names", diag);
+  if (jn) parse_names(jn, names_path, NET_MAX_REGIONS, "region names", names, diag);
+  if (!names->path) names->path = g_strdup(names_path);
+  guint n = names->n;
+  if (n > 0) {
+    p->n_regions = n;
+    p->region_names = g_new0(char *, n + 1);
+    for (guint i = 0; i < n; i++)
+      p->region_names[i] = g_strdup(names->names[i] ? names->names[i] : "");
+    p->latency_ms = g_new0(double, (gsize)n *n);
+    p->upload_bps = g_new0(double, n);
+    p->download_bps = g_new0(double, n);
+    p->node_share = g_new0(double, n);
+  }
+  struct {
+    const char *key;
+    double *out;
+    int bound;
+  } vectors[] = {{"upload_bps", p->upload_bps, BOUND_POS},
+                 {"download_bps", p->download_bps, BOUND_POS},
+                 {"node_share", p->node_share, BOUND_NONNEG}};
+  json_t *jl = required_key(regions, rpath, "latency_ms", diag);
+  if (jl && n > 0) {
+    g_autofree char *lp = key_path(rpath, "latency_ms");
+    parse_matrix(jl, lp, n, FALSE, p->latency_ms, diag);
+  }
+  for (guint k = 0; k < G_N_ELEMENTS(vectors); k++) {
+    json_t *jv = required_key(regions, rpath, vectors[k].key, diag);
+    if (!jv || n == 0) continue;
+    g_autofree char *vp = key_path(rpath, vectors[k].key);
+    gboolean ok = parse_vector(jv, vp, n, vectors[k].bound, vectors[k].out, diag);
+    if (ok && vectors[k].out == p->node_share) {
+      double sum = 0;
+      for (guint i = 0; i < n; i++)
+        sum += p->node_share[i];
+      if (!(fabs(sum - 1) <= 1e-3)) {
+        /* A computed sum: 6 digits, not the round-trip form with its float noise. */
+        char got[G_ASCII_DTOSTR_BUF_SIZE];
+        g_ascii_formatd(got, sizeof got, "%.6g", sum);
+        sim_diag_add(diag, vp, "must sum to 1 (got %s)", got);
+      } else {
+        for (guint i = 0; i < n; i++)
+          p->node_share[i] /= sum;
+      }
+    }
+  }
+}
+
+static void parse_cities(NetGeoParams *p, json_t *cities, const char *cpath, const NameList *regions,
+                         NameList *names, SimDiag *diag) {
+  static const char *const keys[] = {"names", "region", "rtt_ms", NULL};
+  if (!json_is_object(cities)) {
+    sim_diag_add(diag, cpath, "must be an object (got %s)", json_kind(cities));
+    return;
+  }
+  check_keys(cities, cpath, keys, diag);
+  g_autofree char *names_path = key_path(cpath, "names");
+  json_t *jn = required_key(cities, cpath, "names", diag);
+  if (jn) parse_names(jn, names_path, NET_NO_CITY - 1, "city names", names, diag);
+  if (!names->path) names->path = g_strdup(names_path);
+  guint n = names->n;
+  if (n > 0) {
+    p->n_cities = n;
+    p->city_names = g_new0(char *, n + 1);
+    for (guint i = 0; i < n; i++)
+      p->city_names[i] = g_strdup(names->names[i] ? names->names[i] : "");
+    p->city_region = g_new0(guint16, n);
+    p->city_rtt_ms = g_new0(double, (gsize)n *n);
+  }
+  json_t *jr = required_key(cities, cpath, "region", diag);
+  if (jr && n > 0) {
+    g_autofree char *rp = key_path(cpath, "region");
+    if (!json_is_array(jr) || json_array_size(jr) != n) {
+      if (json_is_array(jr))
+        sim_diag_add(diag, rp, "must be an array of %u region names (got %zu entries)", n,
+                     json_array_size(jr));
+      else
+        sim_diag_add(diag, rp, "must be an array of %u region names (got %s)", n, json_kind(jr));
+    } else {
+      for (guint i = 0; i < n; i++) {
+        g_autofree char *ip = index_path(rp, i);
+        int r = lookup_name(regions, "region", json_array_get(jr, i), ip, diag);
+        if (r >= 0) p->city_region[i] = (guint16)r;
+      }
+    }
+  }
+  json_t *jt = required_key(cities, cpath, "rtt_ms", diag);
+  if (jt && n > 0) {
+    g_autofree char *tp = key_path(cpath, "rtt_ms");
+    parse_matrix(jt, tp, n, TRUE, p->city_rtt_ms, diag);
+  }
+}
+
+/* Whether obj has key a or b (exactly one); reports at opath otherwise. */
+static json_t *one_of(json_t *obj, const char *opath, const char *a, const char *b, const char **which,
+                      SimDiag *diag) {
+  json_t *va = json_object_get(obj, a), *vb = json_object_get(obj, b);
+  if (va && vb) {
+    sim_diag_add(diag, opath, "must give \"%s\" or \"%s\", not both", a, b);
+    return NULL;
+  }
+  if (!va && !vb) {
+    sim_diag_add(diag, opath, "must give \"%s\" or \"%s\"", a, b);
+    return NULL;
+  }
+  *which = va ? a : b;
+  return va ? va : vb;
+}
+
+static void parse_vantages(NetGeoParams *p, json_t *arr, const char *vpath, const NameList *regions,
+                           const NameList *cities, GArray *out, SimDiag *diag) {
+  static const char *const keys[] = {"name", "region", "city", "peers", NULL};
+  if (!json_is_array(arr)) {
+    sim_diag_add(diag, vpath, "must be an array of objects (got %s)", json_kind(arr));
+    return;
+  }
+  g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+  for (size_t i = 0; i < json_array_size(arr); i++) {
+    json_t *o = json_array_get(arr, i);
+    g_autofree char *op = index_path(vpath, i);
+    if (!json_is_object(o)) {
+      sim_diag_add(diag, op, "must be an object (got %s)", json_kind(o));
+      continue;
+    }
+    check_keys(o, op, keys, diag);
+    NetSpecial s = {.role = NET_ROLE_VANTAGE, .pool = NET_NO_POOL, .city = NET_NO_CITY};
+    gboolean ok = TRUE;
+    json_t *jn = required_key(o, op, "name", diag);
+    if (!jn) {
+      ok = FALSE;
+    } else {
+      g_autofree char *np = key_path(op, "name");
+      if (!json_is_string(jn) || json_string_length(jn) == 0 ||
+          strlen(json_string_value(jn)) != json_string_length(jn)) {
+        sim_diag_add(diag, np, "must be a non-empty string (got %s)",
+                     json_is_string(jn) ? "\"\"" : json_kind(jn));
+        ok = FALSE;
+      } else if (g_hash_table_contains(seen, json_string_value(jn))) {
+        sim_diag_add(diag, np, "duplicate name \"%s\"", json_string_value(jn));
+        ok = FALSE;
+      } else {
+        g_hash_table_add(seen, (gpointer)json_string_value(jn));
+      }
+    }
+    const char *which = NULL;
+    json_t *place = one_of(o, op, "region", "city", &which, diag);
+    if (!place) {
+      ok = FALSE;
+    } else {
+      g_autofree char *pp = key_path(op, which);
+      if (strcmp(which, "region") == 0) {
+        int r = lookup_name(regions, "region", place, pp, diag);
+        if (r < 0)
+          ok = FALSE;
+        else
+          s.region = (guint16)r;
+      } else {
+        int c = lookup_name(cities, "city", place, pp, diag);
+        if (c < 0) {
+          ok = FALSE;
+        } else {
+          s.city = (guint16)c;
+          s.region = p->city_region[c];
+        }
+      }
+    }
+    ok &= parse_peers(o, op, VANTAGE_DEFAULT_PEERS, &s.peers, diag);
+    if (!ok) continue;
+    s.name = g_strdup(json_string_value(jn));
+    g_array_append_val(out, s);
+  }
+}
+
+static void parse_gateways(NetGeoParams *p, json_t *arr, const char *gpath, const NameList *regions,
+                           const NameList *cities, const char *const *pool_names, guint n_pools, GArray *out,
+                           SimDiag *diag) {
+  static const char *const keys[] = {"pool", "cities", "regions", "peers", NULL};
+  if (!json_is_array(arr)) {
+    sim_diag_add(diag, gpath, "must be an array of objects (got %s)", json_kind(arr));
+    return;
+  }
+  g_autofree guint *per_pool = g_new0(guint, MAX(n_pools, 1));
+  for (size_t i = 0; i < json_array_size(arr); i++) {
+    json_t *o = json_array_get(arr, i);
+    g_autofree char *op = index_path(gpath, i);
+    if (!json_is_object(o)) {
+      sim_diag_add(diag, op, "must be an object (got %s)", json_kind(o));
+      continue;
+    }
+    check_keys(o, op, keys, diag);
+    gboolean ok = TRUE;
+    guint pool = NET_NO_POOL;
+    json_t *jp = required_key(o, op, "pool", diag);
+    if (!jp) {
+      ok = FALSE;
+    } else {
+      g_autofree char *pp = key_path(op, "pool");
+      if (!json_is_string(jp)) {
+        sim_diag_add(diag, pp, "must be a pool name (got %s)", json_kind(jp));
+        ok = FALSE;
+      } else {
+        for (guint k = 0; k < n_pools && pool == NET_NO_POOL; k++)
+          if (pool_names[k] && strcmp(pool_names[k], json_string_value(jp)) == 0) pool = k;
+        if (pool == NET_NO_POOL) {
+          sim_diag_add(diag, pp, "unknown pool \"%s\"", json_string_value(jp));
+          ok = FALSE;
+        }
+      }
+    }
+    guint32 peers = 0;
+    ok &= parse_peers(o, op, p->gateway_peers, &peers, diag);
+    const char *which = NULL;
+    json_t *places = one_of(o, op, "cities", "regions", &which, diag);
+    if (!places) continue;
+    gboolean by_city = strcmp(which, "cities") == 0;
+    g_autofree char *lp = key_path(op, which);
+    if (!json_is_array(places) || json_array_size(places) == 0) {
+      sim_diag_add(diag, lp, "must be a non-empty array of %s names (got %s)", by_city ? "city" : "region",
+                   json_is_array(places) ? "an empty array" : json_kind(places));
+      continue;
+    }
+    g_autoptr(GArray) found = g_array_new(FALSE, FALSE, sizeof(NetSpecial));
+    for (size_t k = 0; k < json_array_size(places); k++) {
+      g_autofree char *ep = index_path(lp, k);
+      NetSpecial s = {.role = NET_ROLE_GATEWAY, .pool = pool, .city = NET_NO_CITY, .peers = peers};
+      int idx = lookup_name(by_city ? cities : regions, by_city ? "city" : "region",
+                            json_array_get(places, k), ep, diag);
+      if (idx < 0) {
+        ok = FALSE;
+        continue;
+      }
+      if (by_city) {
+        s.city = (guint16)idx;
+        s.region = p->city_region[idx];
+      } else {
+        s.region = (guint16)idx;
+      }
+      g_array_append_val(found, s);
+    }
+    if (!ok) continue;
+    for (guint k = 0; k < found->len; k++) {
+      NetSpecial *s = &g_array_index(found, NetSpecial, k);
+      s->name = g_strdup_printf("%s#%u", pool_names[pool], ++per_pool[pool]);
+      g_array_append_val(out, *s);
+    }
+  }
+}
+
+gboolean net_geo_parse_tables(NetGeoParams *p, json_t *obj, const char *path, const char *const *pool_names,
+                              guint n_pools, SimDiag *diag) {
+  g_return_val_if_fail(p != NULL && path != NULL && diag != NULL, FALSE);
+  g_return_val_if_fail(p->region_names == NULL && p->specials == NULL && p->city_names == NULL, FALSE);
+  guint before = sim_diag_count(diag);
+  if (!json_is_object(obj)) {
+    sim_diag_add(diag, path, "must be an object (got %s)", json_kind(obj));
+    return FALSE;
+  }
+  NameList regions = {0}, cities = {0};
+  json_t *jr = required_key(obj, path, "regions", diag);
+  if (jr) {
+    g_autofree char *rp = key_path(path, "regions");
+    parse_regions(p, jr, rp, &regions, diag);
+  }
+  /* Without a usable regions table names cannot be checked, and its own problem says so once. */
+  if (!regions.path) regions.path = g_strdup_printf("%s.regions.names", path);
+  json_t *jc = json_object_get(obj, "cities");
+  if (jc) {
+    g_autofree char *cp = key_path(path, "cities");
+    parse_cities(p, jc, cp, &regions, &cities, diag);
+  }
+  GArray *vantages = g_array_new(FALSE, FALSE, sizeof(NetSpecial));
+  GArray *gateways = g_array_new(FALSE, FALSE, sizeof(NetSpecial));
+  json_t *jv = json_object_get(obj, "vantage_points");
+  if (jv) {
+    g_autofree char *vp = key_path(path, "vantage_points");
+    parse_vantages(p, jv, vp, &regions, &cities, vantages, diag);
+  }
+  json_t *jg = json_object_get(obj, "gateways");
+  if (jg) {
+    g_autofree char *gp = key_path(path, "gateways");
+    parse_gateways(p, jg, gp, &regions, &cities, pool_names, n_pools, gateways, diag);
+  }
+  p->n_vantages = vantages->len;
+  p->n_specials = vantages->len + gateways->len;
+  p->specials = g_new0(NetSpecial, MAX(p->n_specials, 1));
+  if (vantages->len) memcpy(p->specials, vantages->data, vantages->len * sizeof(NetSpecial));
+  if (gateways->len) memcpy(p->specials + vantages->len, gateways->data, gateways->len * sizeof(NetSpecial));
+  g_array_free(vantages, TRUE); /* the names moved to p->specials */
+  g_array_free(gateways, TRUE);
+  name_list_clear(&regions);
+  name_list_clear(&cities);
+  return sim_diag_count(diag) == before;
+}
+
+void net_geo_clear_tables(NetGeoParams *p) {
+  if (!p) return;
+  g_strfreev(p->region_names);
+  g_free(p->latency_ms);
+  g_free(p->upload_bps);
+  g_free(p->download_bps);
+  g_free(p->node_share);
+  g_strfreev(p->city_names);
+  g_free(p->city_region);
+  g_free(p->city_rtt_ms);
+  for (guint i = 0; p->specials && i < p->n_specials; i++)
+    g_free(p->specials[i].name);
+  g_free(p->specials);
+  p->n_regions = p->n_cities = p->n_vantages = p->n_specials = 0;
+  p->region_names = p->city_names = NULL;
+  p->latency_ms = p->upload_bps = p->download_bps = p->node_share = p->city_rtt_ms = NULL;
+  p->city_region = NULL;
+  p->specials = NULL;
+}
+
+/* ======================================================================================================
+ * Topology
+ * ====================================================================================================== */
+
+/* Growable neighbour list of one node while the graph is built. */
+typedef struct {
+  guint32 *v;
+  guint32 len, cap;
+} NbrList;
+
+static gboolean is_linked(const NbrList *l, guint32 a, guint32 b) {
+  const NbrList *s = l[a].len <= l[b].len ? &l[a] : &l[b];
+  guint32 other = s == &l[a] ? b : a;
+  for (guint32 i = 0; i < s->len; i++)
+    if (s->v[i] == other) return TRUE;
+  return FALSE;
+}
+
+static void nbr_push(NbrList *l, guint32 v) {
+  if (l->len == l->cap) {
+    l->cap = l->cap ? l->cap * 2 : 8;
+    l->v = g_renew(guint32, l->v, l->cap);
+  }
+  l->v[l->len++] = v;
+}
+
+static void add_link(NbrList *l, guint32 a, guint32 b) {
+  nbr_push(&l[a], b);
+  nbr_push(&l[b], a);
+}
+
+static int cmp_u32(const void *a, const void *b) {
+  guint32 x = *(const guint32 *)a, y = *(const guint32 *)b;
+  return (x > y) - (x < y);
+}
+
+void net_topology_free(NetTopology *t) {
+  if (!t) return;
+  g_free(t->region);
+  g_free(t->city);
+  g_free(t->cls);
+  g_free(t->up_bps);
+  g_free(t->down_bps);
+  g_free(t->adj_off);
+  g_free(t->adj);
+  g_free(t->rev);
+  g_free(t->lat_mean_ns);
+  g_free(t);
+}
+
+/* Exact ordinary-node counts per region: largest-remainder rounding of nodes x share. */
+static void region_counts(const NetGeoParams *p, guint32 n, guint32 *count) {
+  g_autofree double *frac = g_new(double, p->n_regions);
+  guint32 given = 0;
+  for (guint r = 0; r < p->n_regions; r++) {
+    double quota = (double)n * p->node_share[r];
+    count[r] = (guint32)floor(quota);
+    frac[r] = quota - count[r];
+    given += count[r];
+  }
+  /* The quotas sum to n up to rounding, so few regions get one more; shares of 0 never do. */
+  while (given < n) {
+    guint best = G_MAXUINT;
+    for (guint r = 0; r < p->n_regions; r++)
+      if (p->node_share[r] > 0 && frac[r] >= 0 && (best == G_MAXUINT || frac[r] > frac[best])) best = r;
+    if (best == G_MAXUINT) break;
+    count[best]++;
+    frac[best] = -1;
+    given++;
+  }
+  /* Cannot happen with shares normalised to 1, but never leave nodes without a region. */
+  for (guint r = 0; given < n; r = (r + 1) % p->n_regions)
+    if (p->node_share[r] > 0 || r == p->n_regions - 1) count[r]++, given++;
+}
+
+NetTopology *net_topology_build(const NetGeoParams *p, uint64_t seed, GError **error) {
+  g_return_val_if_fail(p != NULL && p->n_regions > 0 && p->node_share && p->latency_ms, NULL);
+  g_return_val_if_fail(p->nodes >= 1 && p->nodes <= UINT32_MAX / 2, NULL);
+  g_return_val_if_fail(error == NULL || *error == NULL, NULL);
+
+  const guint32 S = p->n_specials, N = (guint32)p->nodes, n = S + N;
+  const guint R = p->n_regions;
+  SimRng rng;
+  sim_rng_init(&rng, seed, SIM_RNG_SETUP_BASE + 1);
+
+  g_autoptr(NetTopology) t = g_new0(NetTopology, 1);
+  t->n_nodes = n;
+  t->n_special = S;
+  t->region = g_new(guint16, n);
+  t->city = g_new(guint16, n);
+  t->cls = g_new(guint8, n);
+  t->up_bps = g_new(double, n);
+  t->down_bps = g_new(double, n);
+
+  for (guint32 s = 0; s < S; s++) {
+    t->region[s] = p->specials[s].region;
+    t->city[s] = p->specials[s].city;
+    t->cls[s] = NET_CLASS_DATACENTER;
+    t->up_bps[s] = p->dc_upload_bps;
+    t->down_bps[s] = p->dc_download_bps;
+  }
+
+  /* Regions of ordinary nodes: exact counts, shuffled (Fisher-Yates). */
+  g_autofree guint32 *count = g_new0(guint32, R);
+  region_counts(p, N, count);
+  g_autofree guint16 *label = g_new(guint16, N);
+  for (guint r = 0, k = 0; r < R; r++)
+    for (guint32 c = 0; c < count[r]; c++)
+      label[k++] = (guint16)r;
+  for (guint32 i = N - 1; i > 0; i--) {
+    guint32 j = (guint32)sim_rng_below(&rng, (uint64_t)i + 1);
+    guint16 tmp = label[i];
+    label[i] = label[j];
+    label[j] = tmp;
+  }
+  for (guint32 i = 0; i < N; i++) {
+    guint32 u = S + i;
+    t->region[u] = label[i];
+    t->city[u] = NET_NO_CITY;
+    t->cls[u] = NET_CLASS_HOME;
+    t->up_bps[u] = p->upload_bps[label[i]];
+    t->down_bps[u] = p->download_bps[label[i]];
+  }
+
+  /* Candidate pools: ordinary nodes per region (pool_off by region) and all ordinary nodes. */
+  g_autofree guint32 *pool_off = g_new0(guint32, R + 1);
+  for (guint r = 0; r < R; r++)
+    pool_off[r + 1] = pool_off[r] + count[r];
+  g_autofree guint32 *region_pool = g_new(guint32, N);
+  g_autofree guint32 *all_pool = g_new(guint32, N);
+  {
+    g_autofree guint32 *fill = g_memdup2(pool_off, sizeof(guint32) * R);
+    for (guint32 i = 0; i < N; i++) {
+      region_pool[fill[label[i]]++] = S + i;
+      all_pool[i] = S + i;
+    }
+  }
+
+  NbrList *lists = g_new0(NbrList, n);
+  const guint32 max_peers = (guint32)MIN(p->max_peers, (int64_t)UINT32_MAX);
+  const guint32 out_peers = (guint32)p->out_peers;
+
+  /* Ordinary dials, in node order. */
+  for (guint32 u = S; u < n; u++) {
+    guint r = t->region[u];
+    guint32 rn = count[r];
+    const guint32 *rp = region_pool + pool_off[r];
+    for (guint32 d = 0; d < out_peers && lists[u].len < max_peers; d++) {
+      for (guint tries = 0; tries < NET_DIAL_TRIES; tries++) {
+        gboolean local = sim_rng_uniform(&rng) < p->geo_bias;
+        guint32 v = local ? rp[sim_rng_below(&rng, rn)] : S + (guint32)sim_rng_below(&rng, N);
+        if (v == u || lists[v].len >= max_peers || is_linked(lists, u, v)) continue;
+        add_link(lists, u, v);
+        break;
+      }
+    }
+  }
+
+  /* Specials: draws without replacement from the two pools (swap-remove; the pools' order after one
+   * special is a fine starting point for the next, and it depends only on the seed). A refused candidate
+   * stays refused for this special (links and degrees only grow), so removing it is exact. */
+  for (guint32 s = 0; s < S; s++) {
+    const NetSpecial *sp = &p->specials[s];
+    gboolean capped = sp->role != NET_ROLE_GATEWAY;
+    guint32 want = MIN(sp->peers, N), got = 0;
+    guint r = sp->region < R ? sp->region : 0;
+    guint32 *rp = region_pool + pool_off[r];
+    guint32 rn = count[r], an = N;
+    while (got < want && (rn > 0 || an > 0)) {
+      gboolean local = sim_rng_uniform(&rng) < p->geo_bias;
+      guint32 *pool = (local && rn > 0) || an == 0 ? rp : all_pool;
+      guint32 *len = pool == rp ? &rn : &an;
+      guint32 k = (guint32)sim_rng_below(&rng, *len);
+      guint32 v = pool[k];
+      pool[k] = pool[*len - 1];
+      pool[*len - 1] = v;
+      (*len)--;
+      if ((capped && lists[v].len >= max_peers) || is_linked(lists, s, v)) continue;
+      add_link(lists, s, v);
+      got++;
+    }
+  }
+
+  /* Gateways of different pools in the same city. */
+  for (guint32 a = p->n_vantages; a < S; a++)
+    for (guint32 b = a + 1; b < S; b++) {
+      const NetSpecial *x = &p->specials[a], *y = &p->specials[b];
+      if (x->city != NET_NO_CITY && x->city == y->city && x->pool != y->pool) add_link(lists, a, b);
+    }
+
+  GError *err = NULL;
+  guint64 n_edges = 0;
+  for (guint32 u = 0; u < n; u++)
+    n_edges += lists[u].len;
+  for (guint32 s = 0; s < S && !err; s++)
+    if (lists[s].len == 0)
+      g_set_error(&err, NET_ERROR, NET_ERROR_TOPOLOGY,
+                  "%s \"%s\" found no peer (every ordinary node already has max_peers = %u links)",
+                  p->specials[s].role == NET_ROLE_GATEWAY ? "gateway" : "vantage point", p->specials[s].name,
+                  max_peers);
+  if (!err && n_edges > UINT32_MAX)
+    g_set_error(&err, NET_ERROR, NET_ERROR_TOPOLOGY, "too many links (%" G_GUINT64_FORMAT " directed edges)",
+                n_edges);
+  if (err) {
+    for (guint32 u = 0; u < n; u++)
+      g_free(lists[u].v);
+    g_free(lists);
+    g_propagate_error(error, err);
+    return NULL;
+  }
+
+  /* CSR, neighbours sorted. */
+  t->n_edges = n_edges;
+  t->adj_off = g_new(guint32, n + 1);
+  t->adj = g_new(guint32, MAX(n_edges, 1));
+  t->rev = g_new(guint32, MAX(n_edges, 1));
+  t->lat_mean_ns = g_new(SimTime, MAX(n_edges, 1));
+  t->adj_off[0] = 0;
+  for (guint32 u = 0; u < n; u++) {
+    guint32 off = t->adj_off[u];
+    if (lists[u].len) memcpy(t->adj + off, lists[u].v, lists[u].len * sizeof(guint32));
+    qsort(t->adj + off, lists[u].len, sizeof(guint32), cmp_u32);
+    t->adj_off[u + 1] = off + lists[u].len;
+    g_free(lists[u].v);
+  }
+  g_free(lists);
+
+  for (guint32 u = 0; u < n; u++)
+    for (guint32 e = t->adj_off[u]; e < t->adj_off[u + 1]; e++) {
+      guint32 v = t->adj[e];
+      const guint32 *base = t->adj + t->adj_off[v];
+      const guint32 *hit = bsearch(&u, base, t->adj_off[v + 1] - t->adj_off[v], sizeof(guint32), cmp_u32);
+      g_assert(hit != NULL);
+      t->rev[e] = t->adj_off[v] + (guint32)(hit - base);
+      double ms = NAN;
+      guint16 cu = t->city[u], cv = t->city[v];
+      if (cu != NET_NO_CITY && cv != NET_NO_CITY) ms = p->city_rtt_ms[(gsize)cu * p->n_cities + cv] / 2;
+      if (isnan(ms)) ms = p->latency_ms[(gsize)t->region[u] * R + t->region[v]];
+      t->lat_mean_ns[e] = ms_to_ns(ms);
+    }
+  return g_steal_pointer(&t);
+}
+
+SimTime net_edge_latency(const NetGeoParams *p, const NetTopology *t, guint64 e, SimRng *rng) {
+  SimTime mean = t->lat_mean_ns[e];
+  if (!p->jitter.model) return mean;
+  SimTime x = net_jitter_sample(&p->jitter, mean, rng);
+  return x < 0 ? 0 : x;
+}
+
+SimTime net_transfer_ns(const NetTopology *t, guint32 u, guint32 v, double bytes) {
+  double bps = MIN(t->up_bps[u], t->down_bps[v]);
+  return sim_time_from_s(bytes * 8 / bps);
+}

@@ -1,0 +1,182 @@
+/* net.h: the geographic network substrate: regions and data-centre cities, link classes, latency with
+ * jitter, bandwidth, and the peer-to-peer topology (nodes, peers), built once per run and read-only after.
+ *
+ * Latency of one message from u to v: a per-pair mean plus jitter drawn from the "jitter" model family.
+ *  - Both endpoints in data centres with a known city: mean = city RTT / 2 (WonderNetwork pings, Nov 2018).
+ *  - Otherwise: mean = the region matrix entry (SimBlock's 2019 table: mean delay of one message).
+ * Transfer time of `bytes`: bytes * 8 / min(upload of u, download of v); per node link class gives the
+ * bandwidth (home nodes: their region's table; data-centre nodes: the datacenter class).
+ *
+ * Topology (Geth-like): each ordinary node dials `out_peers` others (a share `geo_bias` of them inside its
+ * own region, the rest uniformly), refusing dials to nodes whose `max_peers` are full; special nodes
+ * (vantage points, pool gateways) dial up to their own peer count the same way. Links are bidirectional.
+ * The graph is stored in CSR form with, for every directed edge, the index of its reverse edge.
+ */
+#pragma once
+
+#include <glib.h>
+#include <jansson.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "params.h"
+#include "rng.h"
+
+G_BEGIN_DECLS
+
+#define NET_NO_CITY UINT16_MAX
+#define NET_MAX_REGIONS 64
+#define NET_NO_POOL G_MAXUINT  /* NetSpecial.pool of a vantage point */
+#define NET_MAX_SPECIAL_PEERS 1000000 /* largest "peers" of a vantage point or gateway */
+
+enum { NET_CLASS_HOME = 0, NET_CLASS_DATACENTER = 1 };
+
+/* What a special node is for. */
+typedef enum { NET_ROLE_NODE = 0, NET_ROLE_VANTAGE, NET_ROLE_GATEWAY } NetRole;
+
+/* A node placed by the scenario (vantage point or pool gateway), parsed from JSON. */
+typedef struct {
+  char *name;       /* vantage name ("WE") or "<pool>#<k>" for gateways */
+  NetRole role;
+  guint pool;       /* gateways: index into the scenario's pools; NET_NO_POOL for vantage points */
+  guint16 region;   /* region index */
+  guint16 city;     /* city index or NET_NO_CITY */
+  guint32 peers;    /* ordinary nodes it dials (max peers); at most the number of ordinary nodes are found */
+} NetSpecial;
+
+/* The "network": {"model": "geo", ...} parameters, parsed and validated (see net.c for the JSON shape). */
+typedef struct {
+  /* scalars (param table) */
+  int64_t nodes;         /* ordinary nodes */
+  int64_t out_peers;     /* dialled by each ordinary node (Geth: max_peers / 3) */
+  int64_t max_peers;     /* cap of an ordinary node (Geth default 25) */
+  double geo_bias;       /* share of dials inside the node's own region */
+  double dc_upload_bps;  /* data-centre link class */
+  double dc_download_bps;
+  int64_t gateway_peers; /* default peers of a gateway that does not give its own */
+  SimModelRef jitter;    /* family "jitter" */
+  SimModelRef relay;     /* family "relay" */
+  SimModelRef stratum;   /* family "delay": pool gateway new head -> miners working on it */
+  /* tables (custom parsed) */
+  guint n_regions;
+  char **region_names;   /* n_regions */
+  double *latency_ms;    /* n_regions x n_regions, row-major: mean one-way delay */
+  double *upload_bps;    /* per region, home class */
+  double *download_bps;
+  double *node_share;    /* per region, sums to 1 */
+  guint n_cities;
+  char **city_names;
+  guint16 *city_region;  /* region of each city */
+  double *city_rtt_ms;   /* n_cities x n_cities RTT, row-major; NAN where not measured */
+  NetSpecial *specials;  /* vantage points first, then gateways in the order listed (entry, then place) */
+  guint n_vantages;
+  guint n_specials;
+} NetGeoParams;
+
+/* The read-only topology. Node ids: specials first (same order as NetGeoParams.specials), then ordinary. */
+typedef struct {
+  guint32 n_nodes;
+  guint32 n_special;
+  guint16 *region;      /* per node */
+  guint16 *city;        /* per node, NET_NO_CITY for ordinary nodes */
+  guint8 *cls;          /* per node: NET_CLASS_* */
+  double *up_bps;       /* per node */
+  double *down_bps;     /* per node */
+  guint32 *adj_off;     /* n_nodes + 1 offsets into adj */
+  guint32 *adj;         /* neighbour of each directed edge */
+  guint32 *rev;         /* index of the reverse directed edge */
+  SimTime *lat_mean_ns; /* per directed edge: mean one-way latency */
+  guint64 n_edges;      /* directed edges (2 x links) */
+} NetTopology;
+
+#define NET_ERROR (net_error_quark())
+GQuark net_error_quark(void);
+typedef enum { NET_ERROR_TOPOLOGY } NetError;
+
+/* Builds the topology with randomness from the setup stream (seed, SIM_RNG_SETUP_BASE + 1). On failure
+ * (e.g. a special node that cannot find any peer) returns NULL and sets `error`. Free with net_topology_free.
+ *
+ * Details (all deterministic from the seed; dials happen in node order):
+ *  - Ordinary node regions: exact counts per region by largest-remainder rounding of nodes x node_share
+ *    (ties to the lower region index), assigned to ordinary nodes in a random order.
+ *  - Each ordinary node u dials out_peers times, while it has fewer than max_peers links; each try picks,
+ *    with probability geo_bias, a uniform ordinary node of u's region, else a uniform ordinary node, and
+ *    is refused for u itself, an existing link, or a target with max_peers links; a dial gives up after
+ *    NET_DIAL_TRIES refused tries.
+ *  - Then each special dials min(peers, ordinary nodes) distinct ordinary nodes, geo-biased the same way,
+ *    drawing without replacement so that it always finds them when they exist. Vantage points respect
+ *    the targets' max_peers; gateways ignore it (data-centre nodes of pools are welcome peers), so an
+ *    ordinary node may end with more than max_peers links, the extra ones all to gateways.
+ *  - Gateways of different pools that sit in the same city are linked with each other (pools peer in the
+ *    same data centres); these links come on top of `peers`. No other special-special links exist.
+ *  - A special left without any link is an error (NET_ERROR_TOPOLOGY naming it).
+ *  - adj is sorted by neighbour id within each node; rev[e] is the reverse of e (adj[rev[e]] is the source
+ *    of e, rev[rev[e]] == e); lat_mean_ns[e] is city RTT / 2 when both ends have a city with a measured
+ *    RTT, else latency_ms[region(u)][region(v)]. */
+#define NET_DIAL_TRIES 50
+NetTopology *net_topology_build(const NetGeoParams *p, uint64_t seed, GError **error);
+void net_topology_free(NetTopology *t);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(NetTopology, net_topology_free)
+
+/* One draw of the latency of directed edge `e` (mean plus jitter), in ns, >= 0. Uses p->jitter (the
+ * mean alone when no jitter model is set). */
+SimTime net_edge_latency(const NetGeoParams *p, const NetTopology *t, guint64 e, SimRng *rng);
+
+/* Transfer time of `bytes` over directed edge u -> v (serialisation only, no latency):
+ * bytes * 8 / min(up_bps[u], down_bps[v]) seconds, rounded to the nearest ns. */
+SimTime net_transfer_ns(const NetTopology *t, guint32 u, guint32 v, double bytes);
+
+/* ---- the "jitter" family: the spread of one message's latency around its pair mean ---- */
+typedef struct {
+  SimModelInfo info;
+  /* A latency draw for a pair whose mean is `mean_ns`. */
+  SimTime (*sample)(const void *params, SimTime mean_ns, SimRng *rng);
+} NetJitterModel;
+
+extern const NetJitterModel net_jitter_none;    /* always the mean */
+/* SimBlock: scale = mean - floor_ms (5), shape = shape_per_ms (0.2) x mean in ms, draw scale / U^(1/shape);
+ * its mean is scale x shape / (shape - 1), exactly the pair mean with the defaults. Where shape <= 1 or
+ * scale <= 0 (mean <= 5 ms with the defaults) the distribution has no finite mean: the mean is returned. */
+extern const NetJitterModel net_jitter_pareto;
+/* exp(N(mu, sigma^2)) with mu = ln(mean) - sigma^2 / 2, so the mean is preserved. */
+extern const NetJitterModel net_jitter_lognormal;
+/* mean x a factor whose quantile function is piecewise linear through (0, 0.5 p10), (0.1, p10),
+ * (0.5, p50), (0.9, p90), (0.99, p99), (1, 1.5 p99); the factors must be non-decreasing. Not mean
+ * preserving: the mean factor of the defaults (0.8, 1, 1.5, 3) is 1.16. */
+extern const NetJitterModel net_jitter_empirical;
+
+static inline SimTime net_jitter_sample(const SimModelRef *ref, SimTime mean_ns, SimRng *rng) {
+  return ((const NetJitterModel *)ref->model)->sample(ref->params, mean_ns, rng);
+}
+
+/* The geo network's parameter handling, used by the "geo" network model's table (pow.c registers it). */
+/* Sizes of the two tables below, as constants so model tables can be initialised statically; net.c
+ * checks them with G_STATIC_ASSERT. */
+#define NET_GEO_N_PARAMS 7
+#define NET_GEO_N_SUBMODELS 3
+extern const SimParamSpec net_geo_param_specs[];
+extern const guint net_geo_n_param_specs;
+extern const SimSubmodelSpec net_geo_submodels[];
+extern const guint net_geo_n_submodels;
+/* Parses the table keys ("regions", "cities", "vantage_points", "gateways") of a geo network object at
+ * `path`; `pool_names` are the scenario's pools (gateways name them). Problems go to `diag`, all of them
+ * in one pass. Other keys of `obj` are left alone (the param table and submodels own them).
+ * The scalar params must already be parsed (a gateway's default peers is p->gateway_peers) and the table
+ * fields of `p` must be zero. Missing "peers" of vantage points and gateways are added to `obj` (echo).
+ * Returns TRUE when no problem was found; either way free the tables with net_geo_clear_tables().
+ *  - "regions" (required): {"names": [unique strings, 1..NET_MAX_REGIONS], "latency_ms": n x n numbers >= 0,
+ *    "upload_bps"/"download_bps": n numbers > 0, "node_share": n numbers >= 0 summing to 1 within 1e-3
+ *    (stored normalised)}.
+ *  - "cities" (optional): {"names": [unique strings], "region": [a region name per city],
+ *    "rtt_ms": n x n numbers >= 0 or null (not measured, stored as NAN)}.
+ *  - "vantage_points" (optional): [{"name" (unique), "region" or "city" (not both), "peers" (>= 1, 800)}].
+ *  - "gateways" (optional): [{"pool", "cities" or "regions" (a non-empty array, not both),
+ *    "peers" (>= 1, default gateway_peers)}]: one NetSpecial per listed place, named "<pool>#<k>" with k
+ *    counting that pool's gateways from 1 across all entries.
+ *  Every object also accepts a "comment" key; any other unknown key is a problem. */
+gboolean net_geo_parse_tables(NetGeoParams *p, json_t *obj, const char *path, const char *const *pool_names,
+                              guint n_pools, SimDiag *diag);
+/* Frees the table fields of `p` and zeroes them (the scalars and submodels are left alone). */
+void net_geo_clear_tables(NetGeoParams *p);
+
+G_END_DECLS

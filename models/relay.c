@@ -1,0 +1,335 @@
+/* relay.c: block relay over the topology: Geth 1.8.23's eth/63 push-and-announce protocol. */
+#include "relay.h"
+
+#include <math.h>
+#include <string.h>
+
+enum { STEP_HAVE = 0, STEP_PUSH = 1, STEP_ANNOUNCE = 2 };
+
+typedef struct {
+  SimTime t;
+  guint32 node;
+  guint32 kind;
+} Step;
+
+/* A step is one 64-bit key: time since the block's first source (40 bits of ns: 18 minutes), node (22
+ * bits), kind (2 bits). Keys order steps by (time, node, kind), so ties never depend on insertion order. */
+#define STEP_TIME_BITS 40
+#define STEP_NODE_BITS 22
+#define STEP_TIME_MAX ((UINT64_C(1) << STEP_TIME_BITS) - 1)
+
+/* Per node, one cache line's worth of what the propagation needs, valid only when epoch matches. */
+typedef struct {
+  guint32 epoch;
+  guint8 done;          /* its HAVE step was processed: `have` is final */
+  SimTime have;         /* best known time of the full block */
+  SimTime first_push;   /* first full block received as a pushed block message */
+  SimTime announce;     /* first announcement received */
+  SimTime upload_free;  /* when its upload link is free again */
+} NodeState;
+
+/* Per directed edge v->u, stored in v's adjacency order so a node scans its own edges sequentially. */
+typedef struct {
+  guint32 epoch;
+  guint32 sent;  /* v sent u the block or an announcement */
+  SimTime heard; /* when v heard from u (block or announcement) */
+} EdgeState;
+
+struct RelayWork {
+  guint32 n_nodes;
+  guint64 n_edges;
+  guint32 epoch;
+  NodeState *node;
+  EdgeState *edge;
+  guint64 *heap; /* 4-ary min-heap of step keys */
+  gsize heap_len, heap_cap;
+  SimTime t0;     /* time origin of the step keys */
+  guint64 *scratch; /* edge indices for choosing push targets */
+  guint64 reached, messages;
+};
+
+RelayWork *relay_work_new(const NetTopology *t) {
+  RelayWork *w = g_new0(RelayWork, 1);
+  w->n_nodes = t->n_nodes;
+  w->n_edges = t->n_edges;
+  w->node = g_new0(NodeState, t->n_nodes);
+  w->edge = g_new0(EdgeState, t->n_edges);
+  w->heap_cap = 1024;
+  w->heap = g_new(guint64, w->heap_cap);
+  guint32 max_deg = 0;
+  for (guint32 v = 0; v < t->n_nodes; v++) max_deg = MAX(max_deg, t->adj_off[v + 1] - t->adj_off[v]);
+  w->scratch = g_new(guint64, max_deg + 1);
+  return w;
+}
+
+void relay_work_free(RelayWork *w) {
+  if (!w) return;
+  g_free(w->node);
+  g_free(w->edge);
+  g_free(w->heap);
+  g_free(w->scratch);
+  g_free(w);
+}
+
+static inline NodeState *node_at(RelayWork *w, guint32 v) {
+  NodeState *n = &w->node[v];
+  if (n->epoch != w->epoch) {
+    n->epoch = w->epoch;
+    n->have = n->first_push = n->announce = SIM_TIME_MAX;
+    n->upload_free = 0;
+    n->done = 0;
+  }
+  return n;
+}
+
+static inline EdgeState *edge_at(RelayWork *w, guint64 e) {
+  EdgeState *s = &w->edge[e];
+  if (s->epoch != w->epoch) {
+    s->epoch = w->epoch;
+    s->sent = 0;
+    s->heard = SIM_TIME_MAX;
+  }
+  return s;
+}
+
+/* Records at the receiver that it heard from the sender of edge `e` at `t`. */
+static inline void mark_heard(RelayWork *w, const NetTopology *t, guint64 e, SimTime at) {
+  EdgeState *r = edge_at(w, t->rev[e]);
+  if (at < r->heard) r->heard = at;
+}
+
+static inline const NodeState *node_peek(const RelayWork *w, guint32 v) {
+  return w->node[v].epoch == w->epoch ? &w->node[v] : NULL;
+}
+
+SimTime relay_work_have(const RelayWork *w, guint32 v) {
+  const NodeState *n = node_peek(w, v);
+  return n && n->done ? n->have : SIM_TIME_MAX;
+}
+SimTime relay_work_announce(const RelayWork *w, guint32 v) {
+  const NodeState *n = node_peek(w, v);
+  return n ? n->announce : SIM_TIME_MAX;
+}
+SimTime relay_work_first_push(const RelayWork *w, guint32 v) {
+  const NodeState *n = node_peek(w, v);
+  return n ? n->first_push : SIM_TIME_MAX;
+}
+guint64 relay_work_reached(const RelayWork *w) { return w->reached; }
+guint64 relay_work_messages(const RelayWork *w) { return w->messages; }
+
+/* ---- a 4-ary min-heap of step keys (hole-based sifting) ---- */
+
+static void heap_push(RelayWork *w, SimTime t, guint32 node, guint32 kind) {
+  guint64 dt = (guint64)(t - w->t0);
+  if (dt > STEP_TIME_MAX) return; /* more than 18 minutes after the block left: treated as never */
+  guint64 key = dt << (STEP_NODE_BITS + 2) | (guint64)node << 2 | kind;
+  if (w->heap_len == w->heap_cap) {
+    w->heap_cap *= 2;
+    w->heap = g_renew(guint64, w->heap, w->heap_cap);
+  }
+  gsize i = w->heap_len++;
+  while (i > 0) {
+    gsize p = (i - 1) / 4;
+    if (w->heap[p] <= key) break;
+    w->heap[i] = w->heap[p];
+    i = p;
+  }
+  w->heap[i] = key;
+}
+
+static guint64 heap_pop(RelayWork *w) {
+  guint64 top = w->heap[0];
+  guint64 last = w->heap[--w->heap_len];
+  gsize n = w->heap_len, i = 0;
+  for (;;) {
+    gsize c = 4 * i + 1;
+    if (c >= n) break;
+    gsize best = c;
+    gsize end = MIN(c + 4, n);
+    for (gsize k = c + 1; k < end; k++)
+      if (w->heap[k] < w->heap[best]) best = k;
+    if (w->heap[best] >= last) break;
+    w->heap[i] = w->heap[best];
+    i = best;
+  }
+  if (n) w->heap[i] = last;
+  return top;
+}
+
+/* ---- Geth 1.8.23 ---- */
+
+typedef struct {
+  int64_t push_min;
+  double verify_ms;
+  double import_base_ms;
+  double import_ms_per_mgas;
+  double arrive_timeout_ms;
+  double fetch_timeout_ms;
+  double fetch_fail_prob;
+} GethParams;
+
+static const SimParamSpec geth_params[] = {
+    {.name = "push_min", .type = SIM_PARAM_INT, .min = 0, .max = 100000, .def = 4,
+     .offset = offsetof(GethParams, push_min),
+     .help = "full-block pushes go to max(push_min, floor(sqrt(peers lacking it))) peers, capped by that count"},
+    {.name = "verify_ms", .type = SIM_PARAM_NUMBER, .unit = "ms", .min = 0, .max = 1e6, .def = 5,
+     .offset = offsetof(GethParams, verify_ms),
+     .help = "header verification before the push (fetcher.insert: verifyHeader, then broadcast)"},
+    {.name = "import_base_ms", .type = SIM_PARAM_NUMBER, .unit = "ms", .min = 0, .max = 1e6, .def = 10,
+     .offset = offsetof(GethParams, import_base_ms), .help = "import time of an empty block (calibration knob)"},
+    {.name = "import_ms_per_mgas", .type = SIM_PARAM_NUMBER, .unit = "ms", .min = 0, .max = 1e6, .def = 25,
+     .offset = offsetof(GethParams, import_ms_per_mgas),
+     .help = "import time per million gas used (calibration knob); the hash is announced after import"},
+    {.name = "arrive_timeout_ms", .type = SIM_PARAM_NUMBER, .unit = "ms", .min = 0, .max = 1e6, .def = 500,
+     .offset = offsetof(GethParams, arrive_timeout_ms),
+     .help = "fetcher: wait after an announcement before requesting the block (arriveTimeout)"},
+    {.name = "fetch_timeout_ms", .type = SIM_PARAM_NUMBER, .unit = "ms", .min = 0, .max = 1e7, .def = 5000,
+     .offset = offsetof(GethParams, fetch_timeout_ms),
+     .help = "fetcher: an unanswered request is given up after this long (fetchTimeout), then retried"},
+    {.name = "fetch_fail_prob", .type = SIM_PARAM_NUMBER, .min = 0, .max = 0.99, .def = 0,
+     .offset = offsetof(GethParams, fetch_fail_prob),
+     .help = "probability that a fetch request goes unanswered (peer dropped or overloaded)"},
+};
+
+static SimTime ms(double v) { return sim_time_from_s(v / 1e3); }
+
+static SimTime geth_import_ns(const void *params, double gas_used) {
+  const GethParams *p = params;
+  return ms(p->import_base_ms + p->import_ms_per_mgas * gas_used / 1e6);
+}
+
+static inline void relax_full(RelayWork *w, NodeState *n, guint32 v, SimTime t) {
+  if (n->done || t >= n->have) return;
+  n->have = t;
+  heap_push(w, t, v, STEP_HAVE);
+}
+
+/* Exactness where it matters, speed elsewhere: a message whose arrival cannot change any node's first
+ * arrival (its receiver already has the block, or an announcement whose fetch could not beat the
+ * receiver's current best) only updates what the receiver knows, timed with the pair's mean latency
+ * instead of a jitter draw, and is skipped when the receiver has no decision left that it could change.
+ * Vantage points and gateways (the specials) always get exact draws. */
+static void geth_push(const GethParams *p, const NetGeoParams *gp, const NetTopology *t, const RelayBlock *b,
+                      SimRng *rng, RelayWork *w, guint32 v, SimTime now) {
+  guint64 n = 0;
+  for (guint64 e = t->adj_off[v]; e < t->adj_off[v + 1]; e++)
+    if (edge_at(w, e)->heard > now) w->scratch[n++] = e; /* the peer has not told us it has it */
+  if (n == 0) return;
+  guint64 k = (guint64)floor(sqrt((double)n));
+  k = MIN(n, MAX(k, (guint64)p->push_min));
+  SimTime q = now;
+  for (guint64 i = 0; i < k; i++) {
+    guint64 j = i + sim_rng_below(rng, n - i);
+    guint64 e = w->scratch[j];
+    w->scratch[j] = w->scratch[i];
+    w->scratch[i] = e;
+    guint32 to = t->adj[e];
+    NodeState *tn = node_at(w, to);
+    q += net_transfer_ns(t, v, to, b->size_bytes);
+    w->edge[e].sent = 1;
+    w->messages++;
+    if (tn->done && to >= t->n_special) {
+      mark_heard(w, t, e, q + t->lat_mean_ns[e]);
+      continue;
+    }
+    SimTime arr = q + net_edge_latency(gp, t, e, rng);
+    mark_heard(w, t, e, arr);
+    if (arr < tn->first_push) tn->first_push = arr;
+    relax_full(w, tn, to, arr);
+  }
+  node_at(w, v)->upload_free = q;
+}
+
+static void geth_announce(const GethParams *p, const NetGeoParams *gp, const NetTopology *t, const RelayBlock *b,
+                          SimRng *rng, RelayWork *w, guint32 v, SimTime now, SimTime last_decision_after_have) {
+  SimTime wait = ms(p->arrive_timeout_ms), timeout = ms(p->fetch_timeout_ms);
+  SimTime upload_free = node_at(w, v)->upload_free;
+  for (guint64 e = t->adj_off[v]; e < t->adj_off[v + 1]; e++) {
+    EdgeState *es = edge_at(w, e);
+    if (es->sent || es->heard <= now) continue; /* pushed there, or the peer told us it has it */
+    es->sent = 1;
+    guint32 to = t->adj[e];
+    NodeState *tn = node_at(w, to);
+    w->messages++;
+    gboolean special = to < t->n_special;
+    if (!special && tn->done) {
+      /* Only what `to` knows changes, and only if it still has a decision to take after this arrives. */
+      SimTime a = now + t->lat_mean_ns[e];
+      if (a <= tn->have + last_decision_after_have) mark_heard(w, t, e, a);
+      continue;
+    }
+    /* The fetch cannot complete before now + arriveTimeout: no draw if that cannot beat what `to` has. */
+    if (!special && tn->have <= now + wait) {
+      mark_heard(w, t, e, now + t->lat_mean_ns[e]);
+      continue;
+    }
+    SimTime lat = net_edge_latency(gp, t, e, rng);
+    SimTime a = now + lat;
+    mark_heard(w, t, e, a);
+    if (a < tn->announce) tn->announce = a;
+    if (tn->done) continue;
+    /* The peer's fetcher requests the block arriveTimeout after the announcement: header request and
+     * reply, body request, then the body over our upload link; an unanswered request costs fetchTimeout
+     * and is retried. The latency draw is reused for the exchange's four messages. */
+    SimTime req = a + wait;
+    if (p->fetch_fail_prob > 0)
+      while (sim_rng_uniform(rng) < p->fetch_fail_prob) req += timeout;
+    SimTime start = MAX(req + 3 * lat, upload_free);
+    relax_full(w, tn, to, start + net_transfer_ns(t, v, to, b->size_bytes) + lat);
+  }
+}
+
+static void geth_propagate(const void *params, const NetGeoParams *gp, const NetTopology *t, const RelayBlock *b,
+                           guint32 stop_after, SimRng *rng, RelayWork *w) {
+  const GethParams *p = params;
+  if (++w->epoch == 0) { /* wrapped: clear the stamps once every 4 billion blocks */
+    memset(w->node, 0, w->n_nodes * sizeof(NodeState));
+    memset(w->edge, 0, w->n_edges * sizeof(EdgeState));
+    w->epoch = 1;
+  }
+  w->heap_len = 0;
+  w->reached = w->messages = 0;
+  w->t0 = SIM_TIME_MAX;
+  for (guint i = 0; i < b->n_sources; i++) w->t0 = MIN(w->t0, b->source_t[i]);
+  g_return_if_fail(t->n_nodes < (UINT32_C(1) << STEP_NODE_BITS));
+  SimTime verify = ms(p->verify_ms), import = geth_import_ns(p, b->gas_used);
+  guint32 remaining = stop_after;
+  for (guint i = 0; i < b->n_sources; i++) relax_full(w, node_at(w, b->sources[i]), b->sources[i], b->source_t[i]);
+  while (w->heap_len > 0) {
+    guint64 key = heap_pop(w);
+    Step s = {.t = w->t0 + (SimTime)(key >> (STEP_NODE_BITS + 2)),
+              .node = (guint32)(key >> 2) & ((UINT32_C(1) << STEP_NODE_BITS) - 1),
+              .kind = (guint32)(key & 3)};
+    guint32 v = s.node;
+    switch (s.kind) {
+    case STEP_HAVE: {
+      NodeState *n = node_at(w, v);
+      if (n->done || s.t != n->have) break; /* superseded by an earlier arrival */
+      n->done = 1;
+      w->reached++;
+      gboolean source = FALSE;
+      for (guint i = 0; i < b->n_sources && !source; i++) source = b->sources[i] == v && b->source_t[i] == s.t;
+      /* A miner's own block is already imported: push and announce at once (minedBroadcastLoop). */
+      heap_push(w, source ? s.t : s.t + verify, v, STEP_PUSH);
+      heap_push(w, source ? s.t : s.t + verify + import, v, STEP_ANNOUNCE);
+      if (v < stop_after && --remaining == 0) return;
+      break;
+    }
+    case STEP_PUSH:
+      geth_push(p, gp, t, b, rng, w, v, s.t);
+      break;
+    case STEP_ANNOUNCE:
+      geth_announce(p, gp, t, b, rng, w, v, s.t, verify + import);
+      break;
+    }
+  }
+}
+
+const RelayModel relay_geth = {
+    .info = {.name = "geth-1.8.23", .family = "relay",
+             .help = "eth/63 as Geth 1.8.23: push to sqrt(peers lacking it) after verification, announce the hash "
+                     "to the rest after import; announced blocks are fetched after arriveTimeout",
+             .params = geth_params, .n_params = G_N_ELEMENTS(geth_params), .params_size = sizeof(GethParams)},
+    .propagate = geth_propagate,
+    .import_ns = geth_import_ns,
+};
