@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-G_DEFINE_QUARK(net - error - quark, net_error)
+GQuark net_error_quark(void) {
+  return g_quark_from_static_string("net-error-quark");
+}
 
 static SimTime ms_to_ns(double ms) {
   return sim_time_from_s(ms / 1e3);
@@ -36,9 +38,15 @@ static SimTime none_sample(const void *params, SimTime mean_ns, SimRng *rng) {
   return mean_ns;
 }
 
+static SimTime none_floor(const void *params, SimTime mean_ns) {
+  (void)params;
+  return mean_ns;
+}
+
 const NetJitterModel net_jitter_none = {
     .info = {.name = "none", .family = "jitter", .help = "no jitter: every message takes the pair mean"},
     .sample = none_sample,
+    .floor_ns = none_floor,
 };
 
 /* ---- pareto ---- */
@@ -74,8 +82,17 @@ static SimTime pareto_sample(const void *params, SimTime mean_ns, SimRng *rng) {
   double shape = p->shape_per_ms * mean_ms;
   /* shape <= 1 has no finite mean and scale <= 0 degenerates to 0: both would distort the pair mean. */
   if (!(shape > 1) || !(scale_ms > 0)) return mean_ns;
-  double u = sim_rng_uniform_pos(rng);
-  return ms_to_ns(scale_ms / pow(u, 1.0 / shape));
+  /* scale / U^(1/shape) = scale * exp(-ln U / shape): log and exp cost a third of pow. */
+  double x_ms = scale_ms * exp(-log(sim_rng_uniform_pos(rng)) / shape);
+  return x_ms < 9.2e12 ? (SimTime)(x_ms * 1e6 + 0.5) : SIM_TIME_MAX;
+}
+
+static SimTime pareto_floor(const void *params, SimTime mean_ns) {
+  const ParetoParams *p = params;
+  double mean_ms = (double)mean_ns / 1e6;
+  double scale_ms = mean_ms - p->floor_ms;
+  if (!(p->shape_per_ms * mean_ms > 1) || !(scale_ms > 0)) return mean_ns;
+  return (SimTime)floor(scale_ms * 1e6); /* draws are scale x (a factor >= 1), rounded */
 }
 
 const NetJitterModel net_jitter_pareto = {
@@ -88,6 +105,7 @@ const NetJitterModel net_jitter_pareto = {
              .n_params = G_N_ELEMENTS(pareto_params),
              .params_size = sizeof(ParetoParams)},
     .sample = pareto_sample,
+    .floor_ns = pareto_floor,
 };
 
 /* ---- lognormal ---- */
@@ -113,6 +131,11 @@ static SimTime lognormal_sample(const void *params, SimTime mean_ns, SimRng *rng
   return sim_time_from_s((double)mean_ns / 1e9 * exp(p->sigma * z - p->sigma * p->sigma / 2));
 }
 
+static SimTime zero_floor(const void *params, SimTime mean_ns) {
+  (void)params, (void)mean_ns;
+  return 0;
+}
+
 const NetJitterModel net_jitter_lognormal = {
     .info = {.name = "lognormal",
              .family = "jitter",
@@ -121,6 +144,7 @@ const NetJitterModel net_jitter_lognormal = {
              .n_params = G_N_ELEMENTS(lognormal_params),
              .params_size = sizeof(LognormalJitterParams)},
     .sample = lognormal_sample,
+    .floor_ns = zero_floor,
 };
 
 /* ---- empirical ---- */
@@ -190,6 +214,12 @@ static SimTime empirical_sample(const void *params, SimTime mean_ns, SimRng *rng
   return sim_time_from_s((double)mean_ns / 1e9 * factor);
 }
 
+static SimTime empirical_floor(const void *params, SimTime mean_ns) {
+  double q[EMPIRICAL_POINTS], f[EMPIRICAL_POINTS];
+  empirical_points(params, q, f);
+  return (SimTime)floor((double)mean_ns * MIN(f[0], f[1]) * (1 - 1e-12));
+}
+
 static void empirical_check(const void *params, SimDiag *diag, const char *path) {
   const EmpiricalParams *p = params;
   if (p->p10_factor > p->p50_factor || p->p50_factor > p->p90_factor || p->p90_factor > p->p99_factor) {
@@ -210,6 +240,7 @@ const NetJitterModel net_jitter_empirical = {
              .params_size = sizeof(EmpiricalParams),
              .check = empirical_check},
     .sample = empirical_sample,
+    .floor_ns = empirical_floor,
 };
 
 /* ======================================================================================================
@@ -275,6 +306,12 @@ const SimParamSpec net_geo_param_specs[] = {
      .def = 50,
      .offset = offsetof(NetGeoParams, gateway_peers),
      .help = "ordinary nodes a pool gateway dials when its entry gives no \"peers\""},
+    {.name = "gateway_mesh",
+     .type = SIM_PARAM_BOOL,
+     .def = 1,
+     .offset = offsetof(NetGeoParams, gateway_mesh),
+     .help = "pools peer with each other: every two gateways of different pools are linked (latency from their "
+             "cities); false: only gateways in the same city"},
 };
 G_STATIC_ASSERT(G_N_ELEMENTS(net_geo_param_specs) == NET_GEO_N_PARAMS);
 const guint net_geo_n_param_specs = G_N_ELEMENTS(net_geo_param_specs);
@@ -432,7 +469,7 @@ static gboolean parse_matrix(json_t *v, const char *path, guint n, gboolean allo
     json_t *row = json_array_get(v, i);
     if (!json_is_array(row)) {
       sim_diag_add(diag, path, "must be a %ux%u matrix (row %u is %s %s)", n, n, i,
-                   json_is_object(row) || json_is_array(row) ? "an" : "a", json_kind(row));
+                   strchr("aeiou", json_kind(row)[0]) ? "an" : "a", json_kind(row));
       return FALSE;
     }
     if (json_array_size(row) != n) {
@@ -455,7 +492,7 @@ static gboolean parse_matrix(json_t *v, const char *path, guint n, gboolean allo
  * valid and unique, an index name -> position + 1 (else NULL). */
 typedef struct {
   guint n;
-  char **names;      /* n + 1, NULL-terminated when complete */
+  char **names;      /* n + 1; NULL for bad entries (so not a strv) */
   GHashTable *index; /* borrowed keys; NULL when the list has problems */
   char *path;        /* where the list is, for messages; NULL when no list was given */
 } NameList;
@@ -508,7 +545,9 @@ static void parse_names(json_t *v, const char *path, guint max, const char *what
 
 static void name_list_clear(NameList *l) {
   if (l->index) g_hash_table_unref(l->index);
-  g_strfreev(l->names);
+  for (guint i = 0; l->names && i < l->n; i++)
+    g_free(l->names[i]); /* may have holes: not g_strfreev */
+  g_free(l->names);
   g_free(l->path);
   memset(l, 0, sizeof *l);
 }
@@ -939,6 +978,7 @@ void net_topology_free(NetTopology *t) {
   g_free(t->adj);
   g_free(t->rev);
   g_free(t->lat_mean_ns);
+  g_free(t->lat_floor_ns);
   g_free(t);
 }
 
@@ -1075,11 +1115,12 @@ NetTopology *net_topology_build(const NetGeoParams *p, uint64_t seed, GError **e
     }
   }
 
-  /* Gateways of different pools in the same city. */
+  /* Gateways of different pools: all of them (gateway_mesh), or those in the same city. */
   for (guint32 a = p->n_vantages; a < S; a++)
     for (guint32 b = a + 1; b < S; b++) {
       const NetSpecial *x = &p->specials[a], *y = &p->specials[b];
-      if (x->city != NET_NO_CITY && x->city == y->city && x->pool != y->pool) add_link(lists, a, b);
+      if (x->pool == y->pool) continue;
+      if (p->gateway_mesh || (x->city != NET_NO_CITY && x->city == y->city)) add_link(lists, a, b);
     }
 
   GError *err = NULL;
@@ -1109,6 +1150,7 @@ NetTopology *net_topology_build(const NetGeoParams *p, uint64_t seed, GError **e
   t->adj = g_new(guint32, MAX(n_edges, 1));
   t->rev = g_new(guint32, MAX(n_edges, 1));
   t->lat_mean_ns = g_new(SimTime, MAX(n_edges, 1));
+  t->lat_floor_ns = g_new(SimTime, MAX(n_edges, 1));
   t->adj_off[0] = 0;
   for (guint32 u = 0; u < n; u++) {
     guint32 off = t->adj_off[u];
@@ -1131,6 +1173,9 @@ NetTopology *net_topology_build(const NetGeoParams *p, uint64_t seed, GError **e
       if (cu != NET_NO_CITY && cv != NET_NO_CITY) ms = p->city_rtt_ms[(gsize)cu * p->n_cities + cv] / 2;
       if (isnan(ms)) ms = p->latency_ms[(gsize)t->region[u] * R + t->region[v]];
       t->lat_mean_ns[e] = ms_to_ns(ms);
+      t->lat_floor_ns[e] =
+          p->jitter.model ? ((const NetJitterModel *)p->jitter.model)->floor_ns(p->jitter.params, t->lat_mean_ns[e])
+                          : t->lat_mean_ns[e];
     }
   return g_steal_pointer(&t);
 }
@@ -1144,5 +1189,6 @@ SimTime net_edge_latency(const NetGeoParams *p, const NetTopology *t, guint64 e,
 
 SimTime net_transfer_ns(const NetTopology *t, guint32 u, guint32 v, double bytes) {
   double bps = MIN(t->up_bps[u], t->down_bps[v]);
-  return sim_time_from_s(bytes * 8 / bps);
+  double ns = bytes * 8e9 / bps;
+  return ns < 9.2e18 ? (SimTime)(ns + 0.5) : SIM_TIME_MAX;
 }

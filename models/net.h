@@ -54,6 +54,7 @@ typedef struct {
   double dc_upload_bps;  /* data-centre link class */
   double dc_download_bps;
   int64_t gateway_peers; /* default peers of a gateway that does not give its own */
+  gboolean gateway_mesh; /* link every two gateways of different pools (else only those in the same city) */
   SimModelRef jitter;    /* family "jitter" */
   SimModelRef relay;     /* family "relay" */
   SimModelRef stratum;   /* family "delay": pool gateway new head -> miners working on it */
@@ -86,6 +87,7 @@ typedef struct {
   guint32 *adj;         /* neighbour of each directed edge */
   guint32 *rev;         /* index of the reverse directed edge */
   SimTime *lat_mean_ns; /* per directed edge: mean one-way latency */
+  SimTime *lat_floor_ns; /* per directed edge: the smallest latency the jitter model can draw */
   guint64 n_edges;      /* directed edges (2 x links) */
 } NetTopology;
 
@@ -131,6 +133,8 @@ typedef struct {
   SimModelInfo info;
   /* A latency draw for a pair whose mean is `mean_ns`. */
   SimTime (*sample)(const void *params, SimTime mean_ns, SimRng *rng);
+  /* The smallest value sample() can return for that mean (lets the relay skip draws that cannot matter). */
+  SimTime (*floor_ns)(const void *params, SimTime mean_ns);
 } NetJitterModel;
 
 extern const NetJitterModel net_jitter_none;    /* always the mean */
@@ -152,7 +156,7 @@ static inline SimTime net_jitter_sample(const SimModelRef *ref, SimTime mean_ns,
 /* The geo network's parameter handling, used by the "geo" network model's table (pow.c registers it). */
 /* Sizes of the two tables below, as constants so model tables can be initialised statically; net.c
  * checks them with G_STATIC_ASSERT. */
-#define NET_GEO_N_PARAMS 7
+#define NET_GEO_N_PARAMS 8
 #define NET_GEO_N_SUBMODELS 3
 extern const SimParamSpec net_geo_param_specs[];
 extern const guint net_geo_n_param_specs;

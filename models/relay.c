@@ -41,7 +41,11 @@ struct RelayWork {
   guint32 epoch;
   NodeState *node;
   EdgeState *edge;
-  guint64 *heap; /* 4-ary min-heap of step keys */
+  guint64 *heap; /* 4-ary min-heap of HAVE step keys */
+  /* PUSH and ANNOUNCE steps come a fixed time after HAVE (verify; verify + import), so in HAVE order they
+   * are already sorted: two FIFO queues of keys instead of heap entries. */
+  guint64 *fifo[2];
+  gsize fifo_head[2], fifo_len[2];
   gsize heap_len, heap_cap;
   SimTime t0;     /* time origin of the step keys */
   guint64 *scratch; /* edge indices for choosing push targets */
@@ -56,6 +60,7 @@ RelayWork *relay_work_new(const NetTopology *t) {
   w->edge = g_new0(EdgeState, t->n_edges);
   w->heap_cap = 1024;
   w->heap = g_new(guint64, w->heap_cap);
+  for (int i = 0; i < 2; i++) w->fifo[i] = g_new(guint64, 2 * (gsize)t->n_nodes + 1);
   guint32 max_deg = 0;
   for (guint32 v = 0; v < t->n_nodes; v++) max_deg = MAX(max_deg, t->adj_off[v + 1] - t->adj_off[v]);
   w->scratch = g_new(guint64, max_deg + 1);
@@ -67,6 +72,8 @@ void relay_work_free(RelayWork *w) {
   g_free(w->node);
   g_free(w->edge);
   g_free(w->heap);
+  g_free(w->fifo[0]);
+  g_free(w->fifo[1]);
   g_free(w->scratch);
   g_free(w);
 }
@@ -135,6 +142,12 @@ static void heap_push(RelayWork *w, SimTime t, guint32 node, guint32 kind) {
     i = p;
   }
   w->heap[i] = key;
+}
+
+static inline guint64 step_key(const RelayWork *w, SimTime t, guint32 node, guint32 kind) {
+  guint64 dt = (guint64)(t - w->t0);
+  if (dt > STEP_TIME_MAX) dt = STEP_TIME_MAX;
+  return dt << (STEP_NODE_BITS + 2) | (guint64)node << 2 | kind;
 }
 
 static guint64 heap_pop(RelayWork *w) {
@@ -228,7 +241,9 @@ static void geth_push(const GethParams *p, const NetGeoParams *gp, const NetTopo
     q += net_transfer_ns(t, v, to, b->size_bytes);
     w->edge[e].sent = 1;
     w->messages++;
-    if (tn->done && to >= t->n_special) {
+    /* No draw when the push cannot be first: the receiver already has (or will sooner get) the block,
+     * and for a vantage point, its first block message is earlier still. */
+    if (q + t->lat_floor_ns[e] >= MIN(tn->have, to < t->n_special ? tn->first_push : SIM_TIME_MAX)) {
       mark_heard(w, t, e, q + t->lat_mean_ns[e]);
       continue;
     }
@@ -252,14 +267,17 @@ static void geth_announce(const GethParams *p, const NetGeoParams *gp, const Net
     NodeState *tn = node_at(w, to);
     w->messages++;
     gboolean special = to < t->n_special;
-    if (!special && tn->done) {
-      /* Only what `to` knows changes, and only if it still has a decision to take after this arrives. */
+    if (tn->done) {
+      /* Only what `to` knows changes, and only if it still has a decision to take after this arrives; a
+       * vantage point's first announcement is earlier than its block or it came with no push at all. */
       SimTime a = now + t->lat_mean_ns[e];
       if (a <= tn->have + last_decision_after_have) mark_heard(w, t, e, a);
       continue;
     }
-    /* The fetch cannot complete before now + arriveTimeout: no draw if that cannot beat what `to` has. */
-    if (!special && tn->have <= now + wait) {
+    /* The fetch cannot complete before now + arriveTimeout: no draw if that cannot beat what `to` has (and,
+     * for a vantage point, if this cannot be its first announcement either). */
+    if (tn->have <= now + wait + 4 * t->lat_floor_ns[e] &&
+        (!special || now + t->lat_floor_ns[e] >= MIN(tn->announce, tn->first_push))) {
       mark_heard(w, t, e, now + t->lat_mean_ns[e]);
       continue;
     }
@@ -295,8 +313,19 @@ static void geth_propagate(const void *params, const NetGeoParams *gp, const Net
   SimTime verify = ms(p->verify_ms), import = geth_import_ns(p, b->gas_used);
   guint32 remaining = stop_after;
   for (guint i = 0; i < b->n_sources; i++) relax_full(w, node_at(w, b->sources[i]), b->sources[i], b->source_t[i]);
-  while (w->heap_len > 0) {
-    guint64 key = heap_pop(w);
+  w->fifo_head[0] = w->fifo_head[1] = w->fifo_len[0] = w->fifo_len[1] = 0;
+  for (;;) {
+    /* The smallest of the heap top and the two queue heads. */
+    guint64 key = UINT64_MAX;
+    int from = -1;
+    if (w->heap_len) key = w->heap[0], from = 2;
+    for (int q = 0; q < 2; q++)
+      if (w->fifo_head[q] < w->fifo_len[q] && w->fifo[q][w->fifo_head[q]] < key) key = w->fifo[q][w->fifo_head[q]], from = q;
+    if (from < 0) break;
+    if (from == 2)
+      heap_pop(w);
+    else
+      w->fifo_head[from]++;
     Step s = {.t = w->t0 + (SimTime)(key >> (STEP_NODE_BITS + 2)),
               .node = (guint32)(key >> 2) & ((UINT32_C(1) << STEP_NODE_BITS) - 1),
               .kind = (guint32)(key & 3)};
@@ -309,9 +338,10 @@ static void geth_propagate(const void *params, const NetGeoParams *gp, const Net
       w->reached++;
       gboolean source = FALSE;
       for (guint i = 0; i < b->n_sources && !source; i++) source = b->sources[i] == v && b->source_t[i] == s.t;
-      /* A miner's own block is already imported: push and announce at once (minedBroadcastLoop). */
-      heap_push(w, source ? s.t : s.t + verify, v, STEP_PUSH);
-      heap_push(w, source ? s.t : s.t + verify + import, v, STEP_ANNOUNCE);
+      /* A miner's own block is already imported: push and announce at once (minedBroadcastLoop). Sources
+       * are the first HAVE steps, so the queues stay sorted. */
+      w->fifo[0][w->fifo_len[0]++] = step_key(w, source ? s.t : s.t + verify, v, STEP_PUSH);
+      w->fifo[1][w->fifo_len[1]++] = step_key(w, source ? s.t : s.t + verify + import, v, STEP_ANNOUNCE);
       if (v < stop_after && --remaining == 0) return;
       break;
     }

@@ -33,6 +33,7 @@ static NetTopology *make_topo(guint32 n, const guint32 (*links)[2], guint n_link
   t->adj = g_new(guint32, t->n_edges);
   t->rev = g_new(guint32, t->n_edges);
   t->lat_mean_ns = g_new(SimTime, t->n_edges);
+  t->lat_floor_ns = g_new(SimTime, t->n_edges);
   guint32 *fill = g_new0(guint32, n);
   /* Sorted neighbour lists: insert links in order of (node, neighbour). */
   for (guint32 u = 0; u < n; u++)
@@ -41,7 +42,7 @@ static NetTopology *make_topo(guint32 n, const guint32 (*links)[2], guint n_link
         if ((links[l][0] == u && links[l][1] == v) || (links[l][1] == u && links[l][0] == v)) {
           guint32 e = t->adj_off[u] + fill[u]++;
           t->adj[e] = v;
-          t->lat_mean_ns[e] = sim_time_from_s(lat_ms / 1e3);
+          t->lat_mean_ns[e] = t->lat_floor_ns[e] = sim_time_from_s(lat_ms / 1e3);
         }
   for (guint32 u = 0; u < n; u++)
     for (guint32 e = t->adj_off[u]; e < t->adj_off[u + 1]; e++) {
