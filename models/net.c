@@ -465,26 +465,28 @@ static gboolean parse_matrix(json_t *v, const char *path, guint n, gboolean allo
     sim_diag_add(diag, path, "must be a %ux%u matrix (got %zu rows)", n, n, json_array_size(v));
     return FALSE;
   }
+  /* Shape problems are reported, and the entries that exist are still checked, all in one pass. */
+  gboolean ok = TRUE;
   for (guint i = 0; i < n; i++) {
     json_t *row = json_array_get(v, i);
     if (!json_is_array(row)) {
       sim_diag_add(diag, path, "must be a %ux%u matrix (row %u is %s %s)", n, n, i,
                    strchr("aeiou", json_kind(row)[0]) ? "an" : "a", json_kind(row));
-      return FALSE;
-    }
-    if (json_array_size(row) != n) {
+      ok = FALSE;
+    } else if (json_array_size(row) != n) {
       sim_diag_add(diag, path, "must be a %ux%u matrix (row %u has %zu entries)", n, n, i,
                    json_array_size(row));
-      return FALSE;
+      ok = FALSE;
     }
   }
-  gboolean ok = TRUE;
-  for (guint i = 0; i < n; i++)
-    for (guint j = 0; j < n; j++) {
+  for (guint i = 0; i < n; i++) {
+    json_t *row = json_array_get(v, i);
+    if (!json_is_array(row)) continue;
+    for (guint j = 0; j < n && j < json_array_size(row); j++) {
       g_autofree char *ep = g_strdup_printf("%s[%u][%u]", path, i, j);
-      ok &= parse_number(json_array_get(json_array_get(v, i), j), ep, BOUND_NONNEG, allow_null,
-                         &out[i * n + j], diag);
+      ok &= parse_number(json_array_get(row, j), ep, BOUND_NONNEG, allow_null, &out[i * n + j], diag);
     }
+  }
   return ok;
 }
 
@@ -578,7 +580,8 @@ static int lookup_name(const NameList *list, const char *kind, json_t *v, const 
 }
 
 /* "peers" of a special: an integer in [1, NET_MAX_SPECIAL_PEERS], `def` (added to obj) when absent. */
-static gboolean parse_peers(json_t *obj, const char *opath, int64_t def, guint32 *out, SimDiag *diag) {
+static gboolean parse_peers(json_t *obj, const char *opath, int64_t def, int64_t nodes, guint32 *out,
+                            SimDiag *diag) {
   json_t *v = json_object_get(obj, "peers");
   if (!v) {
     json_object_set_new(obj, "peers", json_integer(def));
@@ -602,6 +605,10 @@ static gboolean parse_peers(json_t *obj, const char *opath, int64_t def, guint32
   }
   if (d > NET_MAX_SPECIAL_PEERS) {
     sim_diag_add(diag, path, "must be <= %d (got %s)", NET_MAX_SPECIAL_PEERS, got);
+    return FALSE;
+  }
+  if (nodes > 0 && d > (double)nodes) {
+    sim_diag_add(diag, path, "must not exceed the %" G_GINT64_FORMAT " ordinary nodes (got %s)", nodes, got);
     return FALSE;
   }
   *out = (guint32)d;
@@ -783,7 +790,7 @@ static void parse_vantages(NetGeoParams *p, json_t *arr, const char *vpath, cons
         }
       }
     }
-    ok &= parse_peers(o, op, VANTAGE_DEFAULT_PEERS, &s.peers, diag);
+    ok &= parse_peers(o, op, VANTAGE_DEFAULT_PEERS, p->nodes, &s.peers, diag);
     if (!ok) continue;
     s.name = g_strdup(json_string_value(jn));
     g_array_append_val(out, s);
@@ -827,7 +834,7 @@ static void parse_gateways(NetGeoParams *p, json_t *arr, const char *gpath, cons
       }
     }
     guint32 peers = 0;
-    ok &= parse_peers(o, op, p->gateway_peers, &peers, diag);
+    ok &= parse_peers(o, op, p->gateway_peers, p->nodes, &peers, diag);
     const char *which = NULL;
     json_t *places = one_of(o, op, "cities", "regions", &which, diag);
     if (!places) continue;
@@ -873,6 +880,12 @@ gboolean net_geo_parse_tables(NetGeoParams *p, json_t *obj, const char *path, co
   if (!json_is_object(obj)) {
     sim_diag_add(diag, path, "must be an object (got %s)", json_kind(obj));
     return FALSE;
+  }
+  /* Peer counts against the population (the scalars were parsed before the tables). */
+  if (p->nodes > 0 && p->out_peers >= p->nodes) {
+    g_autofree char *op = key_path(path, "out_peers");
+    sim_diag_add(diag, op, "must be below nodes (got %" G_GINT64_FORMAT " with %" G_GINT64_FORMAT " nodes)",
+                 p->out_peers, p->nodes);
   }
   NameList regions = {0}, cities = {0};
   json_t *jr = required_key(obj, path, "regions", diag);

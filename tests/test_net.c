@@ -793,7 +793,7 @@ static void test_topology_error(void) {
   /* A gateway ignores the cap, so the same network with a gateway instead builds. */
   load_geo(&p,
            SETS("network.nodes=2", "network.max_peers=1", "network.out_peers=1", "network.vantage_points=[]",
-                "network.gateways=[{\"pool\": \"F2pool2\", \"regions\": [\"AP\"], \"peers\": 5}]"));
+                "network.gateways=[{\"pool\": \"F2pool2\", \"regions\": [\"AP\"], \"peers\": 2}]"));
   g_autoptr(NetTopology) ok = net_topology_build(&p, 5, NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL(ok);
   CU_ASSERT_STRING_EQUAL(p.specials[0].name, "F2pool2#1");

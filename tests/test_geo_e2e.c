@@ -1,0 +1,126 @@
+/* test_geo_e2e.c: scenarios/geo-small.json end to end (400 nodes, 300 heights): outputs that physics
+ * bounds widely, checked without any number fitted to them. */
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+#include "cunit-main.h"
+#include "params.h"
+#include "run.h"
+#include "scenario.h"
+
+static json_t *summary;
+static char *out_dir;
+
+static double num(const char *a, const char *b, const char *c) {
+  json_t *v = json_object_get(summary, a);
+  if (b) v = json_object_get(v, b);
+  if (c) v = json_object_get(v, c);
+  CU_ASSERT_PTR_NOT_NULL(v);
+  return json_number_value(v);
+}
+
+static void run_once(void) {
+  if (summary) return;
+  SimDiag *d = sim_diag_new("scenarios/geo-small.json");
+  SimScenario *sc = sim_scenario_load_file("scenarios/geo-small.json", NULL, d);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+  out_dir = g_dir_make_tmp("sim-geo-XXXXXX", NULL);
+  char *argv[] = {(char *)"test"};
+  SimRunOptions opt = {.out_dir = out_dir, .argc = 1, .argv = argv};
+  GError *e = NULL;
+  gboolean ok = sim_run(sc, &opt, &summary, &e);
+  if (!ok) fprintf(stderr, "%s\n", e->message);
+  CU_ASSERT_TRUE_FATAL(ok);
+  sim_scenario_free(sc);
+  sim_diag_free(d);
+}
+
+/* A block reaches the other pools after about d = 0.1-0.5 s of relay plus a stratum delay of median
+ * 0.4 s: stale probability about 1 - exp(-d / 13 s), between 0.4% and 20% for d in [0.05 s, 3 s]. With 300
+ * heights the sampling error is about 1.5 points; the band stays wide on purpose. */
+static void test_uncle_rate_band(void) {
+  run_once();
+  double stale = num("chain", "stale_share", NULL);
+  CU_ASSERT(stale > 0.002 && stale < 0.25);
+  CU_ASSERT(num("chain", "uncles_included", NULL) + num("chain", "forks_unreferenced", NULL) > 0);
+}
+
+/* Difficulty starts at 2088.5 TH with 164 TH/s: 12.7 s per block, adjusted by EIP-100 towards 13-14 s. */
+static void test_interval(void) {
+  run_once();
+  double m = num("chain", "mean_interval_s", NULL);
+  CU_ASSERT(m > 10 && m < 17);
+}
+
+/* Vantage delays: differences of arrival times over a network whose one-way latencies are at most 322 ms
+ * (SA-AU) and whose relay adds a few hops, without fetch timeouts: the median between 1 ms and 1 s, the
+ * 99th percentile below the 5 s fetch timeout. */
+static void test_propagation_band(void) {
+  run_once();
+  double med = num("propagation", "vantage_delay_ms", "median");
+  double p99 = num("propagation", "vantage_delay_ms", "p99");
+  CU_ASSERT(med > 1 && med < 1000);
+  CU_ASSERT(p99 >= med && p99 < 5000);
+  CU_ASSERT(num("propagation", "vantage_delay_incl_first_ms", "median") <= med);
+  double seen = num("propagation", "blocks_seen_by_all", NULL), total = num("chain", "blocks_total", NULL);
+  CU_ASSERT(seen >= 0.95 * total && seen <= total);
+  json_t *fs = json_object_get(json_object_get(summary, "propagation"), "first_seen_share");
+  double sum = 0;
+  const char *k;
+  json_t *v;
+  json_object_foreach(fs, k, v) sum += json_number_value(v);
+  CU_ASSERT_DOUBLE_EQUAL(sum, 1.0, 1e-9);
+}
+
+/* Geography shows: the vantage point in Shanghai is first for blocks of pools whose gateways are in
+ * China more often than for Ethermine's (Frankfurt, New York, Singapore), and the one in Lisbon the other
+ * way round. (Which vantage point is first overall depends on peer counts: WE has the most.) */
+static void test_geography(void) {
+  run_once();
+  json_t *by = json_object_get(json_object_get(summary, "propagation"), "first_seen_share_by_pool");
+  double spark_ea = json_number_value(json_object_get(json_object_get(by, "Sparkpool"), "EA"));
+  double eth_ea = json_number_value(json_object_get(json_object_get(by, "Ethermine"), "EA"));
+  double spark_we = json_number_value(json_object_get(json_object_get(by, "Sparkpool"), "WE"));
+  double eth_we = json_number_value(json_object_get(json_object_get(by, "Ethermine"), "WE"));
+  CU_ASSERT(spark_ea > eth_ea);
+  CU_ASSERT(eth_we > spark_we);
+}
+
+static void test_observations_written(void) {
+  run_once();
+  char *path = g_build_filename(out_dir, "observations.csv", NULL);
+  char *text = NULL;
+  CU_ASSERT_TRUE_FATAL(g_file_get_contents(path, &text, NULL, NULL));
+  CU_ASSERT(g_str_has_prefix(text, "BlockHash,Number,BlockType,WETimeStamp,CETimeStamp,NATimeStamp,EATimeStamp,"
+                                   "FirstObservation,WEDiff,CEDiff,NADiff,EADiff,MiningPool,"));
+  guint lines = 0;
+  for (const char *c = text; *c; c++) lines += *c == '\n';
+  CU_ASSERT(lines > 300);
+  g_free(text);
+  g_free(path);
+}
+
+static void cleanup(void) {
+  if (!out_dir) return;
+  const char *names[] = {"summary.json", "blocks.csv", "pools.csv", "runs.csv", "observations.csv"};
+  for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+    char *p = g_build_filename(out_dir, names[i], NULL);
+    g_unlink(p);
+    g_free(p);
+  }
+  g_rmdir(out_dir);
+  g_free(out_dir);
+  json_decref(summary);
+}
+
+static void test_cleanup(void) {
+  cleanup();
+  CU_PASS("cleaned up");
+}
+
+int register_suites(void) {
+  ADD_SUITE("geo-e2e", TEST(test_uncle_rate_band), TEST(test_interval), TEST(test_propagation_band),
+            TEST(test_geography), TEST(test_observations_written), TEST(test_cleanup));
+  return 0;
+}
