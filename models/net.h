@@ -11,6 +11,10 @@
  * own region, the rest uniformly), refusing dials to nodes whose `max_peers` are full; special nodes
  * (vantage points, pool gateways) dial up to their own peer count the same way. Links are bidirectional.
  * The graph is stored in CSR form with, for every directed edge, the index of its reverse edge.
+ *
+ * SimBlock-style options (both off by default): "out_degree_cdf" draws each ordinary node's dial count
+ * from a distribution over 1..NET_OUT_DEGREE_MAX (SimBlock's Bitcoin 2015 table), and `inter_region_bps`
+ * caps the bandwidth of every link between two different regions (SimBlock: 6 Mb/s).
  */
 #pragma once
 
@@ -28,6 +32,7 @@ G_BEGIN_DECLS
 #define NET_MAX_REGIONS 64
 #define NET_NO_POOL G_MAXUINT  /* NetSpecial.pool of a vantage point */
 #define NET_MAX_SPECIAL_PEERS 1000000 /* largest "peers" of a vantage point or gateway */
+#define NET_OUT_DEGREE_MAX 20 /* entries of "out_degree_cdf": P(dials <= k) for k = 1..20 */
 
 enum { NET_CLASS_HOME = 0, NET_CLASS_DATACENTER = 1 };
 
@@ -55,6 +60,7 @@ typedef struct {
   double dc_download_bps;
   int64_t gateway_peers; /* default peers of a gateway that does not give its own */
   gboolean gateway_mesh; /* link every two gateways of different pools (else only those in the same city) */
+  double inter_region_bps; /* cap on the bandwidth between two different regions; 0 = no cap */
   SimModelRef jitter;    /* family "jitter" */
   SimModelRef relay;     /* family "relay" */
   SimModelRef stratum;   /* family "delay": pool gateway new head -> miners working on it */
@@ -72,6 +78,9 @@ typedef struct {
   NetSpecial *specials;  /* vantage points first, then gateways in the order listed (entry, then place) */
   guint n_vantages;
   guint n_specials;
+  double *out_degree_cdf; /* NET_OUT_DEGREE_MAX entries, P(dials <= k + 1); NULL: every node dials out_peers */
+  guint8 *pool_on_nodes;  /* per scenario pool (n_pools): 1 when its miners sit on ordinary nodes */
+  guint n_pools;
 } NetGeoParams;
 
 /* The read-only topology. Node ids: specials first (same order as NetGeoParams.specials), then ordinary. */
@@ -89,6 +98,10 @@ typedef struct {
   SimTime *lat_mean_ns; /* per directed edge: mean one-way latency */
   SimTime *lat_floor_ns; /* per directed edge: the smallest latency the jitter model can draw */
   guint64 n_edges;      /* directed edges (2 x links) */
+  /* Added for the SimBlock-style options; zero/NULL in a hand-built topology means "off"/"unknown". */
+  double inter_region_bps; /* NetGeoParams.inter_region_bps: cap between different regions, 0 = none */
+  uint64_t seed;           /* the seed it was built with (relay models key per-node traits with it) */
+  guint32 *out_links;      /* per node: links it opened itself (its dials that succeeded), or NULL */
 } NetTopology;
 
 #define NET_ERROR (net_error_quark())
@@ -101,7 +114,8 @@ typedef enum { NET_ERROR_TOPOLOGY } NetError;
  * Details (all deterministic from the seed; dials happen in node order):
  *  - Ordinary node regions: exact counts per region by largest-remainder rounding of nodes x node_share
  *    (ties to the lower region index), assigned to ordinary nodes in a random order.
- *  - Each ordinary node u dials out_peers times, while it has fewer than max_peers links; each try picks,
+ *  - Each ordinary node u dials out_peers times (with out_degree_cdf: a count drawn from it, one uniform
+ *    draw per node just before its dials), while it has fewer than max_peers links; each try picks,
  *    with probability geo_bias, a uniform ordinary node of u's region, else a uniform ordinary node, and
  *    is refused for u itself, an existing link, or a target with max_peers links; a dial gives up after
  *    NET_DIAL_TRIES refused tries.
@@ -125,7 +139,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(NetTopology, net_topology_free)
 SimTime net_edge_latency(const NetGeoParams *p, const NetTopology *t, guint64 e, SimRng *rng);
 
 /* Transfer time of `bytes` over directed edge u -> v (serialisation only, no latency):
- * bytes * 8 / min(up_bps[u], down_bps[v]) seconds, rounded to the nearest ns. */
+ * bytes * 8 / min(up_bps[u], down_bps[v]) seconds, rounded to the nearest ns; with t->inter_region_bps > 0
+ * and u, v in different regions the bandwidth is also capped at inter_region_bps. */
 SimTime net_transfer_ns(const NetTopology *t, guint32 u, guint32 v, double bytes);
 
 /* ---- the "jitter" family: the spread of one message's latency around its pair mean ---- */
@@ -156,13 +171,14 @@ static inline SimTime net_jitter_sample(const SimModelRef *ref, SimTime mean_ns,
 /* The geo network's parameter handling, used by the "geo" network model's table (pow.c registers it). */
 /* Sizes of the two tables below, as constants so model tables can be initialised statically; net.c
  * checks them with G_STATIC_ASSERT. */
-#define NET_GEO_N_PARAMS 8
+#define NET_GEO_N_PARAMS 9
 #define NET_GEO_N_SUBMODELS 3
 extern const SimParamSpec net_geo_param_specs[];
 extern const guint net_geo_n_param_specs;
 extern const SimSubmodelSpec net_geo_submodels[];
 extern const guint net_geo_n_submodels;
-/* Parses the table keys ("regions", "cities", "vantage_points", "gateways") of a geo network object at
+/* Parses the table keys ("regions", "cities", "vantage_points", "gateways", "out_degree_cdf") of a geo
+ * network object at
  * `path`; `pool_names` are the scenario's pools (gateways name them). Problems go to `diag`, all of them
  * in one pass. Other keys of `obj` are left alone (the param table and submodels own them).
  * The scalar params must already be parsed (a gateway's default peers is p->gateway_peers) and the table
@@ -176,7 +192,11 @@ extern const guint net_geo_n_submodels;
  *  - "vantage_points" (optional): [{"name" (unique), "region" or "city" (not both), "peers" (>= 1, 800)}].
  *  - "gateways" (optional): [{"pool", "cities" or "regions" (a non-empty array, not both),
  *    "peers" (>= 1, default gateway_peers)}]: one NetSpecial per listed place, named "<pool>#<k>" with k
- *    counting that pool's gateways from 1 across all entries.
+ *    counting that pool's gateways from 1 across all entries. An entry {"pool", "ordinary_nodes": true}
+ *    (no places, no peers) instead puts that pool's miners on ordinary nodes (pool_on_nodes); such a pool
+ *    may have no gateway entry and only one ordinary_nodes entry.
+ *  - "out_degree_cdf" (optional): NET_OUT_DEGREE_MAX numbers in [0, 1], non-decreasing, the last one 1:
+ *    entry k is P(an ordinary node dials at most k + 1 peers).
  *  Every object also accepts a "comment" key; any other unknown key is a problem. */
 gboolean net_geo_parse_tables(NetGeoParams *p, json_t *obj, const char *path, const char *const *pool_names,
                               guint n_pools, SimDiag *diag);

@@ -99,6 +99,16 @@ static inline EdgeState *edge_at(RelayWork *w, guint64 e) {
   return s;
 }
 
+/* Read-only views: no reset for entries not yet touched in this propagation. */
+static inline SimTime edge_heard(const RelayWork *w, guint64 e) {
+  const EdgeState *s = &w->edge[e];
+  return s->epoch == w->epoch ? s->heard : SIM_TIME_MAX;
+}
+static inline gboolean edge_sent(const RelayWork *w, guint64 e) {
+  const EdgeState *s = &w->edge[e];
+  return s->epoch == w->epoch && s->sent;
+}
+
 /* Records at the receiver that it heard from the sender of edge `e` at `t`. */
 static inline void mark_heard(RelayWork *w, const NetTopology *t, guint64 e, SimTime at) {
   EdgeState *r = edge_at(w, t->rev[e]);
@@ -226,7 +236,7 @@ static void geth_push(const GethParams *p, const NetGeoParams *gp, const NetTopo
                       SimRng *rng, RelayWork *w, guint32 v, SimTime now) {
   guint64 n = 0;
   for (guint64 e = t->adj_off[v]; e < t->adj_off[v + 1]; e++)
-    if (edge_at(w, e)->heard > now) w->scratch[n++] = e; /* the peer has not told us it has it */
+    if (edge_heard(w, e) > now) w->scratch[n++] = e; /* the peer has not told us it has it */
   if (n == 0) return;
   guint64 k = (guint64)floor(sqrt((double)n));
   k = MIN(n, MAX(k, (guint64)p->push_min));
@@ -239,7 +249,7 @@ static void geth_push(const GethParams *p, const NetGeoParams *gp, const NetTopo
     guint32 to = t->adj[e];
     NodeState *tn = node_at(w, to);
     q += net_transfer_ns(t, v, to, b->size_bytes);
-    w->edge[e].sent = 1;
+    edge_at(w, e)->sent = 1;
     w->messages++;
     /* No draw when the push cannot be first: the receiver already has (or will sooner get) the block,
      * and for a vantage point, its first block message is earlier still. */
@@ -260,9 +270,8 @@ static void geth_announce(const GethParams *p, const NetGeoParams *gp, const Net
   SimTime wait = ms(p->arrive_timeout_ms), timeout = ms(p->fetch_timeout_ms);
   SimTime upload_free = node_at(w, v)->upload_free;
   for (guint64 e = t->adj_off[v]; e < t->adj_off[v + 1]; e++) {
-    EdgeState *es = edge_at(w, e);
-    if (es->sent || es->heard <= now) continue; /* pushed there, or the peer told us it has it */
-    es->sent = 1;
+    if (edge_sent(w, e) || edge_heard(w, e) <= now) continue; /* pushed there, or the peer has it */
+    edge_at(w, e)->sent = 1;
     guint32 to = t->adj[e];
     NodeState *tn = node_at(w, to);
     w->messages++;

@@ -121,7 +121,7 @@ scenario = {
         "relay": {"model": "geth-1.8.23", "push_min": 4, "verify_ms": 5, "import_base_ms": 10,
                   "import_ms_per_mgas": 25, "arrive_timeout_ms": geth["fetcher_arrive_timeout_ms"],
                   "fetch_timeout_ms": geth["fetcher_fetch_timeout_ms"], "fetch_fail_prob": 0},
-        "stratum": {"model": "lognormal", "median_ms": float(sys.argv[1]) if len(sys.argv) > 1 else 400, "sigma": 1.0},
+        "stratum": {"model": "lognormal", "median_ms": float(sys.argv[1]) if len(sys.argv) > 1 else 550, "sigma": 1.0},
         "regions": {"names": reg["names"], "latency_ms": reg["latency_ms_mean"], "upload_bps": reg["upload_bps"],
                     "download_bps": reg["download_bps"], "node_share": share},
         "cities": {"names": cities, "region": [CITY_REGION[c] for c in cities], "rtt_ms": rtt_ms},

@@ -111,6 +111,18 @@ print("missing:", missing) if missing else print("ok")
 EOF
 [ "$(cat "$tmp/keys")" = "ok" ] && ok || bad "summary keys: $(cat "$tmp/keys")"
 
+# The geo network: same seed, same bytes (observations.csv included); the files a geo run writes.
+cp scenarios/geo-small.json "$tmp/geo.json"
+mkdir -p "$tmp/ga" "$tmp/gb"
+(cd "$tmp/ga" && "$SIM" run ../geo.json --out out --quiet) >/dev/null 2>"$tmp/err" || bad "geo run (a): $(cat "$tmp/err")"
+(cd "$tmp/gb" && "$SIM" run ../geo.json --out out --quiet) >/dev/null 2>"$tmp/err" || bad "geo run (b): $(cat "$tmp/err")"
+for f in blocks.csv pools.csv runs.csv observations.csv; do same_file "$tmp/ga/out/$f" "$tmp/gb/out/$f" "geo same seed $f"; done
+strip_wallclock "$tmp/ga/out/summary.json" >"$tmp/sa"
+strip_wallclock "$tmp/gb/out/summary.json" >"$tmp/sb"
+same_file "$tmp/sa" "$tmp/sb" "geo same seed summary.json (without wall-clock fields)"
+contains "$tmp/ga/out/summary.json" '"vantage_delay_ms"' "geo summary has propagation keys"
+contains "$tmp/ga/out/summary.json" '"node_block_deliveries"' "geo summary counts deliveries"
+
 # --set and the default output directory
 (cd "$tmp" && "$SIM" run tiny.json --set stop.heights=300 --set 'pools[0].hash_share=0.45' \
    --set 'pools[1].hash_share=0.25' >"$tmp/out" 2>"$tmp/err")
