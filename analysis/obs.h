@@ -21,6 +21,7 @@ typedef struct {
   uint32_t height;      /* parent's height + 1 (genesis is 0) */
   uint32_t miner;       /* index into the analysis' miner table, or OBS_MINER_NONE if unknown */
   int64_t mined_ns;     /* when it was mined (simulation time, or header time in a log) */
+  int64_t timestamp_s;  /* header timestamp, whole seconds (0 where the model has none) */
   double difficulty;    /* its own difficulty; total difficulty is the sum along the chain */
   uint32_t n_uncles;
   uint64_t uncles[OBS_MAX_UNCLES]; /* ids of the blocks it references as uncles */

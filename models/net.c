@@ -312,6 +312,14 @@ const SimParamSpec net_geo_param_specs[] = {
      .offset = offsetof(NetGeoParams, gateway_mesh),
      .help = "pools peer with each other: every two gateways of different pools are linked (latency from their "
              "cities); false: only gateways in the same city"},
+    {.name = "inter_region_bps",
+     .type = SIM_PARAM_NUMBER,
+     .unit = "bit/s",
+     .min = 0,
+     .max = INFINITY,
+     .def = 0,
+     .offset = offsetof(NetGeoParams, inter_region_bps),
+     .help = "cap on the bandwidth of links between two different regions; 0: none (SimBlock: 6e6)"},
 };
 G_STATIC_ASSERT(G_N_ELEMENTS(net_geo_param_specs) == NET_GEO_N_PARAMS);
 const guint net_geo_n_param_specs = G_N_ELEMENTS(net_geo_param_specs);
@@ -800,7 +808,7 @@ static void parse_vantages(NetGeoParams *p, json_t *arr, const char *vpath, cons
 static void parse_gateways(NetGeoParams *p, json_t *arr, const char *gpath, const NameList *regions,
                            const NameList *cities, const char *const *pool_names, guint n_pools, GArray *out,
                            SimDiag *diag) {
-  static const char *const keys[] = {"pool", "cities", "regions", "peers", NULL};
+  static const char *const keys[] = {"pool", "cities", "regions", "peers", "ordinary_nodes", NULL};
   if (!json_is_array(arr)) {
     sim_diag_add(diag, gpath, "must be an array of objects (got %s)", json_kind(arr));
     return;
@@ -832,6 +840,39 @@ static void parse_gateways(NetGeoParams *p, json_t *arr, const char *gpath, cons
           ok = FALSE;
         }
       }
+    }
+    /* {"pool", "ordinary_nodes": true}: the pool's miners sit on ordinary nodes, it has no gateway. */
+    json_t *jo = json_object_get(o, "ordinary_nodes");
+    if (jo) {
+      g_autofree char *np = key_path(op, "ordinary_nodes");
+      if (!json_is_boolean(jo)) {
+        sim_diag_add(diag, np, "must be true or false (got %s)", json_kind(jo));
+        continue;
+      }
+    }
+    if (jo && json_is_true(jo)) {
+      static const char *const placed[] = {"cities", "regions", "peers"};
+      for (guint k = 0; k < G_N_ELEMENTS(placed); k++)
+        if (json_object_get(o, placed[k])) {
+          sim_diag_add(diag, op, "must not give \"%s\" with \"ordinary_nodes\": true", placed[k]);
+          ok = FALSE;
+        }
+      if (!ok) continue;
+      g_autofree char *pp = key_path(op, "pool");
+      if (p->pool_on_nodes[pool])
+        sim_diag_add(diag, pp, "pool \"%s\" already has an \"ordinary_nodes\" entry", pool_names[pool]);
+      else if (per_pool[pool] > 0)
+        sim_diag_add(diag, pp, "pool \"%s\" has gateways: its miners sit on gateways or on ordinary nodes, not both",
+                     pool_names[pool]);
+      else
+        p->pool_on_nodes[pool] = 1;
+      continue;
+    }
+    if (pool != NET_NO_POOL && p->pool_on_nodes[pool]) {
+      g_autofree char *pp = key_path(op, "pool");
+      sim_diag_add(diag, pp, "pool \"%s\" sits on ordinary nodes: its miners sit on gateways or on ordinary nodes, not both",
+                   pool_names[pool]);
+      ok = FALSE;
     }
     guint32 peers = 0;
     ok &= parse_peers(o, op, p->gateway_peers, p->nodes, &peers, diag);
@@ -872,6 +913,34 @@ static void parse_gateways(NetGeoParams *p, json_t *arr, const char *gpath, cons
   }
 }
 
+/* "out_degree_cdf": NET_OUT_DEGREE_MAX numbers in [0, 1], non-decreasing, ending at 1. Stored only when
+ * valid (a broken table must not reach the topology builder). */
+static void parse_out_degree_cdf(NetGeoParams *p, json_t *v, const char *path, SimDiag *diag) {
+  double cdf[NET_OUT_DEGREE_MAX];
+  if (!parse_vector(v, path, NET_OUT_DEGREE_MAX, BOUND_NONNEG, cdf, diag)) return;
+  gboolean ok = TRUE;
+  for (guint i = 0; i < NET_OUT_DEGREE_MAX; i++) {
+    g_autofree char *ip = index_path(path, i);
+    g_autofree char *got = fmt_num(cdf[i]);
+    if (cdf[i] > 1) {
+      sim_diag_add(diag, ip, "must be <= 1 (got %s)", got);
+      ok = FALSE;
+    } else if (i > 0 && cdf[i] < cdf[i - 1]) {
+      g_autofree char *prev = fmt_num(cdf[i - 1]);
+      sim_diag_add(diag, ip, "must not be below the entry before it (a CDF is non-decreasing; got %s after %s)", got,
+                   prev);
+      ok = FALSE;
+    }
+  }
+  if (cdf[NET_OUT_DEGREE_MAX - 1] != 1) {
+    g_autofree char *ip = index_path(path, NET_OUT_DEGREE_MAX - 1);
+    g_autofree char *got = fmt_num(cdf[NET_OUT_DEGREE_MAX - 1]);
+    sim_diag_add(diag, ip, "must be 1 (the last entry of a CDF; got %s)", got);
+    ok = FALSE;
+  }
+  if (ok) p->out_degree_cdf = g_memdup2(cdf, sizeof cdf);
+}
+
 gboolean net_geo_parse_tables(NetGeoParams *p, json_t *obj, const char *path, const char *const *pool_names,
                               guint n_pools, SimDiag *diag) {
   g_return_val_if_fail(p != NULL && path != NULL && diag != NULL, FALSE);
@@ -900,6 +969,13 @@ gboolean net_geo_parse_tables(NetGeoParams *p, json_t *obj, const char *path, co
     g_autofree char *cp = key_path(path, "cities");
     parse_cities(p, jc, cp, &regions, &cities, diag);
   }
+  json_t *jd = json_object_get(obj, "out_degree_cdf");
+  if (jd) {
+    g_autofree char *dp = key_path(path, "out_degree_cdf");
+    parse_out_degree_cdf(p, jd, dp, diag);
+  }
+  p->n_pools = n_pools;
+  p->pool_on_nodes = g_new0(guint8, MAX(n_pools, 1));
   GArray *vantages = g_array_new(FALSE, FALSE, sizeof(NetSpecial));
   GArray *gateways = g_array_new(FALSE, FALSE, sizeof(NetSpecial));
   json_t *jv = json_object_get(obj, "vantage_points");
@@ -937,6 +1013,11 @@ void net_geo_clear_tables(NetGeoParams *p) {
   for (guint i = 0; p->specials && i < p->n_specials; i++)
     g_free(p->specials[i].name);
   g_free(p->specials);
+  g_free(p->out_degree_cdf);
+  g_free(p->pool_on_nodes);
+  p->out_degree_cdf = NULL;
+  p->pool_on_nodes = NULL;
+  p->n_pools = 0;
   p->n_regions = p->n_cities = p->n_vantages = p->n_specials = 0;
   p->region_names = p->city_names = NULL;
   p->latency_ms = p->upload_bps = p->download_bps = p->node_share = p->city_rtt_ms = NULL;
@@ -992,6 +1073,7 @@ void net_topology_free(NetTopology *t) {
   g_free(t->rev);
   g_free(t->lat_mean_ns);
   g_free(t->lat_floor_ns);
+  g_free(t->out_links);
   g_free(t);
 }
 
@@ -1033,6 +1115,9 @@ NetTopology *net_topology_build(const NetGeoParams *p, uint64_t seed, GError **e
   g_autoptr(NetTopology) t = g_new0(NetTopology, 1);
   t->n_nodes = n;
   t->n_special = S;
+  t->seed = seed;
+  t->inter_region_bps = p->inter_region_bps;
+  t->out_links = g_new0(guint32, n);
   t->region = g_new(guint16, n);
   t->city = g_new(guint16, n);
   t->cls = g_new(guint8, n);
@@ -1092,12 +1177,23 @@ NetTopology *net_topology_build(const NetGeoParams *p, uint64_t seed, GError **e
     guint r = t->region[u];
     guint32 rn = count[r];
     const guint32 *rp = region_pool + pool_off[r];
-    for (guint32 d = 0; d < out_peers && lists[u].len < max_peers; d++) {
+    guint32 dials = out_peers;
+    if (p->out_degree_cdf) { /* inverse CDF; no draw without the table, so the default stream is unchanged */
+      double x = sim_rng_uniform(&rng);
+      dials = NET_OUT_DEGREE_MAX;
+      for (guint k = 0; k < NET_OUT_DEGREE_MAX; k++)
+        if (x < p->out_degree_cdf[k]) {
+          dials = k + 1;
+          break;
+        }
+    }
+    for (guint32 d = 0; d < dials && lists[u].len < max_peers; d++) {
       for (guint tries = 0; tries < NET_DIAL_TRIES; tries++) {
         gboolean local = sim_rng_uniform(&rng) < p->geo_bias;
         guint32 v = local ? rp[sim_rng_below(&rng, rn)] : S + (guint32)sim_rng_below(&rng, N);
         if (v == u || lists[v].len >= max_peers || is_linked(lists, u, v)) continue;
         add_link(lists, u, v);
+        t->out_links[u]++;
         break;
       }
     }
@@ -1124,6 +1220,7 @@ NetTopology *net_topology_build(const NetGeoParams *p, uint64_t seed, GError **e
       (*len)--;
       if ((capped && lists[v].len >= max_peers) || is_linked(lists, s, v)) continue;
       add_link(lists, s, v);
+      t->out_links[s]++;
       got++;
     }
   }
@@ -1202,6 +1299,7 @@ SimTime net_edge_latency(const NetGeoParams *p, const NetTopology *t, guint64 e,
 
 SimTime net_transfer_ns(const NetTopology *t, guint32 u, guint32 v, double bytes) {
   double bps = MIN(t->up_bps[u], t->down_bps[v]);
+  if (t->inter_region_bps > 0 && t->region[u] != t->region[v]) bps = MIN(bps, t->inter_region_bps);
   double ns = bytes * 8e9 / bps;
   return ns < 9.2e18 ? (SimTime)(ns + 0.5) : SIM_TIME_MAX;
 }

@@ -15,7 +15,6 @@
 typedef struct {
   ObsBlock obs;
   unsigned __int128 td; /* total difficulty, exact */
-  int64_t timestamp_s;  /* header time: whole seconds, above the parent's */
 } PowBlock;
 
 /* A growable bitmap of the blocks of one miner that a viewer knows. */
@@ -261,14 +260,14 @@ static void choose_uncles(PowMiner *m, SimCtx *ctx, const PowBlock *parent, PowB
 static double byzantium_difficulty(const PowWorld *w, const PowBlock *parent, int64_t ts) {
   if (parent->obs.height == 0) return w->cfg->chain.initial_difficulty;
   double pd = parent->obs.difficulty;
-  int64_t x = (parent->obs.n_uncles ? 2 : 1) - (ts - parent->timestamp_s) / 9;
+  int64_t x = (parent->obs.n_uncles ? 2 : 1) - (ts - parent->obs.timestamp_s) / 9;
   if (x < -99) x = -99;
   return MAX(131072.0, pd + floor(pd / 2048) * (double)x);
 }
 
 static int64_t header_time(const PowBlock *parent, double t_s) {
   int64_t ts = (int64_t)floor(t_s);
-  return parent->obs.height == 0 ? ts : MAX(ts, parent->timestamp_s + 1);
+  return parent->obs.height == 0 ? ts : MAX(ts, parent->obs.timestamp_s + 1);
 }
 
 static void mine(PowMiner *m, SimCtx *ctx) {
@@ -281,9 +280,9 @@ static void mine(PowMiner *m, SimCtx *ctx) {
   b->obs.height = parent->obs.height + 1;
   b->obs.miner = m->index;
   b->obs.mined_ns = now;
-  b->timestamp_s = header_time(parent, sim_time_to_s(now));
+  b->obs.timestamp_s = header_time(parent, sim_time_to_s(now));
   b->obs.difficulty =
-      cp->difficulty == POW_DIFFICULTY_BYZANTIUM ? byzantium_difficulty(w, parent, b->timestamp_s) : 1.0;
+      cp->difficulty == POW_DIFFICULTY_BYZANTIUM ? byzantium_difficulty(w, parent, b->obs.timestamp_s) : 1.0;
   b->td = parent->td + (unsigned __int128)b->obs.difficulty;
   /* Contents: the transactions that arrived since the parent was mined, up to the gas limit. */
   if (cp->tx_rate_per_s > 0) {
@@ -319,8 +318,8 @@ static SimTime time_to_find(const PowMiner *m, SimCtx *ctx) {
     /* The difficulty changes when the header time crosses the next multiple of 9 s after the parent's. */
     double next = parent->obs.height == 0
                       ? INFINITY
-                      : (double)(parent->timestamp_s + 9 * ((ts - parent->timestamp_s) / 9 + 1));
-    if ((ts - parent->timestamp_s) / 9 >= 101) next = INFINITY; /* the adjustment is at its floor (-99) */
+                      : (double)(parent->obs.timestamp_s + 9 * ((ts - parent->obs.timestamp_s) / 9 + 1));
+    if ((ts - parent->obs.timestamp_s) / 9 >= 101) next = INFINITY; /* the adjustment is at its floor (-99) */
     if (t + e / rate <= next) return sim_time_from_s(t + e / rate - t0);
     e -= (next - t) * rate;
     t = next;

@@ -1,4 +1,5 @@
-/* relay.c: block relay over the topology: Geth 1.8.23's eth/63 push-and-announce protocol. */
+/* relay.c: block relay over the topology: Geth 1.8.23's eth/63 push-and-announce protocol, and the result
+ * store (RelayWork) that every relay model reports through. */
 #include "relay.h"
 
 #include <math.h>
@@ -50,6 +51,10 @@ struct RelayWork {
   SimTime t0;     /* time origin of the step keys */
   guint64 *scratch; /* edge indices for choosing push targets */
   guint64 reached, messages;
+  /* Another relay model's own scratch (relay_work_set_ext). */
+  const void *ext_owner;
+  gpointer ext;
+  GDestroyNotify ext_free;
 };
 
 RelayWork *relay_work_new(const NetTopology *t) {
@@ -69,6 +74,7 @@ RelayWork *relay_work_new(const NetTopology *t) {
 
 void relay_work_free(RelayWork *w) {
   if (!w) return;
+  if (w->ext && w->ext_free) w->ext_free(w->ext);
   g_free(w->node);
   g_free(w->edge);
   g_free(w->heap);
@@ -133,6 +139,45 @@ SimTime relay_work_first_push(const RelayWork *w, guint32 v) {
 }
 guint64 relay_work_reached(const RelayWork *w) { return w->reached; }
 guint64 relay_work_messages(const RelayWork *w) { return w->messages; }
+
+/* ---- the reporting API of relay models kept in other files ---- */
+
+void relay_work_begin(RelayWork *w) {
+  g_return_if_fail(w != NULL);
+  if (++w->epoch == 0) { /* wrapped: clear the stamps once every 4 billion blocks */
+    memset(w->node, 0, w->n_nodes * sizeof(NodeState));
+    memset(w->edge, 0, w->n_edges * sizeof(EdgeState));
+    w->epoch = 1;
+  }
+  w->reached = w->messages = 0;
+}
+
+void relay_work_record(RelayWork *w, guint32 v, SimTime have, SimTime first_push, SimTime announce) {
+  g_return_if_fail(w != NULL && v < w->n_nodes);
+  NodeState *n = node_at(w, v);
+  n->have = have;
+  n->done = have != SIM_TIME_MAX;
+  n->first_push = first_push;
+  n->announce = announce;
+}
+
+void relay_work_add_counts(RelayWork *w, guint64 reached, guint64 messages) {
+  w->reached += reached;
+  w->messages += messages;
+}
+
+gpointer relay_work_ext(const RelayWork *w, const void *owner) {
+  return w->ext_owner == owner ? w->ext : NULL;
+}
+
+void relay_work_set_ext(RelayWork *w, const void *owner, gpointer ext, GDestroyNotify free_fn) {
+  if (w->ext && w->ext_free) w->ext_free(w->ext);
+  w->ext_owner = owner;
+  w->ext = ext;
+  w->ext_free = free_fn;
+}
+
+guint32 relay_work_n_nodes(const RelayWork *w) { return w->n_nodes; }
 
 /* ---- a 4-ary min-heap of step keys (hole-based sifting) ---- */
 

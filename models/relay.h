@@ -64,4 +64,26 @@ typedef struct {
 
 extern const RelayModel relay_geth;
 
+/* Bitcoin Core's inv -> getdata -> block relay with BIP 152 compact blocks, as SimBlock models it (see
+ * relay_btc.c for the exact rules and their departures from SimBlock). */
+extern const RelayModel relay_btc;
+
+/* ---- For relay models outside relay.c: they keep their own scratch state and report through these ----
+ * A kernel calls relay_work_begin() first, then records the final times of every node it reached or that
+ * heard an announcement, then adds its counts. Nodes not recorded read as never reached. */
+
+/* Starts a new propagation in `w`: every node unreached, counts zero. */
+void relay_work_begin(RelayWork *w);
+/* Records node `node`'s results: first full block (`have`, SIM_TIME_MAX: never; it then counts as reached
+ * by relay_work_have()), first block message (`first_push`), first announcement (`announce`). */
+void relay_work_record(RelayWork *w, guint32 node, SimTime have, SimTime first_push, SimTime announce);
+void relay_work_add_counts(RelayWork *w, guint64 reached, guint64 messages);
+/* A model's own scratch space attached to `w` (one per work, tagged by `owner`, e.g. the model's table):
+ * NULL until set. relay_work_set_ext() hands `ext` over to `w`, which frees it with `free_fn` when freed or
+ * when another owner's scratch replaces it. */
+gpointer relay_work_ext(const RelayWork *w, const void *owner);
+void relay_work_set_ext(RelayWork *w, const void *owner, gpointer ext, GDestroyNotify free_fn);
+/* The topology sizes the work was made for. */
+guint32 relay_work_n_nodes(const RelayWork *w);
+
 G_END_DECLS
