@@ -21,10 +21,16 @@ static double num(const json_t *root, const char *obj, const char *key) {
 }
 
 static void print_report(const json_t *s, const char *dir) {
-  printf("wrote %s/{summary.json,blocks.csv,pools.csv,runs.csv}\n", dir);
+  json_t *prop = json_object_get(s, "propagation");
+  printf("wrote %s/{summary.json,blocks.csv,pools.csv,runs.csv%s}\n", dir, prop ? ",observations.csv" : "");
   printf("heights %.0f  blocks %.0f  uncles/main %.4f  stale share %.4f  mean interval %.2f s  longest run %.0f\n",
          num(s, "chain", "heights"), num(s, "chain", "blocks_total"), num(s, "chain", "uncle_rate"),
          num(s, "chain", "stale_share"), num(s, "chain", "mean_interval_s"), num(s, "runs", "max"));
+  json_t *d = json_object_get(prop, "vantage_delay_ms");
+  if (d)
+    printf("vantage delay after first observation: median %.1f ms, p90 %.1f ms, p99 %.1f ms\n",
+           json_number_value(json_object_get(d, "median")), json_number_value(json_object_get(d, "p90")),
+           json_number_value(json_object_get(d, "p99")));
   printf("%.0f events in %.2f s (%.2f M events/s)\n", num(s, "sim", "events"), num(s, "sim", "wall_s"),
          num(s, "sim", "events_per_s") / 1e6);
 }
