@@ -38,6 +38,7 @@ typedef struct {
    * slower). A parallel engine needs one per worker thread. */
   RelayWork *work;
   uint64_t seed;
+  gboolean on_nodes; /* some miners sit on ordinary nodes: every propagation runs to the end */
 } GeoState;
 
 static void vantage_handle(SimCtx *ctx, void *state, const SimEvent *ev) {
@@ -88,10 +89,25 @@ static gpointer geo_init(const void *params, const PowWorld *world, SimEngine *e
   g->miner_n_gw = g_new0(guint, g->n_miners);
   g->miner_entity = g_new0(SimEntityId, g->n_miners);
   g->scratches = g_new0(GeoScratch *, g->n_miners);
-  /* Gateways of each pool, in the order listed; a pool of several miners spreads them round-robin. */
+  /* Gateways of each pool, in the order listed; a pool of several miners spreads them round-robin. A pool
+   * on ordinary nodes puts its miner k of M on ordinary node floor(k N / M), spread evenly over the node
+   * ids; node ids carry no region order (regions are shuffled over them), so neither does the spread.
+   * SimBlock's per-node hash power ~ Normal(400 000, 100 000) is approximated by equal shares (pow.c's
+   * "miners"): it changes who mines, not how blocks propagate. */
   for (guint m = 0; m < g->n_miners; m++) {
     guint member = 0, pool = pow_world_miner_pool(world, m, &member);
     const PowPoolSpec *ps = &cfg->pools[pool];
+    if (p->pool_on_nodes && pool < p->n_pools && p->pool_on_nodes[pool]) {
+      guint32 n_ord = g->topo->n_nodes - g->topo->n_special;
+      guint32 node = g->topo->n_special + (guint32)((guint64)member * n_ord / (guint64)ps->miners);
+      g->miner_gw[m] = g_new(guint32, 1);
+      g->miner_gw[m][0] = node;
+      g->miner_n_gw[m] = 1;
+      g->max_gw = MAX(g->max_gw, 1);
+      g->miner_entity[m] = pow_world_miner_entity(world, m);
+      g->on_nodes = TRUE;
+      continue;
+    }
     GArray *gws = g_array_new(FALSE, FALSE, sizeof(guint32));
     for (guint32 s = 0; s < p->n_specials; s++)
       if (p->specials[s].role == NET_ROLE_GATEWAY && p->specials[s].pool == pool) g_array_append_val(gws, s);
@@ -155,7 +171,9 @@ static void geo_publish(const void *params, gpointer state, gpointer scratch, co
                    .n_sources = g->miner_n_gw[from],
                    .size_bytes = b->size_bytes,
                    .gas_used = (double)b->gas_used};
-  g->relay->propagate(p->relay.params, p, g->topo, &rb, g->topo->n_special, &rng, s->work);
+  /* Only the specials' times reach the rest of the simulation, so the relay may stop once they all have the
+   * block, unless miners sit on ordinary nodes. */
+  g->relay->propagate(p->relay.params, p, g->topo, &rb, g->on_nodes ? 0 : g->topo->n_special, &rng, s->work);
   s->deliveries += relay_work_reached(s->work);
 
   /* Each other pool mines on the block once a gateway of its has imported it and its miners got new work. */
@@ -197,7 +215,8 @@ static guint64 geo_deliveries(gpointer state) {
 
 static void geo_clear_extra(void *params) { net_geo_clear_tables(params); }
 
-static const char *const geo_extra_keys[] = {"regions", "cities", "vantage_points", "gateways", NULL};
+static const char *const geo_extra_keys[] = {"regions", "cities", "vantage_points", "gateways", "out_degree_cdf",
+                                             NULL};
 
 const PowNetworkModel pow_network_geo = {
     .info = {.name = "geo", .family = "network",

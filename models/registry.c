@@ -15,7 +15,7 @@ static const SimModelInfo *const delay_models[] = {
 static const SimModelInfo *const uncle_models[] = {
     &sim_uncle_ethereum.info, &sim_uncle_no_self.info, &sim_uncle_none.info, NULL};
 static const SimModelInfo *const network_models[] = {&pow_network_pool_delay.info, &pow_network_geo.info, NULL};
-static const SimModelInfo *const relay_models[] = {&relay_geth.info, NULL};
+static const SimModelInfo *const relay_models[] = {&relay_geth.info, &relay_btc.info, NULL};
 static const SimModelInfo *const jitter_models[] = {&net_jitter_none.info, &net_jitter_pareto.info,
                                                     &net_jitter_lognormal.info, &net_jitter_empirical.info, NULL};
 

@@ -1,0 +1,423 @@
+/* relay_btc.c: Bitcoin Core's inv -> getdata -> block relay with compact blocks (BIP 152), as SimBlock
+ * models it, computed label-setting like relay_geth (relay.h).
+ *
+ * Rules (SimBlock's Node.receiveMessage / sendNextBlockMessage, dsg-titech/simblock; BENCH.md):
+ *  - A node that has the block validates it for `processing_ms`, then sends an inv to every peer that has
+ *    not yet asked for it (a peer that has asked, or the miner, ignores invs: SimBlock's downloadingBlocks
+ *    check). A miner sends its own block's invs at once.
+ *  - The first inv a node receives makes it send getdata back to that peer; later invs are ignored.
+ *  - Each node uploads one block message at a time, in the order the requests arrived (a FIFO queue). A
+ *    message to u takes bytes * 8 / min(up, down) (net_transfer_ns, with the inter-region cap) plus the
+ *    latency; with `upload_until_arrival` the next upload starts only when it has arrived (SimBlock starts
+ *    the next one in BlockMessageTask.run, at arrival), else when it has left.
+ *  - Between two compact-block nodes the message is a compact block of `compact_bytes`; the receiver fails
+ *    to reconstruct it with probability `compact_fail` (`churn_compact_fail` for churning nodes), asks for
+ *    the missing part (getblocktxn, one more latency) and the sender queues `fail_share` x the block.
+ *  - inv, getdata and getblocktxn take the latency plus `message_ms` (SimBlock adds 10 ms to each).
+ *
+ * Departures from SimBlock, all deliberate: processing is paid once per hop before relaying, where SimBlock
+ * adds it to every block message's delay (so also to a compact block that failed); the block after a failed
+ * reconstruction is `fail_share` x the block (default the full block), where SimBlock draws the missing share
+ * from a table (mostly 1-10%); links are idle at the start of each block (relay.h), where SimBlock's queues
+ * carry over between blocks; a source ignores invs that arrive before its own time.
+ *
+ * Who uses compact blocks, and who churns, is a trait of the node for the whole run (as SimBlock draws
+ * useCBR and isChurnNode once per node): a SplitMix64 hash of (topology seed, node, trait) compared with
+ * the share, so it does not depend on the blocks or on the order of anything. Reconstruction failures are
+ * drawn from the block's stream, in the order of the label-setting steps.
+ *
+ * Label setting: steps (time, kind, node) in a radix heap: HAVE (the node has the block), INV (the node's
+ * best first inv so far; stale entries are skipped) and REQ (the node's getdata or getblocktxn reaches the
+ * sender of its first inv). Every step schedules only later steps, so processing them in time order gives
+ * each node exactly what it knew by then, and the REQ steps at one uploader come in arrival order: its FIFO.
+ * An inv that cannot beat the receiver's best first inv even at the jitter model's floor is not drawn.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "relay.h"
+
+typedef struct {
+  double processing_ms;
+  double compact_share;
+  double compact_bytes;
+  double compact_fail;
+  double churn_share;
+  double churn_compact_fail;
+  double fail_share;
+  double message_ms;
+  gboolean upload_until_arrival;
+} BtcParams;
+
+static const SimParamSpec btc_params[] = {
+    {.name = "processing_ms", .type = SIM_PARAM_NUMBER, .unit = "ms", .min = 0, .max = 1e6, .def = 2,
+     .offset = offsetof(BtcParams, processing_ms),
+     .help = "validation of a received block before its invs go out, per hop (SimBlock: processingTime 2 ms); "
+             "also the delay before a miner works on it"},
+    {.name = "compact_share", .type = SIM_PARAM_NUMBER, .min = 0, .max = 1, .def = 0.964,
+     .offset = offsetof(BtcParams, compact_share),
+     .help = "share of nodes using compact blocks, a per-node trait (SimBlock CBR_USAGE_RATE; BENCH.md: 96.4%)"},
+    {.name = "compact_bytes", .type = SIM_PARAM_NUMBER, .unit = "bytes", .min = 0, .max = 1e9, .def = 18000,
+     .offset = offsetof(BtcParams, compact_bytes),
+     .help = "size of a compact block; a block no larger than this goes whole (SimBlock COMPACT_BLOCK_SIZE: 18 KB)"},
+    {.name = "compact_fail", .type = SIM_PARAM_NUMBER, .min = 0, .max = 1, .def = 0.13,
+     .offset = offsetof(BtcParams, compact_fail),
+     .help = "probability that a (non-churning) receiver cannot reconstruct a compact block (SimBlock "
+             "CBR_FAILURE_RATE_FOR_CONTROL_NODE; BENCH.md: 13%)"},
+    {.name = "churn_share", .type = SIM_PARAM_NUMBER, .min = 0, .max = 1, .def = 0,
+     .offset = offsetof(BtcParams, churn_share),
+     .help = "share of churning nodes, a per-node trait (SimBlock CHURN_NODE_RATE is 0.976)"},
+    {.name = "churn_compact_fail", .type = SIM_PARAM_NUMBER, .min = 0, .max = 1, .def = 0.27,
+     .offset = offsetof(BtcParams, churn_compact_fail),
+     .help = "compact block failure probability of a churning receiver (SimBlock "
+             "CBR_FAILURE_RATE_FOR_CHURN_NODE; BENCH.md: 27%)"},
+    {.name = "fail_share", .type = SIM_PARAM_NUMBER, .min = 0, .max = 1, .def = 1,
+     .offset = offsetof(BtcParams, fail_share),
+     .help = "after a failed reconstruction, this share of the block is sent (1: the full block; SimBlock draws "
+             "the missing transactions' share, mostly 0.01-0.1)"},
+    {.name = "message_ms", .type = SIM_PARAM_NUMBER, .unit = "ms", .min = 0, .max = 1e6, .def = 0,
+     .offset = offsetof(BtcParams, message_ms),
+     .help = "added to the latency of each inv, getdata and getblocktxn (SimBlock "
+             "AbstractMessageTask.getInterval adds 10)"},
+    {.name = "upload_until_arrival", .type = SIM_PARAM_BOOL, .def = 1,
+     .offset = offsetof(BtcParams, upload_until_arrival),
+     .help = "an uploader starts its next block message when the previous one arrived (SimBlock), so each "
+             "holds the link for latency + transfer; false: once it has left (transfer only)"},
+};
+
+static SimTime ms(double v) { return sim_time_from_s(v / 1e3); }
+
+static SimTime btc_import_ns(const void *params, double gas_used) {
+  const BtcParams *p = params;
+  (void)gas_used;
+  return ms(p->processing_ms);
+}
+
+/* ---- per-node traits: a stable hash of (seed, node, trait) ---- */
+
+enum { TRAIT_COMPACT = 1, TRAIT_CHURN = 2 };
+
+static inline guint64 splitmix64(guint64 x) {
+  x += UINT64_C(0x9E3779B97F4A7C15);
+  x = (x ^ (x >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+  x = (x ^ (x >> 27)) * UINT64_C(0x94D049BB133111EB);
+  return x ^ (x >> 31);
+}
+
+static double trait_uniform(guint64 seed, guint32 node, guint64 trait) {
+  guint64 h = splitmix64(seed ^ splitmix64(((guint64)node << 8) | trait));
+  return (double)(h >> 11) * 0x1.0p-53;
+}
+
+/* ---- working state ---- */
+
+enum { ST_ASKED = 1, ST_DONE = 2, ST_SOURCE = 4, ST_RETRY = 8 };
+#define GATE_ASKED G_MININT64
+
+typedef struct {
+  guint32 epoch;
+  guint32 flags;       /* ST_*: ASKED (requested the block, or a source: ignores invs), DONE (HAVE processed),
+                        * RETRY (its pending request is a getblocktxn) */
+  guint32 inv_from;    /* sender of its best first inv so far */
+  guint32 in_edge;     /* edge inv_from -> node (the block comes this way) */
+  guint32 inv_edge;    /* edge node -> inv_from (getdata goes this way) */
+  SimTime have;        /* the block is complete here (full block arrived or compact block rebuilt) */
+  SimTime first_push;  /* first block or compact block message */
+  SimTime announce;    /* best first inv so far; final once ASKED */
+  SimTime upload_free; /* its upload link takes the next queued message from then on */
+} BtcNode;
+
+/* A step is one 64-bit key, as in relay.c: time since the block's first source (40 bits of ns: 18 minutes;
+ * later steps are dropped, as never), kind (2 bits), node (22 bits). A REQ step is named by the requesting
+ * node: it has one request in flight at a time, to the sender of its first inv. Keys order steps by
+ * (time, kind, node), so ties never depend on insertion order. */
+enum { K_HAVE = 0, K_INV = 1, K_REQ = 2 };
+#define STEP_NODE_BITS 22
+#define STEP_LOW_BITS (STEP_NODE_BITS + 2)
+#define STEP_TIME_MAX ((UINT64_C(1) << 40) - 1)
+
+typedef struct {
+  guint64 *v;
+  guint32 len, cap;
+} StepBucket;
+
+typedef struct {
+  guint32 n_nodes;
+  guint64 n_edges;
+  guint32 epoch;
+  BtcNode *node;
+  /* Per node, what an inv sender must beat: SIM_TIME_MAX (no inv yet), the best first inv so far, or
+   * GATE_ASKED (asked or a source: ignores invs). A dense copy of the two fields every inv scan reads, so
+   * the scan touches 8 bytes per peer; reset for each block. */
+  SimTime *gate;
+  StepBucket bucket[65]; /* the radix heap: bucket i > 0 holds keys whose highest bit differing from
+                          * `last` is i - 1; bucket 0 keys <= last */
+  guint64 last, nonempty; /* bit i - 1 of nonempty: bucket i has keys */
+  gsize heap_len;
+  SimTime t0;
+  /* Traits cache: valid for (seed, compact_share, churn_share). */
+  guint8 *trait;
+  gboolean trait_valid;
+  guint64 trait_seed;
+  double trait_compact, trait_churn;
+} BtcWork;
+
+static void btc_work_free(gpointer data) {
+  BtcWork *b = data;
+  if (!b) return;
+  g_free(b->node);
+  g_free(b->gate);
+  for (guint i = 0; i < G_N_ELEMENTS(b->bucket); i++) g_free(b->bucket[i].v);
+  g_free(b->trait);
+  g_free(b);
+}
+
+static BtcWork *btc_work(RelayWork *w, const NetTopology *t) {
+  BtcWork *b = relay_work_ext(w, &relay_btc);
+  if (b && b->n_nodes == t->n_nodes && b->n_edges == t->n_edges) return b;
+  b = g_new0(BtcWork, 1);
+  b->n_nodes = t->n_nodes;
+  b->n_edges = t->n_edges;
+  b->node = g_new0(BtcNode, MAX(t->n_nodes, 1));
+  b->gate = g_new(SimTime, MAX(t->n_nodes, 1));
+  b->trait = g_new0(guint8, MAX(t->n_nodes, 1));
+  relay_work_set_ext(w, &relay_btc, b, btc_work_free);
+  return b;
+}
+
+static void update_traits(BtcWork *b, const BtcParams *p, const NetTopology *t) {
+  if (b->trait_valid && b->trait_seed == t->seed && b->trait_compact == p->compact_share &&
+      b->trait_churn == p->churn_share)
+    return;
+  for (guint32 v = 0; v < t->n_nodes; v++)
+    b->trait[v] = (trait_uniform(t->seed, v, TRAIT_COMPACT) < p->compact_share ? TRAIT_COMPACT : 0) |
+                  (trait_uniform(t->seed, v, TRAIT_CHURN) < p->churn_share ? TRAIT_CHURN : 0);
+  b->trait_valid = TRUE;
+  b->trait_seed = t->seed;
+  b->trait_compact = p->compact_share;
+  b->trait_churn = p->churn_share;
+}
+
+static inline BtcNode *bnode(BtcWork *b, guint32 v) {
+  BtcNode *n = &b->node[v];
+  if (n->epoch != b->epoch) {
+    n->epoch = b->epoch;
+    n->flags = 0;
+    n->inv_from = n->in_edge = n->inv_edge = 0;
+    n->have = n->first_push = n->announce = SIM_TIME_MAX;
+    n->upload_free = 0;
+  }
+  return n;
+}
+
+/* ---- a radix heap of step keys ----
+ * Keys only grow in label setting (each step schedules later steps), which a radix heap exploits: a key
+ * sits in the bucket of the highest bit where it differs from the last minimum, pushes are appends, and a
+ * pop refills bucket 0 from the lowest non-empty bucket. A key not above the last minimum (a step at the
+ * same ns with a smaller kind or node) goes to bucket 0, which pops its own minimum first, so the order is
+ * exactly that of the keys. */
+
+static inline guint bucket_of(guint64 key, guint64 last) {
+  return key <= last ? 0 : 64 - (guint)__builtin_clzll(key ^ last);
+}
+
+static inline void bucket_add(StepBucket *bk, guint64 key) {
+  if (bk->len == bk->cap) {
+    bk->cap = bk->cap ? 2 * bk->cap : 64;
+    bk->v = g_renew(guint64, bk->v, bk->cap);
+  }
+  bk->v[bk->len++] = key;
+}
+
+static void heap_push(BtcWork *b, SimTime t, guint kind, guint32 node) {
+  guint64 dt = (guint64)(t - b->t0);
+  if (dt > STEP_TIME_MAX) return; /* more than 18 minutes after the block left: treated as never */
+  guint64 key = dt << STEP_LOW_BITS | (guint64)kind << STEP_NODE_BITS | node;
+  guint i = bucket_of(key, b->last);
+  bucket_add(&b->bucket[i], key);
+  if (i) b->nonempty |= UINT64_C(1) << (i - 1);
+  b->heap_len++;
+}
+
+static guint64 heap_pop(BtcWork *b) {
+  StepBucket *b0 = &b->bucket[0];
+  if (b0->len == 0) {
+    guint i = (guint)__builtin_ctzll(b->nonempty) + 1;
+    StepBucket *bi = &b->bucket[i];
+    guint64 m = bi->v[0];
+    for (guint32 k = 1; k < bi->len; k++) m = MIN(m, bi->v[k]);
+    b->last = m;
+    for (guint32 k = 0; k < bi->len; k++) {
+      guint j = bucket_of(bi->v[k], m); /* < i */
+      bucket_add(&b->bucket[j], bi->v[k]);
+      if (j) b->nonempty |= UINT64_C(1) << (j - 1);
+    }
+    bi->len = 0;
+    b->nonempty &= ~(UINT64_C(1) << (i - 1));
+  }
+  guint32 best = 0;
+  for (guint32 k = 1; k < b0->len; k++)
+    if (b0->v[k] < b0->v[best]) best = k;
+  guint64 key = b0->v[best];
+  b0->v[best] = b0->v[--b0->len];
+  b->heap_len--;
+  return key;
+}
+
+static void heap_clear(BtcWork *b) {
+  for (guint i = 0; i < G_N_ELEMENTS(b->bucket); i++) b->bucket[i].len = 0;
+  b->nonempty = 0;
+  b->last = 0;
+  b->heap_len = 0;
+}
+
+/* ---- the kernel ---- */
+
+typedef struct {
+  const BtcParams *p;
+  const NetGeoParams *gp;
+  const NetTopology *t;
+  const RelayBlock *blk;
+  SimRng *rng;
+  BtcWork *b;
+  SimTime processing, message;
+  guint64 reached, messages;
+} Ctx;
+
+/* v has the block at `now`: invs to every peer that has not asked for it yet. */
+static void on_have(Ctx *c, guint32 v, BtcNode *n, SimTime now) {
+  const NetTopology *t = c->t;
+  SimTime send = (n->flags & ST_SOURCE ? now : now + c->processing) + c->message;
+  SimTime *gate = c->b->gate;
+  for (guint64 e = t->adj_off[v]; e < t->adj_off[v + 1]; e++) {
+    guint32 u = t->adj[e];
+    SimTime g = gate[u];
+    if (g == GATE_ASKED) continue;
+    c->messages++;
+    if (send + t->lat_floor_ns[e] >= g) continue; /* cannot be its first inv: no draw */
+    SimTime a = send + net_edge_latency(c->gp, t, e, c->rng);
+    if (a >= g) continue;
+    BtcNode *un = bnode(c->b, u);
+    gate[u] = un->announce = a;
+    un->inv_from = v;
+    un->in_edge = (guint32)e;
+    un->inv_edge = t->rev[e];
+    heap_push(c->b, a, K_INV, u);
+  }
+}
+
+/* u's first inv: getdata back along inv_edge, queued at the sender when it arrives. */
+static void on_inv(Ctx *c, guint32 u, BtcNode *un, SimTime now) {
+  un->flags |= ST_ASKED;
+  c->b->gate[u] = GATE_ASKED;
+  c->messages++;
+  SimTime g = now + c->message + net_edge_latency(c->gp, c->t, un->inv_edge, c->rng);
+  heap_push(c->b, g, K_REQ, u);
+}
+
+/* u's request (getdata, or getblocktxn with ST_RETRY) reaches the sender v of its first inv: the block
+ * message leaves when v's upload link is free. */
+static void on_request(Ctx *c, guint32 u, BtcNode *un, SimTime now) {
+  const NetTopology *t = c->t;
+  const BtcParams *p = c->p;
+  BtcWork *b = c->b;
+  guint64 e = un->in_edge;
+  guint32 v = un->inv_from;
+  BtcNode *vn = bnode(b, v);
+  double size = c->blk->size_bytes, bytes = size;
+  gboolean compact = FALSE;
+  if (un->flags & ST_RETRY)
+    bytes = p->fail_share * size;
+  else if ((b->trait[v] & b->trait[u] & TRAIT_COMPACT) && p->compact_bytes < size)
+    bytes = p->compact_bytes, compact = TRUE;
+  SimTime start = MAX(now, vn->upload_free);
+  SimTime sent = start + net_transfer_ns(t, v, u, bytes);
+  SimTime arrive = sent + net_edge_latency(c->gp, t, e, c->rng);
+  vn->upload_free = p->upload_until_arrival ? arrive : sent;
+  c->messages++;
+  if (arrive < un->first_push) un->first_push = arrive;
+  if (compact) {
+    double fail = b->trait[u] & TRAIT_CHURN ? p->churn_compact_fail : p->compact_fail;
+    if (fail > 0 && sim_rng_uniform(c->rng) < fail) {
+      /* getblocktxn back to v, which queues the rest of the block. */
+      c->messages++;
+      un->flags |= ST_RETRY;
+      heap_push(b, arrive + c->message + net_edge_latency(c->gp, t, un->inv_edge, c->rng), K_REQ, u);
+      return;
+    }
+  }
+  if (arrive < un->have) {
+    un->have = arrive;
+    heap_push(b, arrive, K_HAVE, u);
+  }
+}
+
+static void btc_propagate(const void *params, const NetGeoParams *gp, const NetTopology *t, const RelayBlock *blk,
+                          guint32 stop_after, SimRng *rng, RelayWork *w) {
+  const BtcParams *p = params;
+  g_return_if_fail(relay_work_n_nodes(w) == t->n_nodes);
+  g_return_if_fail(t->n_nodes < (UINT32_C(1) << STEP_NODE_BITS));
+  BtcWork *b = btc_work(w, t);
+  update_traits(b, p, t);
+  if (++b->epoch == 0) {
+    memset(b->node, 0, b->n_nodes * sizeof(BtcNode));
+    b->epoch = 1;
+  }
+  heap_clear(b);
+  for (guint32 v = 0; v < t->n_nodes; v++) b->gate[v] = SIM_TIME_MAX;
+  b->t0 = SIM_TIME_MAX;
+  for (guint i = 0; i < blk->n_sources; i++) b->t0 = MIN(b->t0, blk->source_t[i]);
+  Ctx c = {.p = p, .gp = gp, .t = t, .blk = blk, .rng = rng, .b = b,
+           .processing = ms(p->processing_ms), .message = ms(p->message_ms)};
+  for (guint i = 0; i < blk->n_sources; i++) {
+    guint32 s = blk->sources[i];
+    BtcNode *n = bnode(b, s);
+    n->flags |= ST_ASKED | ST_SOURCE;
+    b->gate[s] = GATE_ASKED;
+    if (blk->source_t[i] < n->have) {
+      n->have = blk->source_t[i];
+      heap_push(b, n->have, K_HAVE, s);
+    }
+  }
+  guint32 remaining = stop_after;
+  const guint32 node_mask = (UINT32_C(1) << STEP_NODE_BITS) - 1;
+  while (b->heap_len) {
+    guint64 key = heap_pop(b);
+    SimTime now = b->t0 + (SimTime)(key >> STEP_LOW_BITS);
+    guint kind = (guint)(key >> STEP_NODE_BITS) & 3;
+    guint32 v = (guint32)key & node_mask;
+    BtcNode *n = bnode(b, v);
+    if (kind == K_HAVE) {
+      if ((n->flags & ST_DONE) || now != n->have) continue; /* superseded (a source listed twice) */
+      n->flags |= ST_DONE;
+      c.reached++;
+      if (v < stop_after && --remaining == 0) break;
+      on_have(&c, v, n, now);
+    } else if (kind == K_INV) {
+      if ((n->flags & ST_ASKED) || now != n->announce) continue; /* superseded by an earlier inv */
+      on_inv(&c, v, n, now);
+    } else {
+      on_request(&c, v, n, now);
+    }
+  }
+
+  relay_work_begin(w);
+  for (guint32 v = 0; v < t->n_nodes; v++) {
+    const BtcNode *n = &b->node[v];
+    if (n->epoch != b->epoch) continue;
+    SimTime have = n->flags & ST_DONE ? n->have : SIM_TIME_MAX;
+    if (have == SIM_TIME_MAX && n->first_push == SIM_TIME_MAX && n->announce == SIM_TIME_MAX) continue;
+    relay_work_record(w, v, have, n->first_push, n->announce);
+  }
+  relay_work_add_counts(w, c.reached, c.messages);
+}
+
+const RelayModel relay_btc = {
+    .info = {.name = "bitcoin-compact", .family = "relay",
+             .help = "Bitcoin Core as SimBlock models it: inv to every peer, getdata to the first announcer, one "
+                     "block upload at a time per node, compact blocks between compact nodes with a failure "
+                     "rate (then the rest of the block)",
+             .params = btc_params, .n_params = G_N_ELEMENTS(btc_params), .params_size = sizeof(BtcParams)},
+    .propagate = btc_propagate,
+    .import_ns = btc_import_ns,
+};
