@@ -1,4 +1,5 @@
 /* chain.c: chain metrics (main chain by total difficulty, block types, rewards, pool shares, runs). */
+#include "csv.h"
 #include "chain.h"
 
 #include <inttypes.h>
@@ -593,20 +594,6 @@ void an_chain_add_json(const AnChain *c, json_t *summary) {
   json_object_set_new(summary, "forks", forks);
 }
 
-/* RFC 4180: quote a field that holds a separator, a quote or a line break; double the quotes inside. */
-static void put_csv_field(FILE *out, const char *s) {
-  if (!strpbrk(s, ",\"\r\n")) {
-    fputs(s, out);
-    return;
-  }
-  fputc('"', out);
-  for (; *s; s++) {
-    if (*s == '"') fputc('"', out);
-    fputc(*s, out);
-  }
-  fputc('"', out);
-}
-
 /* Nanoseconds as seconds with 9 decimals, exactly (a double would round large times). */
 static void put_seconds(FILE *out, int64_t ns) {
   uint64_t a = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
@@ -629,7 +616,7 @@ gboolean an_chain_write_blocks_csv(const AnChain *c, FILE *out) {
     fprintf(out, HEX ",%" PRIu32 "," HEX ",", b->id, b->height, b->parent);
     if (b->miner != OBS_MINER_NONE) {
       fprintf(out, "%" PRIu32 ",", b->miner);
-      put_csv_field(out, c->group_names[c->miners[b->miner].group]);
+      an_csv_put_field(out, c->group_names[c->miners[b->miner].group]);
     } else {
       fputc(',', out);
     }
@@ -650,7 +637,7 @@ gboolean an_chain_write_pools_csv(const AnChain *c, FILE *out) {
         out);
   for (guint g = 0; g < c->n_groups; g++) {
     const AnPoolResult *p = &c->pools[g];
-    put_csv_field(out, p->name);
+    an_csv_put_field(out, p->name);
     fprintf(out,
             ",%.17g,%.17g,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
             ",%.17g,%.17g\n",

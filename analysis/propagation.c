@@ -1,5 +1,6 @@
 /* propagation.c: block propagation metrics (delays after first observation, first observers) and the
  * study's per-block observations table. */
+#include "csv.h"
 #include "propagation.h"
 
 #include <gsl/gsl_statistics_double.h>
@@ -304,25 +305,11 @@ void an_prop_add_json(const AnProp *p, json_t *summary) {
   json_object_set_new(summary, "propagation", prop);
 }
 
-/* RFC 4180: quote a field that holds a separator, a quote or a line break; double the quotes inside. */
-static void put_csv_field(FILE *out, const char *s) {
-  if (!strpbrk(s, ",\"\r\n")) {
-    fputs(s, out);
-    return;
-  }
-  fputc('"', out);
-  for (; *s; s++) {
-    if (*s == '"') fputc('"', out);
-    fputc(*s, out);
-  }
-  fputc('"', out);
-}
-
 /* A header field made of a vantage name and a suffix, quoted as one field. */
 static void put_csv_name(FILE *out, const char *name, const char *suffix) {
   g_autofree char *s = g_strconcat(name, suffix, NULL);
   fputc(',', out);
-  put_csv_field(out, s);
+  an_csv_put_field(out, s);
 }
 
 /* Nanoseconds as seconds with 3 decimals, rounded to the nearest millisecond (halves away from zero) in
@@ -387,14 +374,14 @@ gboolean an_prop_write_observations_csv(const AnProp *p, const AnChain *chain, F
       if (obs_time(p, e, v) != OBS_TIME_NONE) put_seconds_ms(out, obs_time(p, e, v));
     }
     fputc(',', out);
-    put_csv_field(out, p->names[first]);
+    an_csv_put_field(out, p->names[first]);
     for (guint v = 0; v < p->n; v++) {
       fputc(',', out);
       if (obs_time(p, e, v) != OBS_TIME_NONE) put_seconds_ms(out, obs_time(p, e, v) - t0);
     }
     fputc(',', out);
     guint g = group_of(chain, b);
-    if (g != NO_GROUP) put_csv_field(out, an_chain_group_name(chain, g));
+    if (g != NO_GROUP) an_csv_put_field(out, an_chain_group_name(chain, g));
     fprintf(out, ",%" PRIu32 ",", b->n_tx);
     uint32_t run_len, position;
     if (an_chain_block_run(chain, b->id, &run_len, &position))
