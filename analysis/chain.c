@@ -1,10 +1,11 @@
 /* chain.c: chain metrics (main chain by total difficulty, block types, rewards, pool shares, runs). */
-#include "csv.h"
 #include "chain.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
+
+#include "csv.h"
 
 /* clang-format off */
 G_DEFINE_QUARK(an-chain-error-quark, an_chain_error)

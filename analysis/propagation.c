@@ -1,12 +1,13 @@
 /* propagation.c: block propagation metrics (delays after first observation, first observers) and the
  * study's per-block observations table. */
-#include "csv.h"
 #include "propagation.h"
 
 #include <gsl/gsl_statistics_double.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "csv.h"
 
 /* clang-format off */
 G_DEFINE_QUARK(an-prop-error-quark, an_prop_error)
