@@ -862,7 +862,8 @@ static void parse_gateways(NetGeoParams *p, json_t *arr, const char *gpath, cons
       if (p->pool_on_nodes[pool])
         sim_diag_add(diag, pp, "pool \"%s\" already has an \"ordinary_nodes\" entry", pool_names[pool]);
       else if (per_pool[pool] > 0)
-        sim_diag_add(diag, pp, "pool \"%s\" has gateways: its miners sit on gateways or on ordinary nodes, not both",
+        sim_diag_add(diag, pp,
+                     "pool \"%s\" has gateways: its miners sit on gateways or on ordinary nodes, not both",
                      pool_names[pool]);
       else
         p->pool_on_nodes[pool] = 1;
@@ -870,8 +871,10 @@ static void parse_gateways(NetGeoParams *p, json_t *arr, const char *gpath, cons
     }
     if (pool != NET_NO_POOL && p->pool_on_nodes[pool]) {
       g_autofree char *pp = key_path(op, "pool");
-      sim_diag_add(diag, pp, "pool \"%s\" sits on ordinary nodes: its miners sit on gateways or on ordinary nodes, not both",
-                   pool_names[pool]);
+      sim_diag_add(
+          diag, pp,
+          "pool \"%s\" sits on ordinary nodes: its miners sit on gateways or on ordinary nodes, not both",
+          pool_names[pool]);
       ok = FALSE;
     }
     guint32 peers = 0;
@@ -927,7 +930,8 @@ static void parse_out_degree_cdf(NetGeoParams *p, json_t *v, const char *path, S
       ok = FALSE;
     } else if (i > 0 && cdf[i] < cdf[i - 1]) {
       g_autofree char *prev = fmt_num(cdf[i - 1]);
-      sim_diag_add(diag, ip, "must not be below the entry before it (a CDF is non-decreasing; got %s after %s)", got,
+      sim_diag_add(diag, ip,
+                   "must not be below the entry before it (a CDF is non-decreasing; got %s after %s)", got,
                    prev);
       ok = FALSE;
     }

@@ -78,7 +78,7 @@ typedef struct {
   NetSpecial *specials;  /* vantage points first, then gateways in the order listed (entry, then place) */
   guint n_vantages;
   guint n_specials;
-  double *out_degree_cdf; /* NET_OUT_DEGREE_MAX entries, P(dials <= k + 1); NULL: every node dials out_peers */
+  double *out_degree_cdf; /* NET_OUT_DEGREE_MAX entries, P(dials <= k + 1); NULL: all dial out_peers */
   guint8 *pool_on_nodes;  /* per scenario pool (n_pools): 1 when its miners sit on ordinary nodes */
   guint n_pools;
 } NetGeoParams;
@@ -178,11 +178,11 @@ extern const guint net_geo_n_param_specs;
 extern const SimSubmodelSpec net_geo_submodels[];
 extern const guint net_geo_n_submodels;
 /* Parses the table keys ("regions", "cities", "vantage_points", "gateways", "out_degree_cdf") of a geo
- * network object at
- * `path`; `pool_names` are the scenario's pools (gateways name them). Problems go to `diag`, all of them
- * in one pass. Other keys of `obj` are left alone (the param table and submodels own them).
- * The scalar params must already be parsed (a gateway's default peers is p->gateway_peers) and the table
- * fields of `p` must be zero. Missing "peers" of vantage points and gateways are added to `obj` (echo).
+ * network object at `path`; `pool_names` are the scenario's pools (gateways name them). Problems go to
+ * `diag`, all of them in one pass. Other keys of `obj` are left alone (the param table and submodels own
+ * them). The scalar params must already be parsed (a gateway's default peers is p->gateway_peers) and
+ * the table fields of `p` must be zero. Missing "peers" of vantage points and gateways are added to `obj`
+ * (echo).
  * Returns TRUE when no problem was found; either way free the tables with net_geo_clear_tables().
  *  - "regions" (required): {"names": [unique strings, 1..NET_MAX_REGIONS], "latency_ms": n x n numbers >= 0,
  *    "upload_bps"/"download_bps": n numbers > 0, "node_share": n numbers >= 0 summing to 1 within 1e-3

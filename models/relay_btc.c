@@ -50,42 +50,85 @@ typedef struct {
 } BtcParams;
 
 static const SimParamSpec btc_params[] = {
-    {.name = "processing_ms", .type = SIM_PARAM_NUMBER, .unit = "ms", .min = 0, .max = 1e6, .def = 2,
+    {.name = "processing_ms",
+     .type = SIM_PARAM_NUMBER,
+     .unit = "ms",
+     .min = 0,
+     .max = 1e6,
+     .def = 2,
      .offset = offsetof(BtcParams, processing_ms),
-     .help = "validation of a received block before its invs go out, per hop (SimBlock: processingTime 2 ms); "
-             "also the delay before a miner works on it"},
-    {.name = "compact_share", .type = SIM_PARAM_NUMBER, .min = 0, .max = 1, .def = 0.964,
+     .help =
+         "validation of a received block before its invs go out, per hop (SimBlock: processingTime 2 ms); "
+         "also the delay before a miner works on it"},
+    {.name = "compact_share",
+     .type = SIM_PARAM_NUMBER,
+     .min = 0,
+     .max = 1,
+     .def = 0.964,
      .offset = offsetof(BtcParams, compact_share),
-     .help = "share of nodes using compact blocks, a per-node trait (SimBlock CBR_USAGE_RATE; BENCH.md: 96.4%)"},
-    {.name = "compact_bytes", .type = SIM_PARAM_NUMBER, .unit = "bytes", .min = 0, .max = 1e9, .def = 18000,
+     .help =
+         "share of nodes using compact blocks, a per-node trait (SimBlock CBR_USAGE_RATE; BENCH.md: 96.4%)"},
+    {.name = "compact_bytes",
+     .type = SIM_PARAM_NUMBER,
+     .unit = "bytes",
+     .min = 0,
+     .max = 1e9,
+     .def = 18000,
      .offset = offsetof(BtcParams, compact_bytes),
-     .help = "size of a compact block; a block no larger than this goes whole (SimBlock COMPACT_BLOCK_SIZE: 18 KB)"},
-    {.name = "compact_fail", .type = SIM_PARAM_NUMBER, .min = 0, .max = 1, .def = 0.13,
+     .help = "size of a compact block; a block no larger than this goes whole (SimBlock COMPACT_BLOCK_SIZE: "
+             "18 KB)"},
+    {.name = "compact_fail",
+     .type = SIM_PARAM_NUMBER,
+     .min = 0,
+     .max = 1,
+     .def = 0.13,
      .offset = offsetof(BtcParams, compact_fail),
      .help = "probability that a (non-churning) receiver cannot reconstruct a compact block (SimBlock "
              "CBR_FAILURE_RATE_FOR_CONTROL_NODE; BENCH.md: 13%)"},
-    {.name = "churn_share", .type = SIM_PARAM_NUMBER, .min = 0, .max = 1, .def = 0,
+    {.name = "churn_share",
+     .type = SIM_PARAM_NUMBER,
+     .min = 0,
+     .max = 1,
+     .def = 0,
      .offset = offsetof(BtcParams, churn_share),
      .help = "share of churning nodes, a per-node trait (SimBlock CHURN_NODE_RATE is 0.976)"},
-    {.name = "churn_compact_fail", .type = SIM_PARAM_NUMBER, .min = 0, .max = 1, .def = 0.27,
+    {.name = "churn_compact_fail",
+     .type = SIM_PARAM_NUMBER,
+     .min = 0,
+     .max = 1,
+     .def = 0.27,
      .offset = offsetof(BtcParams, churn_compact_fail),
      .help = "compact block failure probability of a churning receiver (SimBlock "
              "CBR_FAILURE_RATE_FOR_CHURN_NODE; BENCH.md: 27%)"},
-    {.name = "fail_share", .type = SIM_PARAM_NUMBER, .min = 0, .max = 1, .def = 1,
+    {.name = "fail_share",
+     .type = SIM_PARAM_NUMBER,
+     .min = 0,
+     .max = 1,
+     .def = 1,
      .offset = offsetof(BtcParams, fail_share),
-     .help = "after a failed reconstruction, this share of the block is sent (1: the full block; SimBlock draws "
-             "the missing transactions' share, mostly 0.01-0.1)"},
-    {.name = "message_ms", .type = SIM_PARAM_NUMBER, .unit = "ms", .min = 0, .max = 1e6, .def = 0,
+     .help =
+         "after a failed reconstruction, this share of the block is sent (1: the full block; SimBlock draws "
+         "the missing transactions' share, mostly 0.01-0.1)"},
+    {.name = "message_ms",
+     .type = SIM_PARAM_NUMBER,
+     .unit = "ms",
+     .min = 0,
+     .max = 1e6,
+     .def = 0,
      .offset = offsetof(BtcParams, message_ms),
      .help = "added to the latency of each inv, getdata and getblocktxn (SimBlock "
              "AbstractMessageTask.getInterval adds 10)"},
-    {.name = "upload_until_arrival", .type = SIM_PARAM_BOOL, .def = 1,
+    {.name = "upload_until_arrival",
+     .type = SIM_PARAM_BOOL,
+     .def = 1,
      .offset = offsetof(BtcParams, upload_until_arrival),
      .help = "an uploader starts its next block message when the previous one arrived (SimBlock), so each "
              "holds the link for latency + transfer; false: once it has left (transfer only)"},
 };
 
-static SimTime ms(double v) { return sim_time_from_s(v / 1e3); }
+static SimTime ms(double v) {
+  return sim_time_from_s(v / 1e3);
+}
 
 static SimTime btc_import_ns(const void *params, double gas_used) {
   const BtcParams *p = params;
@@ -150,8 +193,8 @@ typedef struct {
    * GATE_ASKED (asked or a source: ignores invs). A dense copy of the two fields every inv scan reads, so
    * the scan touches 8 bytes per peer; reset for each block. */
   SimTime *gate;
-  StepBucket bucket[65]; /* the radix heap: bucket i > 0 holds keys whose highest bit differing from
-                          * `last` is i - 1; bucket 0 keys <= last */
+  StepBucket bucket[65];  /* the radix heap: bucket i > 0 holds keys whose highest bit differing from
+                           * `last` is i - 1; bucket 0 keys <= last */
   guint64 last, nonempty; /* bit i - 1 of nonempty: bucket i has keys */
   gsize heap_len;
   SimTime t0;
@@ -167,7 +210,8 @@ static void btc_work_free(gpointer data) {
   if (!b) return;
   g_free(b->node);
   g_free(b->gate);
-  for (guint i = 0; i < G_N_ELEMENTS(b->bucket); i++) g_free(b->bucket[i].v);
+  for (guint i = 0; i < G_N_ELEMENTS(b->bucket); i++)
+    g_free(b->bucket[i].v);
   g_free(b->trait);
   g_free(b);
 }
@@ -245,7 +289,8 @@ static guint64 heap_pop(BtcWork *b) {
     guint i = (guint)__builtin_ctzll(b->nonempty) + 1;
     StepBucket *bi = &b->bucket[i];
     guint64 m = bi->v[0];
-    for (guint32 k = 1; k < bi->len; k++) m = MIN(m, bi->v[k]);
+    for (guint32 k = 1; k < bi->len; k++)
+      m = MIN(m, bi->v[k]);
     b->last = m;
     for (guint32 k = 0; k < bi->len; k++) {
       guint j = bucket_of(bi->v[k], m); /* < i */
@@ -265,7 +310,8 @@ static guint64 heap_pop(BtcWork *b) {
 }
 
 static void heap_clear(BtcWork *b) {
-  for (guint i = 0; i < G_N_ELEMENTS(b->bucket); i++) b->bucket[i].len = 0;
+  for (guint i = 0; i < G_N_ELEMENTS(b->bucket); i++)
+    b->bucket[i].len = 0;
   b->nonempty = 0;
   b->last = 0;
   b->heap_len = 0;
@@ -352,8 +398,8 @@ static void on_request(Ctx *c, guint32 u, BtcNode *un, SimTime now) {
   }
 }
 
-static void btc_propagate(const void *params, const NetGeoParams *gp, const NetTopology *t, const RelayBlock *blk,
-                          guint32 stop_after, SimRng *rng, RelayWork *w) {
+static void btc_propagate(const void *params, const NetGeoParams *gp, const NetTopology *t,
+                          const RelayBlock *blk, guint32 stop_after, SimRng *rng, RelayWork *w) {
   const BtcParams *p = params;
   g_return_if_fail(relay_work_n_nodes(w) == t->n_nodes);
   g_return_if_fail(t->n_nodes < (UINT32_C(1) << STEP_NODE_BITS));
@@ -364,11 +410,19 @@ static void btc_propagate(const void *params, const NetGeoParams *gp, const NetT
     b->epoch = 1;
   }
   heap_clear(b);
-  for (guint32 v = 0; v < t->n_nodes; v++) b->gate[v] = SIM_TIME_MAX;
+  for (guint32 v = 0; v < t->n_nodes; v++)
+    b->gate[v] = SIM_TIME_MAX;
   b->t0 = SIM_TIME_MAX;
-  for (guint i = 0; i < blk->n_sources; i++) b->t0 = MIN(b->t0, blk->source_t[i]);
-  Ctx c = {.p = p, .gp = gp, .t = t, .blk = blk, .rng = rng, .b = b,
-           .processing = ms(p->processing_ms), .message = ms(p->message_ms)};
+  for (guint i = 0; i < blk->n_sources; i++)
+    b->t0 = MIN(b->t0, blk->source_t[i]);
+  Ctx c = {.p = p,
+           .gp = gp,
+           .t = t,
+           .blk = blk,
+           .rng = rng,
+           .b = b,
+           .processing = ms(p->processing_ms),
+           .message = ms(p->message_ms)};
   for (guint i = 0; i < blk->n_sources; i++) {
     guint32 s = blk->sources[i];
     BtcNode *n = bnode(b, s);
@@ -413,11 +467,15 @@ static void btc_propagate(const void *params, const NetGeoParams *gp, const NetT
 }
 
 const RelayModel relay_btc = {
-    .info = {.name = "bitcoin-compact", .family = "relay",
-             .help = "Bitcoin Core as SimBlock models it: inv to every peer, getdata to the first announcer, one "
-                     "block upload at a time per node, compact blocks between compact nodes with a failure "
-                     "rate (then the rest of the block)",
-             .params = btc_params, .n_params = G_N_ELEMENTS(btc_params), .params_size = sizeof(BtcParams)},
+    .info = {.name = "bitcoin-compact",
+             .family = "relay",
+             .help =
+                 "Bitcoin Core as SimBlock models it: inv to every peer, getdata to the first announcer, one "
+                 "block upload at a time per node, compact blocks between compact nodes with a failure "
+                 "rate (then the rest of the block)",
+             .params = btc_params,
+             .n_params = G_N_ELEMENTS(btc_params),
+             .params_size = sizeof(BtcParams)},
     .propagate = btc_propagate,
     .import_ns = btc_import_ns,
 };

@@ -210,7 +210,8 @@ static GPtrArray *default_bench_files(void) {
   if (!d) return files;
   const char *name;
   while ((name = g_dir_read_name(d)))
-    if (g_str_has_suffix(name, ".json")) g_ptr_array_add(files, g_build_filename("scenarios/bench", name, NULL));
+    if (g_str_has_suffix(name, ".json"))
+      g_ptr_array_add(files, g_build_filename("scenarios/bench", name, NULL));
   g_dir_close(d);
   g_ptr_array_sort(files, cmp_path);
   return files;
@@ -224,23 +225,26 @@ static int bench_scenarios(int argc, char **argv) {
   g_autoptr(GOptionContext) ctx = g_option_context_new("[FILE...] - BENCH.md's workloads, one line each");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_set_description(
-      ctx, "Default files: scenarios/bench/*.json in name order (workloads A-D of BENCH.md).\n"
-           "Each run goes through sim run's code path (outputs written to a temp directory, then removed), in a\n"
-           "child process of its own, so CPU time and peak RSS are that run's. wall_s covers the whole run\n"
-           "(world setup, simulation, metrics, output files, teardown); events/s and deliveries/s (full blocks\n"
-           "reaching nodes) are per wall second. With --repeat the medians are printed (peak RSS: the largest).\n"
-           "The peers' figures from BENCH.md follow on the same line. Nothing is asserted.");
+      ctx,
+      "Default files: scenarios/bench/*.json in name order (workloads A-D of BENCH.md).\n"
+      "Each run goes through sim run's code path (outputs written to a temp directory, then removed), in a\n"
+      "child process of its own, so CPU time and peak RSS are that run's. wall_s covers the whole run\n"
+      "(world setup, simulation, metrics, output files, teardown); events/s and deliveries/s (full blocks\n"
+      "reaching nodes) are per wall second. With --repeat the medians are printed (peak RSS: the largest).\n"
+      "The peers' figures from BENCH.md follow on the same line. Nothing is asserted.");
   if (!sim_cli_parse(ctx, "bench scenarios", &argc, &argv)) return SIM_EXIT_USAGE;
   if (reps < 1 || reps > 101) return sim_cli_usage_error("bench scenarios", "--repeat must be in [1, 101]");
   g_autoptr(GPtrArray) files = NULL;
   if (argc > 1) {
     files = g_ptr_array_new_with_free_func(g_free);
-    for (int i = 1; i < argc; i++) g_ptr_array_add(files, g_strdup(argv[i]));
+    for (int i = 1; i < argc; i++)
+      g_ptr_array_add(files, g_strdup(argv[i]));
   } else {
     files = default_bench_files();
     if (files->len == 0)
-      return sim_cli_usage_error("bench scenarios", "no scenarios/bench/*.json here (run from the source root or "
-                                                    "name the files)");
+      return sim_cli_usage_error("bench scenarios",
+                                 "no scenarios/bench/*.json here (run from the source root or "
+                                 "name the files)");
   }
   /* Load every file first: a bad one is reported before any time is spent. */
   g_autoptr(GPtrArray) scs = g_ptr_array_new_with_free_func((GDestroyNotify)sim_scenario_free);
@@ -280,11 +284,13 @@ static int bench_scenarios(int argc, char **argv) {
       continue;
     }
     gint64 nodes = 0;
-    if (sc->pow.network.model == &pow_network_geo.info) nodes = ((const NetGeoParams *)sc->pow.network.params)->nodes;
+    if (sc->pow.network.model == &pow_network_geo.info)
+      nodes = ((const NetGeoParams *)sc->pow.network.params)->nodes;
     const char *peers = "";
     for (guint k = 0; k < G_N_ELEMENTS(bench_peers); k++)
       if (strcmp(bench_peers[k].name, sc->name) == 0) peers = bench_peers[k].peers;
-    printf("%-8s nodes=%" G_GINT64_FORMAT " blocks=%.0f wall_s=%.3f cpu_s=%.3f peak_rss_mb=%.1f events_per_s=%.3g "
+    printf("%-8s nodes=%" G_GINT64_FORMAT
+           " blocks=%.0f wall_s=%.3f cpu_s=%.3f peak_rss_mb=%.1f events_per_s=%.3g "
            "deliveries_per_s=%.3g stale_share=%.4f runs=%d%s%s\n",
            sc->name, nodes, r.blocks, median(wall, reps), median(cpu, reps), rss, median(evs, reps),
            median(dps, reps), r.stale_share, reps, *peers ? " | " : "", peers);
@@ -302,7 +308,7 @@ int sim_cmd_bench(int argc, char **argv) {
            "(scenarios/bench/*.json) with the peers' figures. 'sim bench NAME --help' lists the options.\n");
     return SIM_EXIT_OK;
   }
-  return sim_cli_usage_error("bench",
-                             argc < 2 ? "missing benchmark name (phold, scenarios)" : "unknown benchmark '%s'",
-                             argc < 2 ? "" : argv[1]);
+  return sim_cli_usage_error(
+      "bench", argc < 2 ? "missing benchmark name (phold, scenarios)" : "unknown benchmark '%s'",
+      argc < 2 ? "" : argv[1]);
 }

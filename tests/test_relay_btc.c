@@ -1,0 +1,583 @@
+/* test_relay_btc.c: the bitcoin-compact relay on hand-built topologies with hand-computed arrival times, and
+ * the SimBlock-style geo options (out-degree CDF, inter-region bandwidth cap, miners on ordinary nodes). */
+#include <gsl/gsl_cdf.h>
+#include <math.h>
+#include <string.h>
+
+#include "cunit-main.h"
+#include "geo.h"
+#include "net.h"
+#include "registry.h"
+#include "relay.h"
+
+#define MS(x) sim_time_from_s((x) / 1e3)
+
+/* A topology from an edge list; every node in region 0 with the given bandwidths, latency `lat_ms`. */
+static NetTopology *make_topo(guint32 n, const guint32 (*links)[2], guint n_links, double up_bps,
+                              double down_bps, double lat_ms) {
+  NetTopology *t = g_new0(NetTopology, 1);
+  t->n_nodes = n;
+  t->n_special = n;
+  t->region = g_new0(guint16, n);
+  t->city = g_new0(guint16, n);
+  t->cls = g_new0(guint8, n);
+  t->up_bps = g_new(double, n);
+  t->down_bps = g_new(double, n);
+  for (guint32 i = 0; i < n; i++) {
+    t->city[i] = NET_NO_CITY;
+    t->up_bps[i] = up_bps;
+    t->down_bps[i] = down_bps;
+  }
+  t->adj_off = g_new0(guint32, n + 1);
+  for (guint l = 0; l < n_links; l++) {
+    t->adj_off[links[l][0] + 1]++;
+    t->adj_off[links[l][1] + 1]++;
+  }
+  for (guint32 i = 0; i < n; i++)
+    t->adj_off[i + 1] += t->adj_off[i];
+  t->n_edges = t->adj_off[n];
+  t->adj = g_new(guint32, t->n_edges);
+  t->rev = g_new(guint32, t->n_edges);
+  t->lat_mean_ns = g_new(SimTime, t->n_edges);
+  t->lat_floor_ns = g_new(SimTime, t->n_edges);
+  g_autofree guint32 *fill = g_new0(guint32, n);
+  /* Links are given with a < b and in increasing order, so neighbour lists come out sorted. */
+  for (guint32 u = 0; u < n; u++)
+    for (guint l = 0; l < n_links; l++) {
+      guint32 v = links[l][0] == u ? links[l][1] : links[l][1] == u ? links[l][0] : G_MAXUINT32;
+      if (v == G_MAXUINT32) continue;
+      guint32 e = t->adj_off[u] + fill[u]++;
+      t->adj[e] = v;
+      t->lat_mean_ns[e] = t->lat_floor_ns[e] = sim_time_from_s(lat_ms / 1e3);
+    }
+  for (guint32 u = 0; u < n; u++)
+    for (guint32 e = t->adj_off[u]; e < t->adj_off[u + 1]; e++)
+      for (guint32 f = t->adj_off[t->adj[e]]; f < t->adj_off[t->adj[e] + 1]; f++)
+        if (t->adj[f] == u) t->rev[e] = f;
+  return t;
+}
+
+typedef guint32 Link[2];
+
+/* A star: node 0 linked to nodes 1..n_leaves. Free with g_free. */
+static Link *star_links(guint n_leaves) {
+  Link *links = g_new(Link, n_leaves);
+  for (guint i = 0; i < n_leaves; i++) {
+    links[i][0] = 0;
+    links[i][1] = i + 1;
+  }
+  return links;
+}
+
+/* Sets the latency of the link between u and v (both directions). */
+static void set_link_latency(NetTopology *t, guint32 u, guint32 v, double lat_ms) {
+  for (guint32 e = t->adj_off[u]; e < t->adj_off[u + 1]; e++)
+    if (t->adj[e] == v)
+      t->lat_mean_ns[e] = t->lat_floor_ns[e] = t->lat_mean_ns[t->rev[e]] = t->lat_floor_ns[t->rev[e]] =
+          MS(lat_ms);
+}
+
+typedef struct {
+  NetGeoParams gp;
+  SimModelRef relay;
+  NetTopology *t;
+  RelayWork *w;
+} Fixture;
+
+static void fixture_init(Fixture *f, NetTopology *t, const char *relay_json) {
+  memset(f, 0, sizeof *f);
+  g_autoptr(SimDiag) d = sim_diag_new(NULL);
+  g_autoptr(json_t) jit = json_pack("{s:s}", "model", "none");
+  CU_ASSERT_FATAL(sim_model_ref_parse(&f->gp.jitter, "jitter", "none", jit, "$.jitter", d));
+  g_autoptr(json_t) rel = json_loads(relay_json, 0, NULL);
+  CU_ASSERT_FATAL(rel != NULL);
+  json_object_set_new(rel, "model", json_string("bitcoin-compact"));
+  CU_ASSERT_FATAL(sim_model_ref_parse(&f->relay, "relay", "bitcoin-compact", rel, "$.relay", d));
+  CU_ASSERT_PTR_EQUAL_FATAL(f->relay.model, &relay_btc.info);
+  f->t = t;
+  f->w = relay_work_new(t);
+}
+
+static void fixture_clear(Fixture *f) {
+  relay_work_free(f->w);
+  net_topology_free(f->t);
+  sim_model_ref_clear(&f->gp.jitter);
+  sim_model_ref_clear(&f->relay);
+}
+
+static void propagate(Fixture *f, guint32 source, double bytes, guint64 seed) {
+  SimTime t0 = 0;
+  RelayBlock b = {.sources = &source, .source_t = &t0, .n_sources = 1, .size_bytes = bytes};
+  SimRng rng;
+  sim_rng_init(&rng, seed, 99);
+  relay_btc.propagate(f->relay.params, &f->gp, f->t, &b, 0, &rng, f->w);
+}
+
+/* ---- hand-computed timing ---- */
+
+/* A -- B -- C, full blocks only. 20 000 bytes at min(16, 40) Mb/s = 10 ms; latency 50 ms; processing 2 ms.
+ * B: inv at 50, getdata reaches A at 100, block 100 + 10 + 50 = 160. C: B relays after processing, inv at
+ * 162 + 50 = 212, getdata at B 262, block 262 + 10 + 50 = 322. */
+static void test_line_timing(void) {
+  static const guint32 links[][2] = {{0, 1}, {1, 2}};
+  Fixture f;
+  fixture_init(&f, make_topo(3, links, 2, 16e6, 40e6, 50), "{\"compact_share\": 0}");
+  propagate(&f, 0, 20000, 1);
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 0), 0);
+  CU_ASSERT_EQUAL(relay_work_announce(f.w, 1), MS(50));
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 1), MS(160));
+  CU_ASSERT_EQUAL(relay_work_first_push(f.w, 1), MS(160));
+  CU_ASSERT_EQUAL(relay_work_announce(f.w, 2), MS(212));
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 2), MS(322));
+  CU_ASSERT_EQUAL(relay_work_first_push(f.w, 2), MS(322));
+  /* The source hears nothing back: everyone knows it has the block. */
+  CU_ASSERT_EQUAL(relay_work_announce(f.w, 0), SIM_TIME_MAX);
+  CU_ASSERT_EQUAL(relay_work_first_push(f.w, 0), SIM_TIME_MAX);
+  CU_ASSERT_EQUAL(relay_work_reached(f.w), 3);
+  /* inv, getdata, block per hop; nobody invs a peer that already asked. */
+  CU_ASSERT_EQUAL(relay_work_messages(f.w), 6);
+  /* The model's import time is its processing time. */
+  CU_ASSERT_EQUAL(relay_btc.import_ns(f.relay.params, 0), MS(2));
+  fixture_clear(&f);
+}
+
+/* The same line with SimBlock's 10 ms on each inv and getdata and 5 ms processing: B inv 60, getdata at A
+ * 120, block 180; C inv 180 + 5 + 10 + 50 = 245, getdata at B 305, block 365. */
+static void test_line_message_ms(void) {
+  static const guint32 links[][2] = {{0, 1}, {1, 2}};
+  Fixture f;
+  fixture_init(&f, make_topo(3, links, 2, 16e6, 40e6, 50),
+               "{\"compact_share\": 0, \"message_ms\": 10, \"processing_ms\": 5}");
+  propagate(&f, 0, 20000, 1);
+  CU_ASSERT_EQUAL(relay_work_announce(f.w, 1), MS(60));
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 1), MS(180));
+  CU_ASSERT_EQUAL(relay_work_announce(f.w, 2), MS(245));
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 2), MS(365));
+  fixture_clear(&f);
+}
+
+/* Compact blocks between two compact nodes: 100 000-byte block (50 ms at 16 Mb/s) sent as 10 000 bytes
+ * (5 ms). B: inv 50, getdata 100, compact block 100 + 5 + 50 = 155. */
+static void test_compact(void) {
+  static const guint32 links[][2] = {{0, 1}, {1, 2}};
+  Fixture f;
+  fixture_init(&f, make_topo(3, links, 2, 16e6, 40e6, 50),
+               "{\"compact_share\": 1, \"compact_fail\": 0, \"compact_bytes\": 10000}");
+  propagate(&f, 0, 100000, 1);
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 1), MS(155));
+  CU_ASSERT_EQUAL(relay_work_first_push(f.w, 1), MS(155));
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 2), MS(155 + 2 + 50 + 50 + 5 + 50));
+  CU_ASSERT_EQUAL(relay_work_messages(f.w), 6);
+  fixture_clear(&f);
+
+  /* A block no larger than a compact block goes whole. */
+  fixture_init(&f, make_topo(3, links, 2, 16e6, 40e6, 50),
+               "{\"compact_share\": 1, \"compact_fail\": 1, \"compact_bytes\": 10000}");
+  propagate(&f, 0, 10000, 1);
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 1), MS(155));
+  CU_ASSERT_EQUAL(relay_work_messages(f.w), 6); /* no failure, no getblocktxn */
+  fixture_clear(&f);
+}
+
+/* Every reconstruction fails: the compact block arrives at 155 (B's first block message), getblocktxn
+ * reaches A at 205, A's link is free again since 155 (the compact block arrived), the full block takes
+ * 50 ms: B has it at 205 + 50 + 50 = 305. With fail_share 0.5 the rest is 25 ms: 280. */
+static void test_compact_failure(void) {
+  static const guint32 links[][2] = {{0, 1}};
+  const struct {
+    const char *json;
+    double have_ms;
+  } cases[] = {
+      {"{\"compact_share\": 1, \"compact_fail\": 1, \"compact_bytes\": 10000}", 305},
+      {"{\"compact_share\": 1, \"compact_fail\": 1, \"compact_bytes\": 10000, \"fail_share\": 0.5}", 280},
+      /* Churning receivers fail at their own rate. */
+      {"{\"compact_share\": 1, \"compact_fail\": 0, \"churn_share\": 1, \"churn_compact_fail\": 1, "
+       "\"compact_bytes\": 10000}",
+       305},
+      /* The link is held only while sending: the same here, as nothing else is queued. */
+      {"{\"compact_share\": 1, \"compact_fail\": 1, \"compact_bytes\": 10000, \"upload_until_arrival\": "
+       "false}",
+       305},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    Fixture f;
+    fixture_init(&f, make_topo(2, links, 1, 16e6, 40e6, 50), cases[i].json);
+    propagate(&f, 0, 100000, 1);
+    CU_ASSERT_EQUAL(relay_work_first_push(f.w, 1), MS(155));
+    CU_ASSERT_EQUAL(relay_work_have(f.w, 1), MS(cases[i].have_ms));
+    if (relay_work_have(f.w, 1) != MS(cases[i].have_ms))
+      fprintf(stderr, "\n  case %u: have %.3f ms\n", i, (double)relay_work_have(f.w, 1) / 1e6);
+    /* inv, getdata, compact block, getblocktxn, block */
+    CU_ASSERT_EQUAL(relay_work_messages(f.w), 5);
+    fixture_clear(&f);
+  }
+}
+
+/* With compact_fail 0.5 about half the compact blocks of a star fail (5 sigma over 400 leaves). */
+static void test_compact_failure_rate(void) {
+  const guint n = 400;
+  g_autofree Link *links = star_links(n);
+  Fixture f;
+  fixture_init(&f, make_topo(n + 1, (const guint32(*)[2])links, n, 1e9, 1e9, 10),
+               "{\"compact_share\": 1, \"compact_fail\": 0.5, \"upload_until_arrival\": false}");
+  propagate(&f, 0, 100000, 11);
+  guint failed = 0;
+  for (guint32 v = 1; v <= n; v++) {
+    CU_ASSERT(relay_work_have(f.w, v) >= relay_work_first_push(f.w, v));
+    failed += relay_work_have(f.w, v) > relay_work_first_push(f.w, v);
+  }
+  CU_ASSERT(fabs(failed - n * 0.5) < 5 * sqrt(n * 0.25));
+  CU_ASSERT_EQUAL(relay_work_messages(f.w), 3 * n + 2 * failed);
+  fixture_clear(&f);
+}
+
+/* One upload at a time, first come first served. Star 0 - {1, 2, 3, 4} with latencies 40, 10, 30, 20 ms:
+ * getdatas reach the centre at 80, 20, 60, 40, so it serves 2, 4, 3, 1. A 100 000-byte block takes 50 ms
+ * (16 Mb/s).
+ *  - Link held until arrival (SimBlock): 2: 20 + 50 + 10 = 80; 4: 80 + 50 + 20 = 150; 3: 150 + 50 + 30 =
+ *    230; 1: 230 + 50 + 40 = 320.
+ *  - Held while sending: 2: 20 -> sent 70, +10 = 80; 4: 70 -> 120, +20 = 140; 3: 120 -> 170, +30 = 200;
+ *    1: 170 -> 220, +40 = 260. */
+static void test_serial_uploads(void) {
+  static const guint32 links[][2] = {{0, 1}, {0, 2}, {0, 3}, {0, 4}};
+  const double lat[] = {0, 40, 10, 30, 20};
+  const struct {
+    const char *json;
+    double have_ms[5];
+  } cases[] = {
+      {"{\"compact_share\": 0}", {0, 320, 80, 230, 150}},
+      {"{\"compact_share\": 0, \"upload_until_arrival\": false}", {0, 260, 80, 200, 140}},
+  };
+  for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+    NetTopology *t = make_topo(5, links, 4, 16e6, 16e6, 0);
+    for (guint32 v = 1; v <= 4; v++)
+      set_link_latency(t, 0, v, lat[v]);
+    Fixture f;
+    fixture_init(&f, t, cases[c].json);
+    propagate(&f, 0, 100000, 3);
+    for (guint32 v = 1; v <= 4; v++) {
+      CU_ASSERT_EQUAL(relay_work_announce(f.w, v), MS(lat[v]));
+      CU_ASSERT_EQUAL(relay_work_have(f.w, v), MS(cases[c].have_ms[v]));
+    }
+    CU_ASSERT_EQUAL(relay_work_messages(f.w), 12);
+    fixture_clear(&f);
+  }
+}
+
+/* Equal arrival times: a star of 30 leaves, all getdatas reach the centre at 40 ms; the uploads still go
+ * one at a time, 30 ms apart (10 ms transfer + 20 ms latency while the link is held). */
+static void test_serial_uploads_star(void) {
+  const guint n = 30;
+  g_autofree Link *links = star_links(n);
+  Fixture f;
+  fixture_init(&f, make_topo(n + 1, (const guint32(*)[2])links, n, 8e6, 8e6, 20), "{\"compact_share\": 0}");
+  propagate(&f, 0, 10000, 5);
+  g_autofree gboolean *seen = g_new0(gboolean, n + 1);
+  for (guint32 v = 1; v <= n; v++) {
+    SimTime h = relay_work_have(f.w, v);
+    CU_ASSERT((h - MS(40)) % MS(30) == 0);
+    gint64 k = (h - MS(40)) / MS(30); /* position in the queue, 1..n */
+    CU_ASSERT_FATAL(k >= 1 && k <= (gint64)n);
+    CU_ASSERT_FALSE(seen[k]);
+    seen[k] = TRUE;
+  }
+  CU_ASSERT_EQUAL(relay_work_reached(f.w), n + 1);
+  fixture_clear(&f);
+}
+
+/* Who uses compact blocks is a trait of the node: the same in every block of a run, changing with the
+ * topology's seed, about compact_share of the nodes. A star with no latency: every getdata reaches the centre
+ * at 0 and its uploads go back to back, a full block in 1 ms and a compact one in 0.1 ms, so the last
+ * arrival, n_full x 1 + n_compact x 0.1 ms, counts the compact leaves (none when the centre is not one). */
+static void test_compact_traits(void) {
+  const guint n = 2000;
+  g_autofree Link *links = star_links(n);
+  guint seeds_with_compact = 0;
+  for (guint64 seed = 1; seed <= 12; seed++) {
+    NetTopology *t = make_topo(n + 1, (const guint32(*)[2])links, n, 8e7, 8e7, 0);
+    t->seed = seed;
+    Fixture f;
+    fixture_init(&f, t,
+                 "{\"compact_share\": 0.5, \"compact_fail\": 0, \"compact_bytes\": 1000, "
+                 "\"upload_until_arrival\": false}");
+    g_autofree SimTime *first = g_new(SimTime, n + 1);
+    propagate(&f, 0, 10000, 100);
+    SimTime last = 0;
+    for (guint32 v = 1; v <= n; v++) {
+      first[v] = relay_work_have(f.w, v);
+      last = MAX(last, first[v]);
+    }
+    propagate(&f, 0, 10000, 101); /* another block: the same traits, so (no jitter) the same times */
+    guint same = 0;
+    for (guint32 v = 1; v <= n; v++)
+      same += relay_work_have(f.w, v) == first[v];
+    CU_ASSERT_EQUAL(same, n);
+    double k = (n - (double)last / 1e6) / 0.9;
+    guint compact = (guint)llround(k);
+    CU_ASSERT(fabs(k - compact) < 1e-3);
+    if (compact > 0) {
+      seeds_with_compact++;
+      CU_ASSERT(fabs(compact - n * 0.5) < 5 * sqrt(n * 0.25));
+    }
+    fixture_clear(&f);
+  }
+  /* The centre itself is compact for about half the seeds (12 seeds: P(0 or 12) = 5e-4; fixed seeds). */
+  CU_ASSERT(seeds_with_compact >= 1 && seeds_with_compact <= 11);
+}
+
+/* ---- stop_after and results through the RelayWork API ---- */
+
+static void test_stop_after(void) {
+  static const guint32 links[][2] = {{0, 1}, {1, 2}, {2, 3}};
+  Fixture f;
+  fixture_init(&f, make_topo(4, links, 3, 16e6, 40e6, 50), "{\"compact_share\": 0}");
+  SimTime t0 = 0;
+  guint32 src = 0;
+  RelayBlock b = {.sources = &src, .source_t = &t0, .n_sources = 1, .size_bytes = 20000};
+  SimRng rng;
+  sim_rng_init(&rng, 1, 2);
+  relay_btc.propagate(f.relay.params, &f.gp, f.t, &b, 2, &rng, f.w);
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 1), MS(160));
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 3), SIM_TIME_MAX); /* stopped before the end of the line */
+  /* The next block starts afresh in the same work. */
+  propagate(&f, 3, 20000, 2);
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 3), 0);
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 2), MS(160));
+  CU_ASSERT_EQUAL(relay_work_reached(f.w), 4);
+  fixture_clear(&f);
+}
+
+/* ---- geo options: parsing ---- */
+
+static const char *const pools[] = {"Nodes", "Pool", NULL};
+
+static const char *const geo_text =
+    "{\"network\": {"
+    " \"nodes\": 400, \"geo_bias\": 0, \"max_peers\": 1000, \"inter_region_bps\": 6e6,"
+    " \"regions\": {\"names\": [\"NA\", \"EU\"], \"latency_ms\": [[32, 124], [124, 11]],"
+    "  \"upload_bps\": [19200000, 20700000], \"download_bps\": [52000000, 40000000],"
+    "  \"node_share\": [0.4, 0.6]},"
+    " \"out_degree_cdf\": [0.025, 0.05, 0.075, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95,"
+    "  0.97, 0.97, 0.98, 0.99, 0.995, 1],"
+    " \"gateways\": [{\"pool\": \"Nodes\", \"ordinary_nodes\": true}, {\"pool\": \"Pool\", \"regions\": "
+    "[\"EU\"]}]"
+    "}}";
+
+static const char *const geo_extra[] = {"model",    "comment",        "jitter", "relay",
+                                        "stratum",  "regions",        "cities", "vantage_points",
+                                        "gateways", "out_degree_cdf", NULL};
+
+/* Parses the fixture with `sets` applied; returns the problems (free with sim_diag_free). */
+static SimDiag *parse_geo(NetGeoParams *p, const char *const *sets) {
+  g_autoptr(json_t) root = json_loads(geo_text, JSON_REJECT_DUPLICATES, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+  for (guint i = 0; sets && sets[i]; i++) {
+    if (sets[i][0] == '-') { /* "-key": remove network.key */
+      CU_ASSERT_EQUAL_FATAL(json_object_del(json_object_get(root, "network"), sets[i] + 1), 0);
+    } else {
+      CU_ASSERT_TRUE_FATAL(sim_json_set_path(root, sets[i], NULL));
+    }
+  }
+  memset(p, 0, sizeof *p);
+  SimDiag *diag = sim_diag_new("s.json");
+  json_t *net = json_object_get(root, "network");
+  sim_params_parse(net_geo_param_specs, net_geo_n_param_specs, net, "$.network", geo_extra, p, diag);
+  net_geo_parse_tables(p, net, "$.network", pools, 2, diag);
+  return diag;
+}
+
+static void clear_geo(NetGeoParams *p) {
+  net_geo_clear_tables(p);
+  sim_params_clear(net_geo_param_specs, net_geo_n_param_specs, p);
+}
+
+#define SETS(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define WANT(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static void expect_problems(const char *const *sets, const char *const *expected) {
+  NetGeoParams p;
+  g_autoptr(SimDiag) diag = parse_geo(&p, sets);
+  guint n = g_strv_length((char **)expected), count = sim_diag_count(diag);
+  CU_ASSERT_EQUAL(count, n);
+  for (guint i = 0; i < MIN(count, n); i++) {
+    g_autofree char *full = g_strdup_printf("s.json: %s", expected[i]);
+    CU_ASSERT_STRING_EQUAL(sim_diag_get(diag, i), full);
+  }
+  if (count != n) {
+    g_autofree char *all = sim_diag_join(diag);
+    fprintf(stderr, "\n  got %u problems:\n%s\n", count, all);
+  }
+  /* A broken table never reaches the topology builder. */
+  if (strstr(expected[0], "out_degree_cdf")) CU_ASSERT_PTR_NULL(p.out_degree_cdf);
+  clear_geo(&p);
+}
+
+static void test_parse_valid(void) {
+  NetGeoParams p;
+  g_autoptr(SimDiag) diag = parse_geo(&p, NULL);
+  CU_ASSERT_EQUAL(sim_diag_count(diag), 0);
+  CU_ASSERT_DOUBLE_EQUAL(p.inter_region_bps, 6e6, 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p.out_degree_cdf);
+  CU_ASSERT_DOUBLE_EQUAL(p.out_degree_cdf[0], 0.025, 0);
+  CU_ASSERT_DOUBLE_EQUAL(p.out_degree_cdf[NET_OUT_DEGREE_MAX - 1], 1, 0);
+  CU_ASSERT_EQUAL_FATAL(p.n_pools, 2);
+  CU_ASSERT_EQUAL(p.pool_on_nodes[0], 1);
+  CU_ASSERT_EQUAL(p.pool_on_nodes[1], 0);
+  CU_ASSERT_EQUAL(p.n_specials, 1); /* only Pool's gateway */
+  CU_ASSERT_STRING_EQUAL(p.specials[0].name, "Pool#1");
+  clear_geo(&p);
+  /* Defaults: no cap, no table. */
+  g_autoptr(SimDiag) d2 = parse_geo(&p, SETS("-out_degree_cdf", "-inter_region_bps"));
+  CU_ASSERT_EQUAL(sim_diag_count(d2), 0);
+  CU_ASSERT_PTR_NULL(p.out_degree_cdf);
+  CU_ASSERT_DOUBLE_EQUAL(p.inter_region_bps, 0, 0);
+  clear_geo(&p);
+}
+
+static void test_parse_cdf_not_monotone(void) {
+  expect_problems(SETS("network.out_degree_cdf[5]=0.15"),
+                  WANT("$.network.out_degree_cdf[5]: must not be below the entry before it (a CDF is "
+                       "non-decreasing; got 0.15 after 0.2)"));
+}
+
+static void test_parse_cdf_length(void) {
+  expect_problems(SETS("network.out_degree_cdf=[0.5, 1]"),
+                  WANT("$.network.out_degree_cdf: must be an array of 20 numbers (got 2 entries)"));
+  expect_problems(SETS("network.out_degree_cdf=\"simblock\""),
+                  WANT("$.network.out_degree_cdf: must be an array of 20 numbers (got string)"));
+}
+
+static void test_parse_cdf_last(void) {
+  expect_problems(SETS("network.out_degree_cdf[19]=0.999"),
+                  WANT("$.network.out_degree_cdf[19]: must be 1 (the last entry of a CDF; got 0.999)"));
+  expect_problems(SETS("network.out_degree_cdf[3]=-0.1", "network.out_degree_cdf[19]=1.5"),
+                  WANT("$.network.out_degree_cdf[3]: must be >= 0 (got -0.1)"));
+  expect_problems(SETS("network.out_degree_cdf[19]=1.5"),
+                  WANT("$.network.out_degree_cdf[19]: must be <= 1 (got 1.5)",
+                       "$.network.out_degree_cdf[19]: must be 1 (the last entry of a CDF; got 1.5)"));
+}
+
+static void test_parse_inter_region(void) {
+  expect_problems(SETS("network.inter_region_bps=-1"),
+                  WANT("$.network.inter_region_bps: must be >= 0 (got -1)"));
+}
+
+static void test_parse_ordinary_nodes(void) {
+  expect_problems(SETS("network.gateways[0].regions=[\"NA\"]"),
+                  WANT("$.network.gateways[0]: must not give \"regions\" with \"ordinary_nodes\": true"));
+  expect_problems(SETS("network.gateways[1]={\"pool\": \"Nodes\", \"ordinary_nodes\": true}"),
+                  WANT("$.network.gateways[1].pool: pool \"Nodes\" already has an \"ordinary_nodes\" entry"));
+  expect_problems(SETS("network.gateways[1]={\"pool\": \"Nodes\", \"regions\": [\"EU\"]}"),
+                  WANT("$.network.gateways[1].pool: pool \"Nodes\" sits on ordinary nodes: its miners sit on "
+                       "gateways or on ordinary nodes, not both"));
+  expect_problems(SETS("network.gateways[0].ordinary_nodes=1"),
+                  WANT("$.network.gateways[0].ordinary_nodes: must be true or false (got integer)"));
+  expect_problems(SETS("network.gateways[0]={\"pool\": \"Pool\", \"ordinary_nodes\": true}"),
+                  WANT("$.network.gateways[1].pool: pool \"Pool\" sits on ordinary nodes: its miners sit on "
+                       "gateways or on ordinary nodes, not both"));
+  expect_problems(SETS("network.gateways[0].pool=\"Nobody\""),
+                  WANT("$.network.gateways[0].pool: unknown pool \"Nobody\""));
+}
+
+/* ---- geo options: topology ---- */
+
+static NetTopology *build(NetGeoParams *p, const char *const *sets, guint64 seed) {
+  g_autoptr(SimDiag) diag = parse_geo(p, sets);
+  CU_ASSERT_EQUAL_FATAL(sim_diag_count(diag), 0);
+  g_autoptr(GError) err = NULL;
+  NetTopology *t = net_topology_build(p, seed, &err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  return t;
+}
+
+/* Dial counts of the ordinary nodes follow the CDF: chi-square over the bins with a positive probability
+ * (0.1% level), bins of probability 0 stay empty, and every ordinary node's dials all succeed. */
+static void check_cdf_topology(const char *const *sets, const double *cdf, guint64 seed) {
+  NetGeoParams p;
+  g_autoptr(NetTopology) t = build(&p, sets, seed);
+  const guint32 S = t->n_special, N = t->n_nodes - S;
+  guint count[NET_OUT_DEGREE_MAX + 1] = {0};
+  guint bad = 0;
+  for (guint32 u = S; u < t->n_nodes; u++) {
+    guint32 k = t->out_links[u];
+    if (k < 1 || k > NET_OUT_DEGREE_MAX)
+      bad++;
+    else
+      count[k]++;
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  double chi2 = 0;
+  guint df = 0;
+  for (guint k = 1; k <= NET_OUT_DEGREE_MAX; k++) {
+    double pk = cdf[k - 1] - (k > 1 ? cdf[k - 2] : 0);
+    if (pk <= 0) {
+      CU_ASSERT_EQUAL(count[k], 0);
+      continue;
+    }
+    double e = pk * N;
+    chi2 += (count[k] - e) * (count[k] - e) / e;
+    df++;
+  }
+  double crit = gsl_cdf_chisq_Qinv(0.001, df - 1);
+  CU_ASSERT(chi2 < crit);
+  if (chi2 >= crit) fprintf(stderr, "\n  chi2 %g >= %g (df %u)\n", chi2, crit, df - 1);
+  /* Links are bidirectional: the degree sum is twice the links, dials included. */
+  guint64 dialled = 0;
+  for (guint32 u = 0; u < t->n_nodes; u++)
+    dialled += t->out_links[u];
+  CU_ASSERT_EQUAL(t->n_edges, 2 * dialled);
+  clear_geo(&p);
+}
+
+static void test_topology_cdf(void) {
+  static const double simblock[NET_OUT_DEGREE_MAX] = {0.025, 0.05, 0.075, 0.1,  0.2,   0.3, 0.4,
+                                                      0.5,   0.6,  0.7,   0.8,  0.85,  0.9, 0.95,
+                                                      0.97,  0.97, 0.98,  0.99, 0.995, 1};
+  check_cdf_topology(SETS("network.nodes=5000"), simblock, 20190401);
+  static const double two_to_six[NET_OUT_DEGREE_MAX] = {0, 0.2, 0.4, 0.6, 0.8, 1, 1, 1, 1, 1,
+                                                        1, 1,   1,   1,   1,   1, 1, 1, 1, 1};
+  check_cdf_topology(
+      SETS("network.nodes=3000",
+           "network.out_degree_cdf=[0, 0.2, 0.4, 0.6, 0.8, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, "
+           "1, 1]"),
+      two_to_six, 7);
+}
+
+/* Without the table every ordinary node dials out_peers, as before the option existed. */
+static void test_topology_without_cdf(void) {
+  NetGeoParams p;
+  g_autoptr(NetTopology) t = build(&p, SETS("-out_degree_cdf", "network.out_peers=6"), 3);
+  guint not_six = 0;
+  for (guint32 u = t->n_special; u < t->n_nodes; u++)
+    not_six += t->out_links[u] != 6;
+  CU_ASSERT_EQUAL(not_six, 0);
+  CU_ASSERT_DOUBLE_EQUAL(t->inter_region_bps, 6e6, 0);
+  CU_ASSERT_EQUAL(t->seed, 3);
+  clear_geo(&p);
+}
+
+/* The inter-region cap applies between regions only, and only below the endpoints' own bandwidth. */
+static void test_inter_region_cap(void) {
+  NetTopology t = {0};
+  guint16 region[3] = {0, 1, 0};
+  double up[3] = {20e6, 20e6, 4e6}, down[3] = {50e6, 50e6, 50e6};
+  t.region = region;
+  t.up_bps = up;
+  t.down_bps = down;
+  CU_ASSERT_EQUAL(net_transfer_ns(&t, 0, 1, 50000), 20 * SIM_NS_PER_MS); /* no cap: 20 Mb/s */
+  t.inter_region_bps = 8e6;
+  CU_ASSERT_EQUAL(net_transfer_ns(&t, 0, 1, 50000), 50 * SIM_NS_PER_MS);  /* capped at 8 Mb/s */
+  CU_ASSERT_EQUAL(net_transfer_ns(&t, 0, 2, 50000), 20 * SIM_NS_PER_MS);  /* same region */
+  CU_ASSERT_EQUAL(net_transfer_ns(&t, 2, 1, 50000), 100 * SIM_NS_PER_MS); /* 4 Mb/s upload is lower */
+}
+
+int register_suites(void) {
+  ADD_SUITE("relay-btc", TEST(test_line_timing), TEST(test_line_message_ms), TEST(test_compact),
+            TEST(test_compact_failure), TEST(test_compact_failure_rate), TEST(test_serial_uploads),
+            TEST(test_serial_uploads_star), TEST(test_compact_traits), TEST(test_stop_after));
+  ADD_SUITE("geo-simblock", TEST(test_parse_valid), TEST(test_parse_cdf_not_monotone),
+            TEST(test_parse_cdf_length), TEST(test_parse_cdf_last), TEST(test_parse_inter_region),
+            TEST(test_parse_ordinary_nodes), TEST(test_topology_cdf), TEST(test_topology_without_cdf),
+            TEST(test_inter_region_cap));
+  return 0;
+}
