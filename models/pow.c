@@ -11,15 +11,19 @@
 #define CHUNK_BITS 12
 #define CHUNK_SIZE (1u << CHUNK_BITS)
 #define MAX_CANDIDATES 64
+#define DENSE_KNOWN_MAX 1024
 
 typedef struct {
   ObsBlock obs;
   unsigned __int128 td; /* total difficulty, exact */
 } PowBlock;
 
-/* A growable bitmap of the blocks of one miner that a viewer knows. */
+/* A growable bitmap of the blocks of one miner that a viewer knows. The first 64 sequence numbers live in
+ * the header itself: with many small miners (SimBlock's workloads: every node mines) most bitmaps never
+ * allocate, and a lookup touches one cache line. */
 typedef struct {
-  guint64 *words;
+  guint64 first; /* sequence numbers 0..63 */
+  guint64 *words; /* sequence numbers 64.. */
   guint n_words;
 } Bitmap;
 
@@ -41,7 +45,11 @@ struct PowMiner {
 
   /* Own view of the chain. */
   const PowBlock *head;
-  Bitmap *known;         /* one per miner (by the mining miner's index) */
+  /* What it knows: one bitmap per mining miner over that miner's block sequence numbers. Dense (an array
+   * indexed by miner) for up to DENSE_KNOWN_MAX miners; beyond, a hash table holding only the miners whose
+   * blocks it has seen, since n^2 bitmap headers would not fit (10,000 miners: 1.6 GB). */
+  Bitmap *known;
+  GHashTable *known_sparse; /* miner index -> Bitmap* */
   GArray *recent;        /* ids of known blocks near the head: uncle candidates */
   uint32_t max_known_height;
   GHashTable *orphans;   /* parent id -> GArray of ids waiting for it */
@@ -136,18 +144,34 @@ static PowBlock *miner_new_block(PowMiner *m) {
 
 /* ---- what a miner knows ---- */
 
+static Bitmap *known_bitmap(const PowMiner *m, guint miner, gboolean create) {
+  if (m->known) return &m->known[miner];
+  Bitmap *bm = g_hash_table_lookup(m->known_sparse, GUINT_TO_POINTER(miner + 1));
+  if (!bm && create) {
+    bm = g_new0(Bitmap, 1);
+    g_hash_table_insert(m->known_sparse, GUINT_TO_POINTER(miner + 1), bm);
+  }
+  return bm;
+}
+
 static gboolean known(const PowMiner *m, uint64_t id) {
   if (id == OBS_GENESIS_ID) return TRUE;
-  const Bitmap *bm = &m->known[(id >> 32) - 1];
+  const Bitmap *bm = known_bitmap(m, (guint)((id >> 32) - 1), FALSE);
+  if (!bm) return FALSE;
   uint32_t seq = (uint32_t)id;
-  guint w = seq / 64;
+  if (seq < 64) return (bm->first >> seq) & 1;
+  guint w = (seq - 64) / 64;
   return w < bm->n_words && (bm->words[w] >> (seq % 64)) & 1;
 }
 
 static void mark_known(PowMiner *m, uint64_t id) {
-  Bitmap *bm = &m->known[(id >> 32) - 1];
+  Bitmap *bm = known_bitmap(m, (guint)((id >> 32) - 1), TRUE);
   uint32_t seq = (uint32_t)id;
-  guint w = seq / 64;
+  if (seq < 64) {
+    bm->first |= G_GUINT64_CONSTANT(1) << seq;
+    return;
+  }
+  guint w = (seq - 64) / 64;
   if (w >= bm->n_words) {
     guint n = MAX(w + 1, bm->n_words * 2);
     bm->words = g_renew(guint64, bm->words, n);
@@ -155,6 +179,12 @@ static void mark_known(PowMiner *m, uint64_t id) {
     bm->n_words = n;
   }
   bm->words[w] |= G_GUINT64_CONSTANT(1) << (seq % 64);
+}
+
+static void bitmap_free(gpointer p) {
+  Bitmap *bm = p;
+  g_free(bm->words);
+  g_free(bm);
 }
 
 /* Keeps `recent` to the blocks that can still be referenced as uncles. */
@@ -455,7 +485,10 @@ PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error)
       m->hashrate_hps = cfg->chain.hashrate_hps * share;
       m->pool_member = (guint32)j;
       m->head = &w->genesis;
-      m->known = g_new0(Bitmap, w->n_miners);
+      if (w->n_miners <= DENSE_KNOWN_MAX)
+        m->known = g_new0(Bitmap, w->n_miners);
+      else
+        m->known_sparse = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, bitmap_free);
       m->recent = g_array_new(FALSE, FALSE, sizeof(uint64_t));
       m->orphans = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
       m->ready = g_array_new(FALSE, FALSE, sizeof(uint64_t));
@@ -489,8 +522,10 @@ void pow_world_free(PowWorld *w) {
     PowMiner *m = &w->miners[i];
     for (guint c = 0; c < m->n_chunks; c++) g_free(m->chunks[c]);
     g_free(m->chunks);
-    for (guint j = 0; j < w->n_miners; j++) g_free(m->known[j].words);
+    if (m->known)
+      for (guint j = 0; j < w->n_miners; j++) g_free(m->known[j].words);
     g_free(m->known);
+    if (m->known_sparse) g_hash_table_unref(m->known_sparse);
     g_array_unref(m->recent);
     g_hash_table_unref(m->orphans);
     g_array_unref(m->ready);
