@@ -11,21 +11,12 @@
 #define CHUNK_BITS 12
 #define CHUNK_SIZE (1u << CHUNK_BITS)
 #define MAX_CANDIDATES 64
-#define DENSE_KNOWN_MAX 1024
 
 typedef struct {
   ObsBlock obs;
   unsigned __int128 td; /* total difficulty, exact */
 } PowBlock;
 
-/* A growable bitmap of the blocks of one miner that a viewer knows. The first 64 sequence numbers live in
- * the header itself: with many small miners (SimBlock's workloads: every node mines) most bitmaps never
- * allocate, and a lookup touches one cache line. */
-typedef struct {
-  guint64 first; /* sequence numbers 0..63 */
-  guint64 *words; /* sequence numbers 64.. */
-  guint n_words;
-} Bitmap;
 
 struct PowMiner {
   const PowWorld *world;
@@ -38,18 +29,19 @@ struct PowMiner {
   guint64 mine_gen;       /* a POW_EV_MINE whose payload differs is stale (the work changed) */
   gpointer net_scratch;   /* the network's per-miner space */
 
-  /* Own blocks: append-only chunks so published blocks never move. */
+  /* Own blocks: append-only chunks so published blocks never move. Beside each chunk, the blocks'
+   * known-by bitmaps: for block s, words [s * known_words, (s + 1) * known_words), bit v = miner v knows
+   * it. Bit v is miner v's own state, stored with the block rather than with miner v so that a block's
+   * spread (every miner checking and setting its bit in turn) stays in cache: one bitmap per viewer made
+   * each delivery a cache miss. Bits are set with atomic OR, so miners on different threads may share a
+   * word. */
   PowBlock **chunks;
+  guint64 **known_chunks;
   guint n_chunks;
   uint32_t n_blocks;
 
   /* Own view of the chain. */
   const PowBlock *head;
-  /* What it knows: one bitmap per mining miner over that miner's block sequence numbers. Dense (an array
-   * indexed by miner) for up to DENSE_KNOWN_MAX miners; beyond, a hash table holding only the miners whose
-   * blocks it has seen, since n^2 bitmap headers would not fit (10,000 miners: 1.6 GB). */
-  Bitmap *known;
-  GHashTable *known_sparse; /* miner index -> Bitmap* */
   GArray *recent;        /* ids of known blocks near the head: uncle candidates */
   uint32_t max_known_height;
   GHashTable *orphans;   /* parent id -> GArray of ids waiting for it */
@@ -65,6 +57,7 @@ struct PowWorld {
   PowBlock genesis;
   PowMiner *miners;
   guint n_miners;
+  guint known_words; /* 64-bit words of one known-by bitmap: ceil(n_miners / 64) */
 };
 
 /* ---- parameter tables ---- */
@@ -133,7 +126,9 @@ static PowBlock *miner_new_block(PowMiner *m) {
   if (chunk >= m->n_chunks) {
     /* Amortised: one allocation per CHUNK_SIZE blocks. */
     m->chunks = g_renew(PowBlock *, m->chunks, m->n_chunks + 1);
-    m->chunks[m->n_chunks++] = g_new0(PowBlock, CHUNK_SIZE);
+    m->known_chunks = g_renew(guint64 *, m->known_chunks, m->n_chunks + 1);
+    m->chunks[m->n_chunks] = g_new0(PowBlock, CHUNK_SIZE);
+    m->known_chunks[m->n_chunks++] = g_new0(guint64, (gsize)CHUNK_SIZE * m->world->known_words);
   }
   PowBlock *b = &m->chunks[chunk][seq & (CHUNK_SIZE - 1)];
   memset(b, 0, sizeof *b);
@@ -144,47 +139,20 @@ static PowBlock *miner_new_block(PowMiner *m) {
 
 /* ---- what a miner knows ---- */
 
-static Bitmap *known_bitmap(const PowMiner *m, guint miner, gboolean create) {
-  if (m->known) return &m->known[miner];
-  Bitmap *bm = g_hash_table_lookup(m->known_sparse, GUINT_TO_POINTER(miner + 1));
-  if (!bm && create) {
-    bm = g_new0(Bitmap, 1);
-    g_hash_table_insert(m->known_sparse, GUINT_TO_POINTER(miner + 1), bm);
-  }
-  return bm;
+static inline guint64 *known_word(const PowMiner *m, uint64_t id) {
+  const PowWorld *w = m->world;
+  const PowMiner *owner = &w->miners[(id >> 32) - 1];
+  uint32_t seq = (uint32_t)id;
+  return &owner->known_chunks[seq >> CHUNK_BITS][(gsize)(seq & (CHUNK_SIZE - 1)) * w->known_words + m->index / 64];
 }
 
 static gboolean known(const PowMiner *m, uint64_t id) {
   if (id == OBS_GENESIS_ID) return TRUE;
-  const Bitmap *bm = known_bitmap(m, (guint)((id >> 32) - 1), FALSE);
-  if (!bm) return FALSE;
-  uint32_t seq = (uint32_t)id;
-  if (seq < 64) return (bm->first >> seq) & 1;
-  guint w = (seq - 64) / 64;
-  return w < bm->n_words && (bm->words[w] >> (seq % 64)) & 1;
+  return (__atomic_load_n(known_word(m, id), __ATOMIC_RELAXED) >> (m->index % 64)) & 1;
 }
 
 static void mark_known(PowMiner *m, uint64_t id) {
-  Bitmap *bm = known_bitmap(m, (guint)((id >> 32) - 1), TRUE);
-  uint32_t seq = (uint32_t)id;
-  if (seq < 64) {
-    bm->first |= G_GUINT64_CONSTANT(1) << seq;
-    return;
-  }
-  guint w = (seq - 64) / 64;
-  if (w >= bm->n_words) {
-    guint n = MAX(w + 1, bm->n_words * 2);
-    bm->words = g_renew(guint64, bm->words, n);
-    memset(bm->words + bm->n_words, 0, (n - bm->n_words) * sizeof(guint64));
-    bm->n_words = n;
-  }
-  bm->words[w] |= G_GUINT64_CONSTANT(1) << (seq % 64);
-}
-
-static void bitmap_free(gpointer p) {
-  Bitmap *bm = p;
-  g_free(bm->words);
-  g_free(bm);
+  __atomic_fetch_or(known_word(m, id), G_GUINT64_CONSTANT(1) << (m->index % 64), __ATOMIC_RELAXED);
 }
 
 /* Keeps `recent` to the blocks that can still be referenced as uncles. */
@@ -362,9 +330,10 @@ static void schedule_mining(PowMiner *m, SimCtx *ctx) {
   sim_ctx_send(ctx, m->entity, time_to_find(m, ctx), POW_EV_MINE, 0, m->mine_gen);
 }
 
+/* Networks deliver each block to each other miner exactly once (PowNetworkModel.publish), so neither the
+ * block nor a waiting orphan can already be known here: one lookup (the parent) per delivery. */
 static void receive_block(PowMiner *m, SimCtx *ctx, uint64_t id) {
   const PowWorld *w = m->world;
-  if (known(m, id)) return;
   const PowBlock *b = world_block(w, id);
   if (!known(m, b->obs.parent)) {
     GArray *waiting = g_hash_table_lookup(m->orphans, &b->obs.parent);
@@ -372,8 +341,6 @@ static void receive_block(PowMiner *m, SimCtx *ctx, uint64_t id) {
       waiting = g_array_new(FALSE, FALSE, sizeof(uint64_t));
       g_hash_table_insert(m->orphans, g_memdup2(&b->obs.parent, sizeof(uint64_t)), waiting);
     }
-    for (guint i = 0; i < waiting->len; i++)
-      if (g_array_index(waiting, uint64_t, i) == id) return;
     g_array_append_val(waiting, id);
     return;
   }
@@ -383,7 +350,6 @@ static void receive_block(PowMiner *m, SimCtx *ctx, uint64_t id) {
   while (m->ready->len > 0) {
     uint64_t next = g_array_index(m->ready, uint64_t, m->ready->len - 1);
     g_array_set_size(m->ready, m->ready->len - 1);
-    if (known(m, next)) continue;
     accept_block(m, ctx, world_block(w, next));
     if (g_hash_table_size(m->orphans) == 0) continue;
     GArray *waiting = g_hash_table_lookup(m->orphans, &next);
@@ -472,6 +438,7 @@ PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error)
     return NULL;
   }
   w->n_miners = (guint)n;
+  w->known_words = (w->n_miners + 63) / 64;
   w->miners = g_new0(PowMiner, w->n_miners);
   guint k = 0;
   for (guint p = 0; p < cfg->n_pools; p++) {
@@ -485,10 +452,6 @@ PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error)
       m->hashrate_hps = cfg->chain.hashrate_hps * share;
       m->pool_member = (guint32)j;
       m->head = &w->genesis;
-      if (w->n_miners <= DENSE_KNOWN_MAX)
-        m->known = g_new0(Bitmap, w->n_miners);
-      else
-        m->known_sparse = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, bitmap_free);
       m->recent = g_array_new(FALSE, FALSE, sizeof(uint64_t));
       m->orphans = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
       m->ready = g_array_new(FALSE, FALSE, sizeof(uint64_t));
@@ -520,12 +483,12 @@ void pow_world_free(PowWorld *w) {
   if (!w) return;
   for (guint i = 0; i < w->n_miners; i++) {
     PowMiner *m = &w->miners[i];
-    for (guint c = 0; c < m->n_chunks; c++) g_free(m->chunks[c]);
+    for (guint c = 0; c < m->n_chunks; c++) {
+      g_free(m->chunks[c]);
+      g_free(m->known_chunks[c]);
+    }
     g_free(m->chunks);
-    if (m->known)
-      for (guint j = 0; j < w->n_miners; j++) g_free(m->known[j].words);
-    g_free(m->known);
-    if (m->known_sparse) g_hash_table_unref(m->known_sparse);
+    g_free(m->known_chunks);
     g_array_unref(m->recent);
     g_hash_table_unref(m->orphans);
     g_array_unref(m->ready);

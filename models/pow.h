@@ -78,7 +78,7 @@ typedef struct {
   void (*free_scratch)(gpointer scratch);
   /* Called in the handler of miner `from`, right after it mined `b`: arrange for every other miner to
    * receive a POW_EV_BLOCK event carrying b->id when it has imported the block and given its miners work
-   * on it. */
+   * on it. Each other miner receives each block at most once (miners rely on it). */
   void (*publish)(const void *params, gpointer state, gpointer scratch, const PowWorld *world, SimCtx *ctx,
                   guint from, const ObsBlock *b);
   /* Vantage points (names and their sightings), for the propagation metrics; NULL when the network has
