@@ -33,6 +33,7 @@ bench: build
 	$(SIM) bench phold --pending 1000 --lps 1000 --events 20000000 --repeat 3
 	$(SIM) bench phold --pending 16000 --lps 16000 --events 20000000 --repeat 3
 	$(SIM) bench phold --pending 250000 --lps 250000 --events 20000000 --repeat 3
+	$(SIM) bench scenarios --repeat 3
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-long $(BUILD)-fuzz

@@ -160,6 +160,10 @@ left=$(ls -A "$tmp/int/out" 2>/dev/null | tr '\n' ' ')
 expect_rc 0 "bench phold" -- "$SIM" bench phold --events 200000 --pending 1000 --lps 100
 contains "$tmp/out" "events=200000" "phold processed the requested events"
 contains "$tmp/out" "events_per_s=" "phold prints events/s"
+expect_rc 0 "bench scenarios" -- "$SIM" bench scenarios scenarios/bench/b.json
+contains "$tmp/out" "bench-b" "bench scenarios names the workload"
+contains "$tmp/out" "deliveries_per_s=" "bench scenarios prints deliveries/s"
+expect_rc 2 "bench scenarios missing file" -- "$SIM" bench scenarios "$tmp/none.json"
 expect_rc 2 "bench unknown" -- "$SIM" bench nosuch
 
 echo "cli: $pass passed, $fail failed"
