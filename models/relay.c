@@ -19,36 +19,47 @@ typedef struct {
 #define STEP_NODE_BITS 22
 #define STEP_TIME_MAX ((UINT64_C(1) << STEP_TIME_BITS) - 1)
 
-/* Per node, one cache line's worth of what the propagation needs, valid only when epoch matches. */
+/* Per node, what the propagation needs (24 bytes, so 4000 nodes stay in L2), valid when epoch matches.
+ * First pushes and announcements are only kept for the specials (vantage points, gateways): nobody reads
+ * them for other nodes. */
 typedef struct {
+  SimTime have;        /* best known time of the full block; final once `done` */
+  SimTime upload_free; /* when its upload link is free again */
   guint32 epoch;
-  guint8 done;          /* its HAVE step was processed: `have` is final */
-  SimTime have;         /* best known time of the full block */
-  SimTime first_push;   /* first full block received as a pushed block message */
-  SimTime announce;     /* first announcement received */
-  SimTime upload_free;  /* when its upload link is free again */
+  guint32 done;
 } NodeState;
 
-/* Per directed edge v->u, stored in v's adjacency order so a node scans its own edges sequentially. */
 typedef struct {
   guint32 epoch;
-  guint32 sent;  /* v sent u the block or an announcement */
-  SimTime heard; /* when v heard from u (block or announcement) */
-} EdgeState;
+  SimTime first_push; /* first full block received as a pushed block message */
+  SimTime announce;   /* first announcement received */
+} SpecialState;
+
+/* Per directed edge v->u, stored in v's adjacency order so a node scans its own edges sequentially: one
+ * 64-bit word: epoch (23 bits) | sent (1 bit: v sent u the block or an announcement) | when v heard from
+ * u, in ns after the block's first source (40 bits; all ones: not heard). */
+#define EDGE_EPOCH_BITS 23
+#define EDGE_HEARD_BITS 40
+#define EDGE_HEARD_NONE ((UINT64_C(1) << EDGE_HEARD_BITS) - 1)
+#define EDGE_SENT_BIT (UINT64_C(1) << EDGE_HEARD_BITS)
+#define EDGE_EPOCH_SHIFT (EDGE_HEARD_BITS + 1)
+#define EDGE_EPOCH_MASK ((UINT64_C(1) << EDGE_EPOCH_BITS) - 1)
 
 struct RelayWork {
   guint32 n_nodes;
+  guint32 n_special;
   guint64 n_edges;
   guint32 epoch;
   NodeState *node;
-  EdgeState *edge;
+  SpecialState *special;
+  guint64 *edge;
   guint64 *heap; /* 4-ary min-heap of HAVE step keys */
   /* PUSH and ANNOUNCE steps come a fixed time after HAVE (verify; verify + import), so in HAVE order they
    * are already sorted: two FIFO queues of keys instead of heap entries. */
   guint64 *fifo[2];
   gsize fifo_head[2], fifo_len[2];
   gsize heap_len, heap_cap;
-  SimTime t0;     /* time origin of the step keys */
+  SimTime t0;     /* time origin of the step keys and of edge times */
   guint64 *scratch; /* edge indices for choosing push targets */
   guint64 reached, messages;
   /* Another relay model's own scratch (relay_work_set_ext). */
@@ -60,9 +71,11 @@ struct RelayWork {
 RelayWork *relay_work_new(const NetTopology *t) {
   RelayWork *w = g_new0(RelayWork, 1);
   w->n_nodes = t->n_nodes;
+  w->n_special = t->n_special;
   w->n_edges = t->n_edges;
   w->node = g_new0(NodeState, t->n_nodes);
-  w->edge = g_new0(EdgeState, t->n_edges);
+  w->special = g_new0(SpecialState, MAX(t->n_special, 1));
+  w->edge = g_new0(guint64, MAX(t->n_edges, 1));
   w->heap_cap = 1024;
   w->heap = g_new(guint64, w->heap_cap);
   for (int i = 0; i < 2; i++) w->fifo[i] = g_new(guint64, 2 * (gsize)t->n_nodes + 1);
@@ -76,6 +89,7 @@ void relay_work_free(RelayWork *w) {
   if (!w) return;
   if (w->ext && w->ext_free) w->ext_free(w->ext);
   g_free(w->node);
+  g_free(w->special);
   g_free(w->edge);
   g_free(w->heap);
   g_free(w->fifo[0]);
@@ -88,37 +102,46 @@ static inline NodeState *node_at(RelayWork *w, guint32 v) {
   NodeState *n = &w->node[v];
   if (n->epoch != w->epoch) {
     n->epoch = w->epoch;
-    n->have = n->first_push = n->announce = SIM_TIME_MAX;
+    n->have = SIM_TIME_MAX;
     n->upload_free = 0;
     n->done = 0;
   }
   return n;
 }
 
-static inline EdgeState *edge_at(RelayWork *w, guint64 e) {
-  EdgeState *s = &w->edge[e];
+static inline SpecialState *special_at(RelayWork *w, guint32 v) {
+  SpecialState *s = &w->special[v];
   if (s->epoch != w->epoch) {
     s->epoch = w->epoch;
-    s->sent = 0;
-    s->heard = SIM_TIME_MAX;
+    s->first_push = s->announce = SIM_TIME_MAX;
   }
   return s;
 }
 
+static inline guint64 edge_word(const RelayWork *w, guint64 e) {
+  guint64 x = w->edge[e];
+  return (x >> EDGE_EPOCH_SHIFT) == (w->epoch & EDGE_EPOCH_MASK) ? x : EDGE_HEARD_NONE;
+}
+
 /* Read-only views: no reset for entries not yet touched in this propagation. */
 static inline SimTime edge_heard(const RelayWork *w, guint64 e) {
-  const EdgeState *s = &w->edge[e];
-  return s->epoch == w->epoch ? s->heard : SIM_TIME_MAX;
+  guint64 rel = edge_word(w, e) & EDGE_HEARD_NONE;
+  return rel == EDGE_HEARD_NONE ? SIM_TIME_MAX : w->t0 + (SimTime)rel;
 }
-static inline gboolean edge_sent(const RelayWork *w, guint64 e) {
-  const EdgeState *s = &w->edge[e];
-  return s->epoch == w->epoch && s->sent;
+static inline gboolean edge_sent(const RelayWork *w, guint64 e) { return (edge_word(w, e) & EDGE_SENT_BIT) != 0; }
+
+static inline void edge_store(RelayWork *w, guint64 e, guint64 flags_and_heard) {
+  w->edge[e] = (guint64)(w->epoch & EDGE_EPOCH_MASK) << EDGE_EPOCH_SHIFT | flags_and_heard;
 }
+
+static inline void mark_sent(RelayWork *w, guint64 e) { edge_store(w, e, edge_word(w, e) | EDGE_SENT_BIT); }
 
 /* Records at the receiver that it heard from the sender of edge `e` at `t`. */
 static inline void mark_heard(RelayWork *w, const NetTopology *t, guint64 e, SimTime at) {
-  EdgeState *r = edge_at(w, t->rev[e]);
-  if (at < r->heard) r->heard = at;
+  guint64 r = t->rev[e];
+  guint64 x = edge_word(w, r);
+  guint64 rel = at >= w->t0 && (guint64)(at - w->t0) < EDGE_HEARD_NONE ? (guint64)(at - w->t0) : EDGE_HEARD_NONE;
+  if (rel < (x & EDGE_HEARD_NONE)) edge_store(w, r, (x & EDGE_SENT_BIT) | rel);
 }
 
 static inline const NodeState *node_peek(const RelayWork *w, guint32 v) {
@@ -130,25 +153,31 @@ SimTime relay_work_have(const RelayWork *w, guint32 v) {
   return n && n->done ? n->have : SIM_TIME_MAX;
 }
 SimTime relay_work_announce(const RelayWork *w, guint32 v) {
-  const NodeState *n = node_peek(w, v);
-  return n ? n->announce : SIM_TIME_MAX;
+  return v < w->n_special && w->special[v].epoch == w->epoch ? w->special[v].announce : SIM_TIME_MAX;
 }
 SimTime relay_work_first_push(const RelayWork *w, guint32 v) {
-  const NodeState *n = node_peek(w, v);
-  return n ? n->first_push : SIM_TIME_MAX;
+  return v < w->n_special && w->special[v].epoch == w->epoch ? w->special[v].first_push : SIM_TIME_MAX;
 }
 guint64 relay_work_reached(const RelayWork *w) { return w->reached; }
 guint64 relay_work_messages(const RelayWork *w) { return w->messages; }
 
 /* ---- the reporting API of relay models kept in other files ---- */
 
+/* A new propagation: stamps make every old entry stale; the edge stamps have 23 bits, so all are cleared
+ * once every 8 million blocks. */
+static void next_epoch(RelayWork *w) {
+  w->epoch++;
+  if ((w->epoch & EDGE_EPOCH_MASK) == 0) {
+    memset(w->node, 0, w->n_nodes * sizeof(NodeState));
+    memset(w->special, 0, MAX(w->n_special, 1) * sizeof(SpecialState));
+    memset(w->edge, 0, w->n_edges * sizeof(guint64));
+    w->epoch++;
+  }
+}
+
 void relay_work_begin(RelayWork *w) {
   g_return_if_fail(w != NULL);
-  if (++w->epoch == 0) { /* wrapped: clear the stamps once every 4 billion blocks */
-    memset(w->node, 0, w->n_nodes * sizeof(NodeState));
-    memset(w->edge, 0, w->n_edges * sizeof(EdgeState));
-    w->epoch = 1;
-  }
+  next_epoch(w);
   w->reached = w->messages = 0;
 }
 
@@ -157,8 +186,11 @@ void relay_work_record(RelayWork *w, guint32 v, SimTime have, SimTime first_push
   NodeState *n = node_at(w, v);
   n->have = have;
   n->done = have != SIM_TIME_MAX;
-  n->first_push = first_push;
-  n->announce = announce;
+  if (v < w->n_special) {
+    SpecialState *sp = special_at(w, v);
+    sp->first_push = first_push;
+    sp->announce = announce;
+  }
 }
 
 void relay_work_add_counts(RelayWork *w, guint64 reached, guint64 messages) {
@@ -294,17 +326,18 @@ static void geth_push(const GethParams *p, const NetGeoParams *gp, const NetTopo
     guint32 to = t->adj[e];
     NodeState *tn = node_at(w, to);
     q += net_transfer_ns(t, v, to, b->size_bytes);
-    edge_at(w, e)->sent = 1;
+    mark_sent(w, e);
     w->messages++;
+    SpecialState *sp = to < t->n_special ? special_at(w, to) : NULL;
     /* No draw when the push cannot be first: the receiver already has (or will sooner get) the block,
      * and for a vantage point, its first block message is earlier still. */
-    if (q + t->lat_floor_ns[e] >= MIN(tn->have, to < t->n_special ? tn->first_push : SIM_TIME_MAX)) {
+    if (q + t->lat_floor_ns[e] >= MIN(tn->have, sp ? sp->first_push : SIM_TIME_MAX)) {
       mark_heard(w, t, e, q + t->lat_mean_ns[e]);
       continue;
     }
     SimTime arr = q + net_edge_latency(gp, t, e, rng);
     mark_heard(w, t, e, arr);
-    if (arr < tn->first_push) tn->first_push = arr;
+    if (sp && arr < sp->first_push) sp->first_push = arr;
     relax_full(w, tn, to, arr);
   }
   node_at(w, v)->upload_free = q;
@@ -316,7 +349,7 @@ static void geth_announce(const GethParams *p, const NetGeoParams *gp, const Net
   SimTime upload_free = node_at(w, v)->upload_free;
   for (guint64 e = t->adj_off[v]; e < t->adj_off[v + 1]; e++) {
     if (edge_sent(w, e) || edge_heard(w, e) <= now) continue; /* pushed there, or the peer has it */
-    edge_at(w, e)->sent = 1;
+    mark_sent(w, e);
     guint32 to = t->adj[e];
     NodeState *tn = node_at(w, to);
     w->messages++;
@@ -330,15 +363,16 @@ static void geth_announce(const GethParams *p, const NetGeoParams *gp, const Net
     }
     /* The fetch cannot complete before now + arriveTimeout: no draw if that cannot beat what `to` has (and,
      * for a vantage point, if this cannot be its first announcement either). */
+    SpecialState *sp = special ? special_at(w, to) : NULL;
     if (tn->have <= now + wait + 4 * t->lat_floor_ns[e] &&
-        (!special || now + t->lat_floor_ns[e] >= MIN(tn->announce, tn->first_push))) {
+        (!sp || now + t->lat_floor_ns[e] >= MIN(sp->announce, sp->first_push))) {
       mark_heard(w, t, e, now + t->lat_mean_ns[e]);
       continue;
     }
     SimTime lat = net_edge_latency(gp, t, e, rng);
     SimTime a = now + lat;
     mark_heard(w, t, e, a);
-    if (a < tn->announce) tn->announce = a;
+    if (sp && a < sp->announce) sp->announce = a;
     if (tn->done) continue;
     /* The peer's fetcher requests the block arriveTimeout after the announcement: header request and
      * reply, body request, then the body over our upload link; an unanswered request costs fetchTimeout
@@ -354,11 +388,7 @@ static void geth_announce(const GethParams *p, const NetGeoParams *gp, const Net
 static void geth_propagate(const void *params, const NetGeoParams *gp, const NetTopology *t, const RelayBlock *b,
                            guint32 stop_after, SimRng *rng, RelayWork *w) {
   const GethParams *p = params;
-  if (++w->epoch == 0) { /* wrapped: clear the stamps once every 4 billion blocks */
-    memset(w->node, 0, w->n_nodes * sizeof(NodeState));
-    memset(w->edge, 0, w->n_edges * sizeof(EdgeState));
-    w->epoch = 1;
-  }
+  next_epoch(w);
   w->heap_len = 0;
   w->reached = w->messages = 0;
   w->t0 = SIM_TIME_MAX;
