@@ -1077,6 +1077,7 @@ void net_topology_free(NetTopology *t) {
   g_free(t->rev);
   g_free(t->lat_mean_ns);
   g_free(t->lat_floor_ns);
+  g_free(t->tx_ns_per_byte);
   g_free(t->out_links);
   g_free(t);
 }
@@ -1265,6 +1266,7 @@ NetTopology *net_topology_build(const NetGeoParams *p, uint64_t seed, GError **e
   t->rev = g_new(guint32, MAX(n_edges, 1));
   t->lat_mean_ns = g_new(SimTime, MAX(n_edges, 1));
   t->lat_floor_ns = g_new(SimTime, MAX(n_edges, 1));
+  t->tx_ns_per_byte = g_new(double, MAX(n_edges, 1));
   t->adj_off[0] = 0;
   for (guint32 u = 0; u < n; u++) {
     guint32 off = t->adj_off[u];
@@ -1290,6 +1292,9 @@ NetTopology *net_topology_build(const NetGeoParams *p, uint64_t seed, GError **e
       t->lat_floor_ns[e] =
           p->jitter.model ? ((const NetJitterModel *)p->jitter.model)->floor_ns(p->jitter.params, t->lat_mean_ns[e])
                           : t->lat_mean_ns[e];
+      double bps = MIN(t->up_bps[u], t->down_bps[v]);
+      if (t->inter_region_bps > 0 && t->region[u] != t->region[v]) bps = MIN(bps, t->inter_region_bps);
+      t->tx_ns_per_byte[e] = 8e9 / bps;
     }
   return g_steal_pointer(&t);
 }

@@ -97,6 +97,7 @@ typedef struct {
   guint32 *rev;         /* index of the reverse directed edge */
   SimTime *lat_mean_ns; /* per directed edge: mean one-way latency */
   SimTime *lat_floor_ns; /* per directed edge: the smallest latency the jitter model can draw */
+  double *tx_ns_per_byte; /* per directed edge: 8e9 / the link's bandwidth (see net_transfer_ns) */
   guint64 n_edges;      /* directed edges (2 x links) */
   /* Added for the SimBlock-style options; zero/NULL in a hand-built topology means "off"/"unknown". */
   double inter_region_bps; /* NetGeoParams.inter_region_bps: cap between different regions, 0 = none */
@@ -142,6 +143,12 @@ SimTime net_edge_latency(const NetGeoParams *p, const NetTopology *t, guint64 e,
  * bytes * 8 / min(up_bps[u], down_bps[v]) seconds, rounded to the nearest ns; with t->inter_region_bps > 0
  * and u, v in different regions the bandwidth is also capped at inter_region_bps. */
 SimTime net_transfer_ns(const NetTopology *t, guint32 u, guint32 v, double bytes);
+
+/* The same over directed edge `e`, from a per-edge factor (no division on the relay's hot path). */
+static inline SimTime net_edge_transfer_ns(const NetTopology *t, guint64 e, double bytes) {
+  double ns = bytes * t->tx_ns_per_byte[e];
+  return ns < 9.2e18 ? (SimTime)(ns + 0.5) : SIM_TIME_MAX;
+}
 
 /* ---- the "jitter" family: the spread of one message's latency around its pair mean ---- */
 typedef struct {

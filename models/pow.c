@@ -27,6 +27,8 @@ struct PowMiner {
   double hashrate_hps;    /* byzantium: own share of the total hash rate */
   guint32 pool_member;    /* index among its pool's miners */
   guint64 mine_gen;       /* a POW_EV_MINE whose payload differs is stale (the work changed) */
+  double mine_left;       /* Byzantium: the Exp(1) budget left at the next difficulty step */
+  double mine_seg_t;      /* ... and that step's time in seconds (exact, not rounded to the event time) */
   gpointer net_scratch;   /* the network's per-miner space */
 
   /* Own blocks: append-only chunks so published blocks never move. Beside each chunk, the blocks'
@@ -298,36 +300,43 @@ static void mine(PowMiner *m, SimCtx *ctx) {
   if (w->cfg->stop_height && b->obs.height >= w->cfg->stop_height) sim_ctx_stop(ctx);
 }
 
-/* Time until this miner finds a block on its current head, from `now`. With fixed difficulty the rate is
- * constant. With Byzantium the difficulty of the block being worked on steps every 9 s of header time, so
- * the rate is piecewise constant: one Exp(1) draw is spent across the segments (exact for a Poisson
- * process with a varying rate). */
-static SimTime time_to_find(const PowMiner *m, SimCtx *ctx) {
+/* Mining is a Poisson process at rate (own hash rate / difficulty of the block worked on). With fixed
+ * difficulty the rate is constant: one exponential draw. With Byzantium the difficulty steps every 9 s of
+ * header time, so the rate is piecewise constant and one Exp(1) budget is spent segment by segment (exact
+ * for a Poisson process with a varying rate): spend() handles the current segment and, if the budget
+ * outlasts it, schedules a continuation at its end, so a redraw never walks the up to 101 segments before
+ * the adjustment floor. */
+enum { MINE_FIND = 0, MINE_CONTINUE = 1 };
+
+static void spend(PowMiner *m, SimCtx *ctx, double t, double e) {
   const PowWorld *w = m->world;
-  SimRng *rng = sim_ctx_rng(ctx);
-  if (w->cfg->chain.difficulty == POW_DIFFICULTY_FIXED)
-    return sim_time_from_s(sim_rng_exponential(rng, m->mean_interval_s));
   const PowBlock *parent = m->head;
-  double e = sim_rng_exponential(rng, 1.0);
-  double t0 = sim_time_to_s(sim_ctx_now(ctx)), t = t0;
-  for (int guard = 0; guard < 200; guard++) {
-    int64_t ts = header_time(parent, t);
-    double rate = m->hashrate_hps / byzantium_difficulty(w, parent, ts);
-    /* The difficulty changes when the header time crosses the next multiple of 9 s after the parent's. */
-    double next = parent->obs.height == 0
-                      ? INFINITY
-                      : (double)(parent->obs.timestamp_s + 9 * ((ts - parent->obs.timestamp_s) / 9 + 1));
-    if ((ts - parent->obs.timestamp_s) / 9 >= 101) next = INFINITY; /* the adjustment is at its floor (-99) */
-    if (t + e / rate <= next) return sim_time_from_s(t + e / rate - t0);
-    e -= (next - t) * rate;
-    t = next;
+  int64_t ts = header_time(parent, t);
+  double rate = m->hashrate_hps / byzantium_difficulty(w, parent, ts);
+  /* The difficulty changes when the header time crosses the next multiple of 9 s after the parent's; at
+   * the floor of the adjustment (-99) and on the genesis it no longer does. */
+  double next = INFINITY;
+  if (parent->obs.height > 0 && (ts - parent->obs.timestamp_s) / 9 < 101)
+    next = (double)(parent->obs.timestamp_s + 9 * ((ts - parent->obs.timestamp_s) / 9 + 1));
+  SimTime now = sim_ctx_now(ctx);
+  if (t + e / rate <= next) {
+    sim_ctx_send(ctx, m->entity, MAX(0, sim_time_from_s(t + e / rate) - now), POW_EV_MINE, MINE_FIND, m->mine_gen);
+  } else {
+    m->mine_left = e - (next - t) * rate;
+    m->mine_seg_t = next;
+    sim_ctx_send(ctx, m->entity, MAX(0, sim_time_from_s(next) - now), POW_EV_MINE, MINE_CONTINUE, m->mine_gen);
   }
-  return sim_time_from_s(t - t0);
 }
 
 static void schedule_mining(PowMiner *m, SimCtx *ctx) {
   m->mine_gen++;
-  sim_ctx_send(ctx, m->entity, time_to_find(m, ctx), POW_EV_MINE, 0, m->mine_gen);
+  SimRng *rng = sim_ctx_rng(ctx);
+  if (m->world->cfg->chain.difficulty == POW_DIFFICULTY_FIXED) {
+    SimTime dt = sim_time_from_s(sim_rng_exponential(rng, m->mean_interval_s));
+    sim_ctx_send(ctx, m->entity, dt, POW_EV_MINE, MINE_FIND, m->mine_gen);
+    return;
+  }
+  spend(m, ctx, sim_time_to_s(sim_ctx_now(ctx)), sim_rng_exponential(rng, 1.0));
 }
 
 /* Networks deliver each block to each other miner exactly once (PowNetworkModel.publish), so neither the
@@ -365,6 +374,10 @@ static void miner_handle(SimCtx *ctx, void *state, const SimEvent *ev) {
   switch (ev->type) {
   case POW_EV_MINE:
     if (ev->payload != m->mine_gen) break; /* the work changed since this was drawn */
+    if (ev->aux == MINE_CONTINUE) {
+      spend(m, ctx, m->mine_seg_t, m->mine_left);
+      break;
+    }
     mine(m, ctx);
     schedule_mining(m, ctx);
     break;

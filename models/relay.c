@@ -315,7 +315,7 @@ static void geth_push(const GethParams *p, const NetGeoParams *gp, const NetTopo
   for (guint64 e = t->adj_off[v]; e < t->adj_off[v + 1]; e++)
     if (edge_heard(w, e) > now) w->scratch[n++] = e; /* the peer has not told us it has it */
   if (n == 0) return;
-  guint64 k = (guint64)floor(sqrt((double)n));
+  guint64 k = (guint64)sqrt((double)n); /* exact floor for n < 2^52 */
   k = MIN(n, MAX(k, (guint64)p->push_min));
   SimTime q = now;
   for (guint64 i = 0; i < k; i++) {
@@ -325,7 +325,7 @@ static void geth_push(const GethParams *p, const NetGeoParams *gp, const NetTopo
     w->scratch[i] = e;
     guint32 to = t->adj[e];
     NodeState *tn = node_at(w, to);
-    q += net_transfer_ns(t, v, to, b->size_bytes);
+    q += net_edge_transfer_ns(t, e, b->size_bytes);
     mark_sent(w, e);
     w->messages++;
     SpecialState *sp = to < t->n_special ? special_at(w, to) : NULL;
@@ -381,7 +381,7 @@ static void geth_announce(const GethParams *p, const NetGeoParams *gp, const Net
     if (p->fetch_fail_prob > 0)
       while (sim_rng_uniform(rng) < p->fetch_fail_prob) req += timeout;
     SimTime start = MAX(req + 3 * lat, upload_free);
-    relax_full(w, tn, to, start + net_transfer_ns(t, v, to, b->size_bytes) + lat);
+    relax_full(w, tn, to, start + net_edge_transfer_ns(t, e, b->size_bytes) + lat);
   }
 }
 

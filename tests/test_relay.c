@@ -34,6 +34,7 @@ static NetTopology *make_topo(guint32 n, const guint32 (*links)[2], guint n_link
   t->rev = g_new(guint32, t->n_edges);
   t->lat_mean_ns = g_new(SimTime, t->n_edges);
   t->lat_floor_ns = g_new(SimTime, t->n_edges);
+  t->tx_ns_per_byte = g_new(double, t->n_edges);
   guint32 *fill = g_new0(guint32, n);
   /* Sorted neighbour lists: insert links in order of (node, neighbour). */
   for (guint32 u = 0; u < n; u++)
@@ -43,6 +44,7 @@ static NetTopology *make_topo(guint32 n, const guint32 (*links)[2], guint n_link
           guint32 e = t->adj_off[u] + fill[u]++;
           t->adj[e] = v;
           t->lat_mean_ns[e] = t->lat_floor_ns[e] = sim_time_from_s(lat_ms / 1e3);
+          t->tx_ns_per_byte[e] = 8e9 / MIN(up_bps, down_bps);
         }
   for (guint32 u = 0; u < n; u++)
     for (guint32 e = t->adj_off[u]; e < t->adj_off[u + 1]; e++) {

@@ -67,18 +67,5 @@ __extension__ typedef unsigned __int128 SimU128;
 /* Lemire, "Fast random integer generation in an interval" (2019): the high word of x * n is uniform in
  * [0, n) once the low words below 2^64 mod n are rejected; the division runs only when a rejection is
  * possible at all (probability n / 2^64). */
-uint64_t sim_rng_below(SimRng *rng, uint64_t n) {
-  g_return_val_if_fail(rng != NULL && n >= 1, 0);
-  SimU128 m = (SimU128)sim_rng_u64(rng) * n;
-  uint64_t low = (uint64_t)m;
-  if (G_UNLIKELY(low < n)) {
-    uint64_t threshold = -n % n; /* 2^64 mod n */
-    while (low < threshold) {
-      m = (SimU128)sim_rng_u64(rng) * n;
-      low = (uint64_t)m;
-    }
-  }
-  return (uint64_t)(m >> 64);
-}
 
 double sim_rng_exponential(SimRng *rng, double mean) { return -mean * log(sim_rng_uniform_pos(rng)); }

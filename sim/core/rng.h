@@ -55,8 +55,20 @@ static inline double sim_rng_uniform_pos(SimRng *rng) {
   return ((double)(sim_rng_u64(rng) >> 11) + 0.5) * 0x1.0p-53;
 }
 
-/* Uniform integer in [0, n), n >= 1, without modulo bias (Lemire's method). */
-uint64_t sim_rng_below(SimRng *rng, uint64_t n);
+/* Uniform integer in [0, n), n >= 1, without modulo bias (Lemire's method). Inline: the relay draws one
+ * per pushed block. */
+static inline uint64_t sim_rng_below(SimRng *rng, uint64_t n) {
+  unsigned __int128 m = (unsigned __int128)sim_rng_u64(rng) * n;
+  uint64_t low = (uint64_t)m;
+  if (G_UNLIKELY(low < n)) {
+    uint64_t threshold = -n % n; /* 2^64 mod n */
+    while (low < threshold) {
+      m = (unsigned __int128)sim_rng_u64(rng) * n;
+      low = (uint64_t)m;
+    }
+  }
+  return (uint64_t)(m >> 64);
+}
 
 /* Exponential with the given mean (not rate), by inversion. */
 double sim_rng_exponential(SimRng *rng, double mean);
