@@ -148,8 +148,19 @@ static SimScenario *load_doc(json_t *root, const char *path, SimDiag *diag) {
   if (sim_diag_count(diag) == pools_before && sc->pow.network.params && sc->pow.network.model == &pow_network_geo.info) {
     g_autofree const char **names = g_new0(const char *, sc->n_pools + 1);
     for (guint i = 0; i < sc->n_pools; i++) names[i] = sc->pools[i].name;
-    net_geo_parse_tables(sc->pow.network.params, json_object_get(root, "network"), "$.network", names,
-                         sc->n_pools, diag);
+    const NetGeoParams *gp = sc->pow.network.params;
+    if (net_geo_parse_tables(sc->pow.network.params, json_object_get(root, "network"), "$.network", names,
+                             sc->n_pools, diag)) {
+      /* Every pool reaches the network through a gateway, or with its miners on ordinary nodes. */
+      for (guint k = 0; k < sc->n_pools; k++) {
+        gboolean has = gp->pool_on_nodes && gp->pool_on_nodes[k];
+        for (guint i = 0; i < gp->n_specials && !has; i++)
+          has = gp->specials[i].role == NET_ROLE_GATEWAY && gp->specials[i].pool == k;
+        if (!has)
+          sim_diag_add(diag, "$.network.gateways", "pool \"%s\" has no gateway (give it an entry with its cities)",
+                       sc->pools[k].name);
+      }
+    }
   }
 
   if (sim_diag_count(diag) != before) return NULL;
