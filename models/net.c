@@ -374,19 +374,7 @@ static const char *json_kind(const json_t *v) {
   return "?";
 }
 
-/* "$.a.key", or $.a["odd key"] where the dotted form would be ambiguous (as params.c). Free with g_free(). */
-static char *key_path(const char *path, const char *key) {
-  gboolean plain = key[0] != '\0';
-  for (const char *c = key; *c; c++)
-    if (!g_ascii_isalnum(*c) && *c != '_' && *c != '-') plain = FALSE;
-  if (plain) return g_strdup_printf("%s.%s", path, key);
-  json_t *s = json_string(key);
-  char *quoted = s ? json_dumps(s, JSON_ENCODE_ANY) : NULL;
-  json_decref(s);
-  char *res = g_strdup_printf("%s[%s]", path, quoted ? quoted : "?");
-  free(quoted);
-  return res;
-}
+static char *key_path(const char *path, const char *key) { return sim_json_child_path(path, key); }
 
 static char *index_path(const char *path, size_t i) {
   return g_strdup_printf("%s[%zu]", path, i);

@@ -2,6 +2,7 @@
  * answers. */
 #include "chain.h"
 #include "cunit-main.h"
+#include "chain-fixture.h"
 
 #include <gsl/gsl_rng.h>
 #include <math.h>
@@ -12,32 +13,6 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(json_t, json_decref)
 static const AnChainParams ETH = {
     .block_reward = 2.0, .uncle_base = 8, .nephew_divisor = 32, .max_height = 0};
 
-/* A block with the fields the metrics read; the rest zero. */
-static ObsBlock mk(uint64_t id, uint64_t parent, uint32_t height, uint32_t miner, int64_t mined_ns,
-                   double diff) {
-  ObsBlock b = {
-      .id = id, .parent = parent, .height = height, .miner = miner, .mined_ns = mined_ns, .difficulty = diff};
-  return b;
-}
-
-static void add_ok(AnChain *c, ObsBlock b) {
-  g_autoptr(GError) err = NULL;
-  gboolean ok = an_chain_add_block(c, &b, &err);
-  CU_ASSERT_TRUE(ok);
-  if (!ok) fprintf(stderr, "add_block: %s\n", err ? err->message : "?");
-}
-
-static void add_ref(AnChain *c, ObsBlock b, uint64_t uncle) {
-  b.uncles[b.n_uncles++] = uncle;
-  add_ok(c, b);
-}
-
-static void finalize_ok(AnChain *c, const AnChainParams *p) {
-  g_autoptr(GError) err = NULL;
-  gboolean ok = an_chain_finalize(c, p, &err);
-  CU_ASSERT_TRUE(ok);
-  if (!ok) fprintf(stderr, "finalize: %s\n", err ? err->message : "?");
-}
 
 static int type_of(const AnChain *c, uint64_t id) {
   AnBlockType t;

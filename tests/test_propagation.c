@@ -2,6 +2,7 @@
  * and fork accessors, on hand-built chains and sightings with known answers. */
 #include "chain.h"
 #include "cunit-main.h"
+#include "chain-fixture.h"
 #include "propagation.h"
 
 #include <math.h>
@@ -16,31 +17,6 @@ static const AnChainParams ETH = {
 #define MS INT64_C(1000000)
 #define S INT64_C(1000000000)
 
-static ObsBlock mk(uint64_t id, uint64_t parent, uint32_t height, uint32_t miner, int64_t mined_ns,
-                   double diff) {
-  ObsBlock b = {
-      .id = id, .parent = parent, .height = height, .miner = miner, .mined_ns = mined_ns, .difficulty = diff};
-  return b;
-}
-
-static void add_ok(AnChain *c, ObsBlock b) {
-  g_autoptr(GError) err = NULL;
-  gboolean ok = an_chain_add_block(c, &b, &err);
-  CU_ASSERT_TRUE(ok);
-  if (!ok) fprintf(stderr, "add_block: %s\n", err ? err->message : "?");
-}
-
-static void add_ref(AnChain *c, ObsBlock b, uint64_t uncle) {
-  b.uncles[b.n_uncles++] = uncle;
-  add_ok(c, b);
-}
-
-static void finalize_ok(AnChain *c, const AnChainParams *p) {
-  g_autoptr(GError) err = NULL;
-  gboolean ok = an_chain_finalize(c, p, &err);
-  CU_ASSERT_TRUE(ok);
-  if (!ok) fprintf(stderr, "finalize: %s\n", err ? err->message : "?");
-}
 
 /* A sighting in nanoseconds (OBS_TIME_NONE for none). */
 static void see_ns(AnProp *p, uint64_t block, uint32_t vantage, int64_t block_msg_ns, int64_t announce_ns) {

@@ -3,86 +3,13 @@
 #include <string.h>
 
 #include "cunit-main.h"
+#include "topo-fixture.h"
 #include "net.h"
 #include "registry.h"
 #include "relay.h"
 
-/* A topology from an edge list; every node home class with the given bandwidths, latency `lat_ms`. */
-static NetTopology *make_topo(guint32 n, const guint32 (*links)[2], guint n_links, double up_bps, double down_bps,
-                              double lat_ms) {
-  NetTopology *t = g_new0(NetTopology, 1);
-  t->n_nodes = n;
-  t->n_special = n;
-  t->region = g_new0(guint16, n);
-  t->city = g_new0(guint16, n);
-  t->cls = g_new0(guint8, n);
-  t->up_bps = g_new(double, n);
-  t->down_bps = g_new(double, n);
-  for (guint32 i = 0; i < n; i++) {
-    t->city[i] = NET_NO_CITY;
-    t->up_bps[i] = up_bps;
-    t->down_bps[i] = down_bps;
-  }
-  t->adj_off = g_new0(guint32, n + 1);
-  for (guint l = 0; l < n_links; l++) {
-    t->adj_off[links[l][0] + 1]++;
-    t->adj_off[links[l][1] + 1]++;
-  }
-  for (guint32 i = 0; i < n; i++) t->adj_off[i + 1] += t->adj_off[i];
-  t->n_edges = t->adj_off[n];
-  t->adj = g_new(guint32, t->n_edges);
-  t->rev = g_new(guint32, t->n_edges);
-  t->lat_mean_ns = g_new(SimTime, t->n_edges);
-  t->lat_floor_ns = g_new(SimTime, t->n_edges);
-  t->tx_ns_per_byte = g_new(double, t->n_edges);
-  guint32 *fill = g_new0(guint32, n);
-  /* Sorted neighbour lists: insert links in order of (node, neighbour). */
-  for (guint32 u = 0; u < n; u++)
-    for (guint32 v = 0; v < n; v++)
-      for (guint l = 0; l < n_links; l++)
-        if ((links[l][0] == u && links[l][1] == v) || (links[l][1] == u && links[l][0] == v)) {
-          guint32 e = t->adj_off[u] + fill[u]++;
-          t->adj[e] = v;
-          t->lat_mean_ns[e] = t->lat_floor_ns[e] = sim_time_from_s(lat_ms / 1e3);
-          t->tx_ns_per_byte[e] = 8e9 / MIN(up_bps, down_bps);
-        }
-  for (guint32 u = 0; u < n; u++)
-    for (guint32 e = t->adj_off[u]; e < t->adj_off[u + 1]; e++) {
-      guint32 v = t->adj[e];
-      for (guint32 f = t->adj_off[v]; f < t->adj_off[v + 1]; f++)
-        if (t->adj[f] == u) t->rev[e] = f;
-    }
-  g_free(fill);
-  return t;
-}
-
-typedef struct {
-  NetGeoParams gp;
-  SimModelRef relay;
-  NetTopology *t;
-  RelayWork *w;
-} Fixture;
-
 static void fixture_init(Fixture *f, NetTopology *t, const char *relay_json) {
-  memset(f, 0, sizeof *f);
-  SimDiag *d = sim_diag_new(NULL);
-  json_t *jit = json_pack("{s:s}", "model", "none");
-  CU_ASSERT_FATAL(sim_model_ref_parse(&f->gp.jitter, "jitter", "none", jit, "$.jitter", d));
-  json_t *rel = json_loads(relay_json, 0, NULL);
-  CU_ASSERT_FATAL(rel != NULL);
-  CU_ASSERT_FATAL(sim_model_ref_parse(&f->relay, "relay", "geth-1.8.23", rel, "$.relay", d));
-  json_decref(jit);
-  json_decref(rel);
-  sim_diag_free(d);
-  f->t = t;
-  f->w = relay_work_new(t);
-}
-
-static void fixture_clear(Fixture *f) {
-  relay_work_free(f->w);
-  net_topology_free(f->t);
-  sim_model_ref_clear(&f->gp.jitter);
-  sim_model_ref_clear(&f->relay);
+  fixture_init_model(f, t, "geth-1.8.23", relay_json);
 }
 
 static void propagate(Fixture *f, guint32 source, double bytes, double gas, guint64 seed) {
@@ -93,9 +20,6 @@ static void propagate(Fixture *f, guint32 source, double bytes, double gas, guin
   relay_geth.propagate(f->relay.params, &f->gp, f->t, &b, 0, &rng, f->w);
 }
 
-typedef guint32 Link[2];
-
-#define MS(x) sim_time_from_s((x) / 1e3)
 
 /* A -- B -- C: B gets A's push, C gets B's push after B's header check; nobody announces back. */
 static void test_line_timing(void) {
@@ -126,7 +50,7 @@ static void check_star(guint n_leaves, guint expect_push) {
   }
   Fixture f;
   /* 10 000 bytes at 8 Mb/s = 10 ms per push; latency 20 ms; import 10 + 25/Mgas (gas 2 M -> 60 ms). */
-  fixture_init(&f, make_topo(n_leaves + 1, (const guint32(*)[2])links, n_leaves, 8e6, 8e6, 20), "{}");
+  fixture_init(&f, make_topo(n_leaves + 1, links, n_leaves, 8e6, 8e6, 20), "{}");
   propagate(&f, 0, 10000, 2e6, 7);
   guint pushed = 0, announced = 0;
   GArray *push_times = g_array_new(FALSE, FALSE, sizeof(SimTime));
@@ -174,7 +98,7 @@ static void test_fetch_timeout_retry(void) {
     links[i][1] = i + 1;
   }
   Fixture f;
-  fixture_init(&f, make_topo(n + 1, (const guint32(*)[2])links, n, 1e9, 1e9, 10), "{\"fetch_fail_prob\": 0.5}");
+  fixture_init(&f, make_topo(n + 1, links, n, 1e9, 1e9, 10), "{\"fetch_fail_prob\": 0.5}");
   propagate(&f, 0, 1000, 0, 3);
   SimTime base = MS(10 + 500 + 30) + net_transfer_ns(f.t, 0, 1, 1000) + MS(10);
   guint retried = 0, first_try = 0;

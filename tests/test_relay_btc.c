@@ -5,69 +5,11 @@
 #include <string.h>
 
 #include "cunit-main.h"
+#include "topo-fixture.h"
 #include "geo.h"
 #include "net.h"
 #include "registry.h"
 #include "relay.h"
-
-#define MS(x) sim_time_from_s((x) / 1e3)
-
-/* A topology from an edge list; every node in region 0 with the given bandwidths, latency `lat_ms`. */
-static NetTopology *make_topo(guint32 n, const guint32 (*links)[2], guint n_links, double up_bps,
-                              double down_bps, double lat_ms) {
-  NetTopology *t = g_new0(NetTopology, 1);
-  t->n_nodes = n;
-  t->n_special = n;
-  t->region = g_new0(guint16, n);
-  t->city = g_new0(guint16, n);
-  t->cls = g_new0(guint8, n);
-  t->up_bps = g_new(double, n);
-  t->down_bps = g_new(double, n);
-  for (guint32 i = 0; i < n; i++) {
-    t->city[i] = NET_NO_CITY;
-    t->up_bps[i] = up_bps;
-    t->down_bps[i] = down_bps;
-  }
-  t->adj_off = g_new0(guint32, n + 1);
-  for (guint l = 0; l < n_links; l++) {
-    t->adj_off[links[l][0] + 1]++;
-    t->adj_off[links[l][1] + 1]++;
-  }
-  for (guint32 i = 0; i < n; i++)
-    t->adj_off[i + 1] += t->adj_off[i];
-  t->n_edges = t->adj_off[n];
-  t->adj = g_new(guint32, t->n_edges);
-  t->rev = g_new(guint32, t->n_edges);
-  t->lat_mean_ns = g_new(SimTime, t->n_edges);
-  t->lat_floor_ns = g_new(SimTime, t->n_edges);
-  g_autofree guint32 *fill = g_new0(guint32, n);
-  /* Links are given with a < b and in increasing order, so neighbour lists come out sorted. */
-  for (guint32 u = 0; u < n; u++)
-    for (guint l = 0; l < n_links; l++) {
-      guint32 v = links[l][0] == u ? links[l][1] : links[l][1] == u ? links[l][0] : G_MAXUINT32;
-      if (v == G_MAXUINT32) continue;
-      guint32 e = t->adj_off[u] + fill[u]++;
-      t->adj[e] = v;
-      t->lat_mean_ns[e] = t->lat_floor_ns[e] = sim_time_from_s(lat_ms / 1e3);
-    }
-  for (guint32 u = 0; u < n; u++)
-    for (guint32 e = t->adj_off[u]; e < t->adj_off[u + 1]; e++)
-      for (guint32 f = t->adj_off[t->adj[e]]; f < t->adj_off[t->adj[e] + 1]; f++)
-        if (t->adj[f] == u) t->rev[e] = f;
-  return t;
-}
-
-typedef guint32 Link[2];
-
-/* A star: node 0 linked to nodes 1..n_leaves. Free with g_free. */
-static Link *star_links(guint n_leaves) {
-  Link *links = g_new(Link, n_leaves);
-  for (guint i = 0; i < n_leaves; i++) {
-    links[i][0] = 0;
-    links[i][1] = i + 1;
-  }
-  return links;
-}
 
 /* Sets the latency of the link between u and v (both directions). */
 static void set_link_latency(NetTopology *t, guint32 u, guint32 v, double lat_ms) {
@@ -77,32 +19,9 @@ static void set_link_latency(NetTopology *t, guint32 u, guint32 v, double lat_ms
           MS(lat_ms);
 }
 
-typedef struct {
-  NetGeoParams gp;
-  SimModelRef relay;
-  NetTopology *t;
-  RelayWork *w;
-} Fixture;
-
 static void fixture_init(Fixture *f, NetTopology *t, const char *relay_json) {
-  memset(f, 0, sizeof *f);
-  g_autoptr(SimDiag) d = sim_diag_new(NULL);
-  g_autoptr(json_t) jit = json_pack("{s:s}", "model", "none");
-  CU_ASSERT_FATAL(sim_model_ref_parse(&f->gp.jitter, "jitter", "none", jit, "$.jitter", d));
-  g_autoptr(json_t) rel = json_loads(relay_json, 0, NULL);
-  CU_ASSERT_FATAL(rel != NULL);
-  json_object_set_new(rel, "model", json_string("bitcoin-compact"));
-  CU_ASSERT_FATAL(sim_model_ref_parse(&f->relay, "relay", "bitcoin-compact", rel, "$.relay", d));
+  fixture_init_model(f, t, "bitcoin-compact", relay_json);
   CU_ASSERT_PTR_EQUAL_FATAL(f->relay.model, &relay_btc.info);
-  f->t = t;
-  f->w = relay_work_new(t);
-}
-
-static void fixture_clear(Fixture *f) {
-  relay_work_free(f->w);
-  net_topology_free(f->t);
-  sim_model_ref_clear(&f->gp.jitter);
-  sim_model_ref_clear(&f->relay);
 }
 
 static void propagate(Fixture *f, guint32 source, double bytes, guint64 seed) {

@@ -186,8 +186,7 @@ static const char *string_default(const SimParamSpec *spec) {
   return spec->def_str ? spec->def_str : "";
 }
 
-/* "$.key", or $["odd key"] for keys that would make the dotted form ambiguous. Free with g_free(). */
-static char *child_path(const char *path, const char *key) {
+char *sim_json_child_path(const char *path, const char *key) {
   gboolean plain = key[0] != '\0';
   for (const char *c = key; *c; c++)
     if (!g_ascii_isalnum(*c) && *c != '_' && *c != '-') plain = FALSE;
@@ -362,7 +361,7 @@ gboolean sim_params_parse(const SimParamSpec *specs, guint n_specs, json_t *obj,
   const char *key;
   json_t *value;
   json_object_foreach(obj, key, value) {
-    g_autofree char *kpath = child_path(path, key);
+    g_autofree char *kpath = sim_json_child_path(path, key);
     const SimParamSpec *spec = find_spec(specs, n_specs, key);
     if (spec) {
       ok &= parse_value(spec, value, kpath, out, diag);
@@ -385,7 +384,7 @@ gboolean sim_params_parse(const SimParamSpec *specs, guint n_specs, json_t *obj,
     const SimParamSpec *spec = &specs[i];
     if (json_object_get(obj, spec->name)) continue;
     if (spec->required) {
-      g_autofree char *kpath = child_path(path, spec->name);
+      g_autofree char *kpath = sim_json_child_path(path, spec->name);
       sim_diag_add(diag, kpath, "missing required key");
       ok = FALSE;
       continue;

@@ -114,6 +114,10 @@ typedef struct {
 
 /* ---- Paths and overrides ---- */
 
+/* The JSON path of member `key` under `path`: "$.a.key", or $.a["odd key"] where the dotted form would be
+ * ambiguous. Free with g_free(). */
+char *sim_json_child_path(const char *path, const char *key);
+
 /* Applies `--set PATH=VALUE` to `root`: PATH is dotted with [index] for arrays ("stop.heights",
  * "pools[2].hash_share", "$.network.delay.median_ms" also accepted). VALUE is parsed as JSON when it
  * is valid JSON (numbers, true/false/null, objects, arrays, quoted strings), else taken as a string.
