@@ -297,6 +297,60 @@ static void count_forks(AnChain *c) {
   g_free(len);
 }
 
+/* One-miner forks: window blocks grouped by (pool, height). Only counts reach the output, never the hash
+ * table's order. */
+static void count_one_miner_forks(AnChain *c) {
+  typedef struct {
+    guint first;
+    guint n;
+    gboolean same;
+  } Group;
+  AnChainSummary *s = &c->summary;
+  s->omf_count = s->omf_same_txset = s->omf_blocks = s->omf_ref_self = s->omf_ref_other = 0;
+  g_autoptr(GHashTable) groups = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+  for (guint i = 0; i < c->blocks->len; i++) {
+    const Rec *r = rec_at(c, i);
+    if (!in_window(c, r->b.height) || r->b.miner == OBS_MINER_NONE) continue;
+    gint64 key = (gint64)r->b.height << 24 | c->miners[r->b.miner].group;
+    Group *g = g_hash_table_lookup(groups, &key);
+    if (!g) {
+      g = g_new0(Group, 1);
+      g->first = i;
+      g->same = r->b.txset != 0;
+      g_hash_table_insert(groups, g_memdup2(&key, sizeof key), g);
+    } else if (r->b.txset == 0 || r->b.txset != rec_at(c, g->first)->b.txset) {
+      g->same = FALSE;
+    }
+    g->n++;
+  }
+  GHashTableIter it;
+  gpointer k, v;
+  g_hash_table_iter_init(&it, groups);
+  while (g_hash_table_iter_next(&it, &k, &v)) {
+    const Group *g = v;
+    if (g->n < 2) continue;
+    s->omf_count++;
+    s->omf_same_txset += g->same;
+    c->pools[c->miners[rec_at(c, g->first)->b.miner].group].one_miner_forks++;
+  }
+  for (guint i = 0; i < c->blocks->len; i++) {
+    const Rec *r = rec_at(c, i);
+    if (!in_window(c, r->b.height) || r->b.miner == OBS_MINER_NONE || r->type == AN_BLOCK_MAIN) continue;
+    guint grp = c->miners[r->b.miner].group;
+    gint64 key = (gint64)r->b.height << 24 | grp;
+    const Group *g = g_hash_table_lookup(groups, &key);
+    if (!g || g->n < 2) continue;
+    s->omf_blocks++;
+    if (r->type == AN_BLOCK_UNCLE && r->ref_by != NO_INDEX) {
+      const Rec *nephew = rec_at(c, r->ref_by);
+      if (nephew->b.miner != OBS_MINER_NONE && c->miners[nephew->b.miner].group == grp)
+        s->omf_ref_self++;
+      else
+        s->omf_ref_other++;
+    }
+  }
+}
+
 gboolean an_chain_finalize(AnChain *c, const AnChainParams *params, GError **error) {
   g_return_val_if_fail(c != NULL && params != NULL, FALSE);
   g_return_val_if_fail(!c->finalized, FALSE);
@@ -390,6 +444,7 @@ gboolean an_chain_finalize(AnChain *c, const AnChainParams *params, GError **err
   count_runs(c);
   index_runs(c);
   count_forks(c);
+  count_one_miner_forks(c);
   for (guint m = 0; m < c->n_miners; m++) {
     AnPoolResult *p = &c->pools[c->miners[m].group];
     if (c->miner_max_run[m] > p->max_run) p->max_run = c->miner_max_run[m];
@@ -556,6 +611,7 @@ void an_chain_add_json(const AnChain *c, json_t *summary) {
     set_int(o, "unreferenced", p->unreferenced);
     set_int(o, "empty", p->empty);
     set_int(o, "max_run", p->max_run);
+    set_int(o, "one_miner_forks", p->one_miner_forks);
     set_real(o, "reward_eth", p->reward_eth);
     set_real(o, "reward_share", p->reward_share);
     json_array_append_new(pools, o);
@@ -593,6 +649,15 @@ void an_chain_add_json(const AnChain *c, json_t *summary) {
   set_int(forks, "max_length", c->fork_max);
   json_object_set_new(forks, "histogram", fork_hist);
   json_object_set_new(summary, "forks", forks);
+
+  json_t *omf = json_object();
+  set_int(omf, "count", s->omf_count);
+  if (s->omf_count) set_real(omf, "same_txset_share", (double)s->omf_same_txset / (double)s->omf_count);
+  set_int(omf, "side_blocks", s->omf_blocks);
+  set_int(omf, "referenced_by_same_pool", s->omf_ref_self);
+  set_int(omf, "referenced_by_other_pools", s->omf_ref_other);
+  set_int(omf, "unreferenced", s->omf_blocks - s->omf_ref_self - s->omf_ref_other);
+  json_object_set_new(summary, "one_miner_forks", omf);
 }
 
 /* Nanoseconds as seconds with 9 decimals, exactly (a double would round large times). */

@@ -24,6 +24,9 @@
  *    length is its depth: the longest path of non-main blocks from that main-chain block. Only window
  *    blocks count: a fork counts if its first block is in the window, and its length is the depth reached
  *    by its window blocks.
+ *  - One-miner forks: a pool with two or more blocks at one height (a second block found on the old parent
+ *    before its own miners got work on its new block, or racing gateways). Same transaction set when all
+ *    of them carry the same nonzero ObsBlock.txset.
  *  - i.i.d. expectation of maximal runs of length >= k by a miner with main share p over n main blocks:
  *    p^k (1 + (n - k)(1 - p)) for n >= k, else 0 (about n (1 - p) p^k).
  */
@@ -67,6 +70,12 @@ typedef struct {
   double mean_interval_s;      /* (mined time of last main - first main) / (main - 1); 0 if main < 2 */
   uint64_t runs_max;           /* longest run of any miner */
   uint64_t runs_count_ge[AN_RUNS_KMAX + 1]; /* [k] = maximal runs of length >= k, all miners, k <= KMAX */
+  /* One-miner forks: (pool, height) pairs in the window where one pool has two or more blocks. */
+  uint64_t omf_count;
+  uint64_t omf_same_txset;   /* ... whose blocks all carry the same transaction set (ObsBlock.txset) */
+  uint64_t omf_blocks;       /* the non-main blocks of those pairs (all but one if none is main) */
+  uint64_t omf_ref_self;     /* ... referenced as uncles by a main block of the same pool */
+  uint64_t omf_ref_other;    /* ... referenced by another pool's main block */
 } AnChainSummary;
 
 typedef struct {
@@ -81,6 +90,7 @@ typedef struct {
   uint64_t max_run;    /* longest run of any one of its miners */
   double reward_eth;
   double reward_share; /* its reward / all rewards paid for window blocks */
+  uint64_t one_miner_forks; /* heights in the window where it has two or more blocks */
 } AnPoolResult;
 
 typedef struct AnChain AnChain;

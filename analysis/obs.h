@@ -29,6 +29,8 @@ typedef struct {
   uint64_t gas_used;
   uint32_t size_bytes;  /* encoded block size */
   gboolean empty;       /* mined on an empty template (no transactions) */
+  uint64_t txset;       /* identifies the template's transaction set: equal for two blocks with the same
+                         * transactions; 0 = unknown */
 } ObsBlock;
 
 #define OBS_TIME_NONE INT64_MAX
@@ -41,5 +43,40 @@ typedef struct {
   int64_t block_msg_ns; /* first full-block reception (local clock) */
   int64_t announce_ns;  /* first announcement reception (local clock) */
 } ObsSighting;
+
+/* Transaction kinds, as the study classified them (ObsTx.type). */
+enum {
+  OBS_TX_TX = 0, /* a plain value transfer */
+  OBS_TX_MC = 1, /* a message call to a contract */
+  OBS_TX_CC = 2, /* a contract creation */
+};
+
+/* A transaction as created (or as first parsed from a log). Immutable once emitted. */
+typedef struct {
+  uint64_t id;          /* unique */
+  uint64_t sender;      /* account that signed it */
+  uint64_t nonce;       /* the sender's sequence number */
+  int64_t created_ns;   /* when it was created (OBS_TIME_NONE where unknown, as in a measured log) */
+  uint8_t type;         /* OBS_TX_TX, OBS_TX_MC or OBS_TX_CC */
+  uint64_t gas_limit;
+  double gas_price_wei;
+  gboolean censored;    /* belongs to the set a censoring pool refuses to include */
+} ObsTx;
+
+/* One vantage point's first local reception of a transaction (the earlier of its transaction message and
+ * its hash announcement). Repeats are allowed; the earliest counts. */
+typedef struct {
+  uint64_t tx;          /* ObsTx.id */
+  uint32_t vantage;     /* index into the analysis' vantage table */
+  int64_t seen_ns;      /* local clock */
+} ObsTxSighting;
+
+/* A transaction is in a block. A transaction may be in several blocks on different branches; only its
+ * main-chain block counts as its inclusion. */
+typedef struct {
+  uint64_t tx;          /* ObsTx.id */
+  uint64_t block;       /* ObsBlock.id, never OBS_GENESIS_ID */
+  uint32_t height;      /* that block's height (>= 1), so that branches can be settled height by height */
+} ObsTxInclusion;
 
 G_END_DECLS

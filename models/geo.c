@@ -194,6 +194,12 @@ static void geo_publish(const void *params, gpointer state, gpointer scratch, co
   }
 }
 
+/* A pool's own miners get work on its new block after the same work distribution as everyone else's. */
+static SimTime geo_own_work_delay(const void *params, SimRng *rng) {
+  const NetGeoParams *p = params;
+  return sim_delay_sample(&p->stratum, rng);
+}
+
 static guint geo_n_vantages(gpointer state) { return ((GeoState *)state)->n_vantages; }
 
 static const char *geo_vantage_name(gpointer state, guint i) {
@@ -230,6 +236,7 @@ const PowNetworkModel pow_network_geo = {
     .miner_scratch = geo_miner_scratch,
     .free_scratch = geo_free_scratch,
     .publish = geo_publish,
+    .own_work_delay = geo_own_work_delay,
     .n_vantages = geo_n_vantages,
     .vantage_name = geo_vantage_name,
     .vantage_sightings = geo_vantage_sightings,

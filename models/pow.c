@@ -44,6 +44,9 @@ struct PowMiner {
 
   /* Own view of the chain. */
   const PowBlock *head;
+  const PowBlock *work;   /* the parent its miners work on: the head, or after its own block for a while the
+                           * old parent (one-miner forks come from that window) */
+  SimTime full_at;        /* before this the miners have only the empty template of `work` */
   GArray *recent;        /* ids of known blocks near the head: uncle candidates */
   uint32_t max_known_height;
   GHashTable *orphans;   /* parent id -> GArray of ids waiting for it */
@@ -94,6 +97,14 @@ const SimParamSpec pow_chain_params[] = {
      .offset = offsetof(PowChainParams, header_bytes), .help = "block header and message framing"},
     {.name = "block_gas_limit", .type = SIM_PARAM_NUMBER, .unit = "gas", .min = 0, .max = 1e12, .def = 8e6,
      .offset = offsetof(PowChainParams, block_gas_limit), .help = "gas limit of a block (2019: 8 M)"},
+    {.name = "empty_window_ms", .type = SIM_PARAM_NUMBER, .unit = "ms", .min = 0, .max = 1e7, .def = 0,
+     .offset = offsetof(PowChainParams, empty_window_ms),
+     .help = "after a pool's miners get new work they mine an empty template until the full one is built; a "
+             "block found in this window is empty (calibration knob: the empty-block share)"},
+    {.name = "recommit_s", .type = SIM_PARAM_NUMBER, .unit = "s", .min = 0.01, .max = 1e6, .def = 3,
+     .offset = offsetof(PowChainParams, recommit_s),
+     .help = "the full template is rebuilt with the newest transactions this often (Geth 1.8.23 recommit: 3 s); "
+             "two blocks on one template carry the same transactions"},
 };
 const guint pow_chain_n_params = G_N_ELEMENTS(pow_chain_params);
 
@@ -270,10 +281,25 @@ static int64_t header_time(const PowBlock *parent, double t_s) {
   return parent->obs.height == 0 ? ts : MAX(ts, parent->obs.timestamp_s + 1);
 }
 
+/* New work for the miners: the current head, an empty template first, the full one after the window.
+ * The caller draws the next find where the rate changed. */
+static void switch_work(PowMiner *m, SimCtx *ctx) {
+  m->work = m->head;
+  m->full_at = sim_ctx_now(ctx) + sim_time_from_s(m->world->cfg->chain.empty_window_ms / 1e3);
+}
+
+static inline uint64_t mix64(uint64_t x) {
+  x ^= x >> 30;
+  x *= UINT64_C(0xbf58476d1ce4e5b9);
+  x ^= x >> 27;
+  x *= UINT64_C(0x94d049bb133111eb);
+  return x ^ (x >> 31);
+}
+
 static void mine(PowMiner *m, SimCtx *ctx) {
   const PowWorld *w = m->world;
   const PowChainParams *cp = &w->cfg->chain;
-  const PowBlock *parent = m->head;
+  const PowBlock *parent = m->work;
   PowBlock *b = miner_new_block(m);
   SimTime now = sim_ctx_now(ctx);
   b->obs.parent = parent->obs.id;
@@ -284,19 +310,33 @@ static void mine(PowMiner *m, SimCtx *ctx) {
   b->obs.difficulty =
       cp->difficulty == POW_DIFFICULTY_BYZANTIUM ? byzantium_difficulty(w, parent, b->obs.timestamp_s) : 1.0;
   b->td = parent->td + (unsigned __int128)b->obs.difficulty;
-  /* Contents: the transactions that arrived since the parent was mined, up to the gas limit. */
-  if (cp->tx_rate_per_s > 0) {
-    double waiting = cp->tx_rate_per_s * sim_time_to_s(now - parent->obs.mined_ns);
-    unsigned n = gsl_ran_poisson(sim_rng_gsl(sim_ctx_rng(ctx)), waiting);
+  /* The template: empty until full_at, then rebuilt every recommit_s. Two blocks on one template (a
+   * one-miner fork before the template changed) carry the same transactions, so the contents are drawn
+   * from a stream keyed by the template. */
+  b->obs.empty = now < m->full_at;
+  uint64_t k = b->obs.empty ? UINT64_MAX : (uint64_t)floor(sim_time_to_s(now - m->full_at) / cp->recommit_s);
+  b->obs.txset = mix64(mix64(mix64((uint64_t)m->index + 1) ^ parent->obs.id) ^ k) | 1;
+  if (cp->tx_rate_per_s > 0 && !b->obs.empty) {
+    SimTime built = m->full_at + sim_time_from_s((double)k * cp->recommit_s);
+    double waiting = cp->tx_rate_per_s * sim_time_to_s(MAX(0, built - parent->obs.mined_ns));
+    SimRng tr;
+    sim_rng_init(&tr, w->cfg->seed, (UINT64_C(1) << 62) | (b->obs.txset >> 2));
+    unsigned n = gsl_ran_poisson(sim_rng_gsl(&tr), waiting);
     unsigned cap = (unsigned)floor(cp->block_gas_limit / cp->tx_gas);
     b->obs.n_tx = MIN(n, cap);
   }
   b->obs.gas_used = (uint64_t)(b->obs.n_tx * cp->tx_gas);
   b->obs.size_bytes = (uint32_t)MIN(cp->header_bytes + b->obs.n_tx * cp->tx_bytes, (double)UINT32_MAX);
-  b->obs.empty = b->obs.n_tx == 0;
   choose_uncles(m, ctx, parent, b);
   accept_block(m, ctx, b);
   w->net->publish(w->cfg->network.params, w->net_state, m->net_scratch, w, ctx, m->index, &b->obs);
+  /* The pool's own miners get work on the new block after its work distribution delay; until then they
+   * keep mining on the old parent. */
+  SimTime d = w->net->own_work_delay ? w->net->own_work_delay(w->cfg->network.params, sim_ctx_rng(ctx)) : 0;
+  if (d > 0)
+    sim_ctx_send(ctx, m->entity, d, POW_EV_WORK, 0, b->obs.id);
+  else if (m->head != m->work)
+    switch_work(m, ctx);
   if (w->cfg->stop_height && b->obs.height >= w->cfg->stop_height) sim_ctx_stop(ctx);
 }
 
@@ -310,7 +350,7 @@ enum { MINE_FIND = 0, MINE_CONTINUE = 1 };
 
 static void spend(PowMiner *m, SimCtx *ctx, double t, double e) {
   const PowWorld *w = m->world;
-  const PowBlock *parent = m->head;
+  const PowBlock *parent = m->work;
   int64_t ts = header_time(parent, t);
   double rate = m->hashrate_hps / byzantium_difficulty(w, parent, ts);
   /* The difficulty changes when the header time crosses the next multiple of 9 s after the parent's; at
@@ -337,6 +377,13 @@ static void schedule_mining(PowMiner *m, SimCtx *ctx) {
     return;
   }
   spend(m, ctx, sim_time_to_s(sim_ctx_now(ctx)), sim_rng_exponential(rng, 1.0));
+}
+
+/* Work switched outside a find: with a varying difficulty the rate changes with the parent, so the next
+ * find is drawn again (memoryless, hence exact). */
+static void new_work(PowMiner *m, SimCtx *ctx) {
+  switch_work(m, ctx);
+  if (m->world->cfg->chain.difficulty != POW_DIFFICULTY_FIXED) schedule_mining(m, ctx);
 }
 
 /* Networks deliver each block to each other miner exactly once (PowNetworkModel.publish), so neither the
@@ -384,10 +431,14 @@ static void miner_handle(SimCtx *ctx, void *state, const SimEvent *ev) {
   case POW_EV_BLOCK: {
     const PowBlock *before = m->head;
     receive_block(m, ctx, ev->payload);
-    /* New work: with a varying difficulty the rate changes, so draw again (memoryless, hence exact). */
-    if (m->head != before && m->world->cfg->chain.difficulty != POW_DIFFICULTY_FIXED) schedule_mining(m, ctx);
+    /* A block from elsewhere arrives when the pool's miners got work on it (the network includes the
+     * work distribution): new work at once. */
+    if (m->head != before) new_work(m, ctx);
     break;
   }
+  case POW_EV_WORK:
+    if (m->work != m->head) new_work(m, ctx);
+    break;
   default:
     g_assert_not_reached();
   }
@@ -464,7 +515,7 @@ PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error)
       m->mean_interval_s = cfg->chain.target_interval_s / share;
       m->hashrate_hps = cfg->chain.hashrate_hps * share;
       m->pool_member = (guint32)j;
-      m->head = &w->genesis;
+      m->head = m->work = &w->genesis;
       m->recent = g_array_new(FALSE, FALSE, sizeof(uint64_t));
       m->orphans = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
       m->ready = g_array_new(FALSE, FALSE, sizeof(uint64_t));

@@ -51,6 +51,8 @@ typedef struct {
   double tx_bytes;            /* encoded size of one transaction */
   double header_bytes;        /* block header and framing */
   double block_gas_limit;
+  double empty_window_ms;     /* after new work, miners mine an empty template until the full one is built */
+  double recommit_s;          /* the full template is rebuilt with new transactions this often (Geth: 3 s) */
 } PowChainParams;
 
 extern const SimParamSpec pow_chain_params[];
@@ -81,6 +83,9 @@ typedef struct {
    * on it. Each other miner receives each block at most once (miners rely on it). */
   void (*publish)(const void *params, gpointer state, gpointer scratch, const PowWorld *world, SimCtx *ctx,
                   guint from, const ObsBlock *b);
+  /* How long a pool's own miners keep working on the old parent after the pool found a block (its work
+   * distribution to itself); NULL or 0: at once. Drawn from the miner's stream. */
+  SimTime (*own_work_delay)(const void *params, SimRng *rng);
   /* Vantage points (names and their sightings), for the propagation metrics; NULL when the network has
    * none. `sightings` is a GArray of ObsSighting owned by the network state. */
   guint (*n_vantages)(gpointer state);
@@ -93,7 +98,7 @@ typedef struct {
 extern const PowNetworkModel pow_network_pool_delay;
 
 /* Event types of a miner entity. */
-enum { POW_EV_MINE = 1, POW_EV_BLOCK = 2 };
+enum { POW_EV_MINE = 1, POW_EV_BLOCK = 2, POW_EV_WORK = 3 };
 
 
 #define POW_ERROR (pow_error_quark())

@@ -433,6 +433,36 @@ static AnChain *tiny_chain(void) {
   return c;
 }
 
+/* One-miner forks: pool A mines two blocks at height 2 (same template), pool B two at height 3 (different
+ * templates); A's side block is referenced by A's own next main block, B's by nobody. */
+static void test_one_miner_forks(void) {
+  AnMiner miners[] = {{.hash_share = 0.5, .group = 0}, {.hash_share = 0.5, .group = 1}};
+  const char *names[] = {"A", "B"};
+  g_autoptr(AnChain) c = an_chain_new(miners, 2, names, 2);
+  const int64_t S = INT64_C(1000000000);
+  ObsBlock b1 = mk(1, 0, 1, 0, 1 * S, 1);
+  ObsBlock b2 = mk(2, 1, 2, 0, 2 * S, 1), b2x = mk(3, 1, 2, 0, 3 * S, 1);
+  b2.txset = b2x.txset = 77;
+  ObsBlock b3 = mk(4, 2, 3, 1, 4 * S, 1), b3x = mk(5, 2, 3, 1, 5 * S, 1);
+  b3.txset = 8;
+  b3x.txset = 9;
+  add_ok(c, b1);
+  add_ok(c, b2);
+  add_ok(c, b2x);
+  add_ok(c, b3);
+  add_ok(c, b3x);
+  add_ref(c, mk(6, 4, 4, 0, 6 * S, 1), 3); /* A's next block takes A's own side block */
+  finalize_ok(c, &ETH);
+  const AnChainSummary *s = an_chain_summary(c);
+  CU_ASSERT_EQUAL(s->omf_count, 2);
+  CU_ASSERT_EQUAL(s->omf_same_txset, 1);
+  CU_ASSERT_EQUAL(s->omf_blocks, 2);
+  CU_ASSERT_EQUAL(s->omf_ref_self, 1);
+  CU_ASSERT_EQUAL(s->omf_ref_other, 0);
+  CU_ASSERT_EQUAL(an_chain_pool(c, 0)->one_miner_forks, 1);
+  CU_ASSERT_EQUAL(an_chain_pool(c, 1)->one_miner_forks, 1);
+}
+
 static void test_json(void) {
   g_autoptr(AnChain) c = tiny_chain();
   g_autoptr(json_t) j = json_object();
@@ -441,8 +471,11 @@ static void test_json(void) {
   CU_ASSERT_EQUAL(strncmp(keys, "{\"chain\":", 9), 0);
   CU_ASSERT_PTR_NOT_NULL(strstr(keys, "},\"pools\":[{"));
   CU_ASSERT_PTR_NOT_NULL(strstr(keys, "}],\"runs\":{"));
-  /* Uncles 3 and 5 each branch off main block 1: two forks of one block. */
-  const char *forks_suffix = "},\"forks\":{\"count\":2,\"max_length\":1,\"histogram\":[[1,2]]}}";
+  /* Uncles 3 and 5 each branch off main block 1: two forks of one block. B's blocks 2 and 5 share height
+   * 2: a one-miner fork (templates unknown), its side block referenced by A. */
+  const char *forks_suffix = "},\"forks\":{\"count\":2,\"max_length\":1,\"histogram\":[[1,2]]},"
+                             "\"one_miner_forks\":{\"count\":1,\"same_txset_share\":0.0,\"side_blocks\":1,"
+                             "\"referenced_by_same_pool\":0,\"referenced_by_other_pools\":1,\"unreferenced\":0}}";
   CU_ASSERT_STRING_EQUAL(keys + strlen(keys) - strlen(forks_suffix), forks_suffix);
   g_autofree char *chain = json_dumps(json_object_get(j, "chain"), JSON_COMPACT);
   CU_ASSERT_STRING_EQUAL(chain, "{\"heights\":3,\"blocks_total\":5,\"main\":3,\"uncles_included\":2,"
@@ -452,8 +485,8 @@ static void test_json(void) {
   g_autofree char *pool = json_dumps(json_array_get(json_object_get(j, "pools"), 1), JSON_COMPACT);
   CU_ASSERT_STRING_EQUAL(pool, "{\"name\":\"B \\\"x\\\"\",\"hash_share\":0.40000000000000002,"
                                "\"main_share\":0.33333333333333331,\"blocks\":2,\"main\":1,\"uncles\":1,"
-                               "\"unreferenced\":0,\"empty\":1,\"max_run\":1,\"reward_eth\":3.75,"
-                               "\"reward_share\":0.38961038961038963}");
+                               "\"unreferenced\":0,\"empty\":1,\"max_run\":1,\"one_miner_forks\":1,"
+                               "\"reward_eth\":3.75,\"reward_share\":0.38961038961038963}");
   CU_ASSERT_EQUAL(json_array_size(json_object_get(j, "pools")), 2);
 }
 
@@ -521,6 +554,6 @@ int register_suites(void) {
             TEST(test_window), TEST(test_add_errors), TEST(test_finalize_errors));
   ADD_SUITE("runs", TEST(test_runs), TEST(test_runs_miner_none), TEST(test_expected_iid),
             TEST(test_runs_statistical), TEST(test_runs_csv_long));
-  ADD_SUITE("outputs", TEST(test_json), TEST(test_csv));
+  ADD_SUITE("outputs", TEST(test_one_miner_forks), TEST(test_json), TEST(test_csv));
   return 0;
 }

@@ -305,6 +305,49 @@ static void test_byzantium_difficulty(void) {
   run_clear(&r);
 }
 
+/* Pool behaviour on the geo network (scenarios/geo-small.json, 1500 heights): a pool's own miners keep the
+ * old parent for a while after its block, so it sometimes mines a second block at the same height; two such
+ * blocks on one template carry the same transactions; blocks mined on the empty template carry none. */
+static void test_one_miner_forks_and_empty_blocks(void) {
+  gchar *json = NULL;
+  CU_ASSERT_FATAL(g_file_get_contents("scenarios/geo-small.json", &json, NULL, NULL));
+  const char *sets[] = {"stop.heights=1500", NULL};
+  Run r;
+  CU_ASSERT_FATAL(run_scenario(&r, json, sets));
+  g_free(json);
+  guint n = pow_world_n_miners(r.world);
+  guint pairs = 0, same = 0, empty = 0, total = 0;
+  for (guint m = 0; m < n; m++) {
+    const ObsBlock *prev = NULL;
+    for (uint32_t s = 0;; s++) {
+      const ObsBlock *b = pow_world_block(r.world, ((uint64_t)(m + 1) << 32) | s);
+      if (!b) break;
+      total++;
+      CU_ASSERT(b->txset != 0);
+      if (b->empty) {
+        empty++;
+        CU_ASSERT_EQUAL(b->n_tx, 0);
+        CU_ASSERT_EQUAL(b->gas_used, 0);
+      }
+      /* A miner's blocks are in mining order: a one-miner fork is a block at its previous block's height. */
+      if (prev && prev->height == b->height && prev->parent == b->parent) {
+        pairs++;
+        if (prev->txset == b->txset) {
+          same++;
+          CU_ASSERT_EQUAL(prev->n_tx, b->n_tx);
+          CU_ASSERT_EQUAL(prev->empty, b->empty);
+        }
+      }
+      prev = b;
+    }
+  }
+  CU_ASSERT(pairs > 0);
+  CU_ASSERT(same > 0 && same < pairs);
+  CU_ASSERT(empty > 0 && empty < total / 10);
+  CU_ASSERT_EQUAL(an_chain_summary(r.chain)->omf_count >= 1, TRUE);
+  run_clear(&r);
+}
+
 static uint64_t chain_digest(const Run *r, guint n_miners) {
   uint64_t h = 1469598103934665603ull;
   for (guint m = 0; m < n_miners; m++)
@@ -348,7 +391,7 @@ static void test_split_pool(void) {
 }
 
 int register_suites(void) {
-  ADD_SUITE("chain-model", TEST(test_instant_runs_match_iid), TEST(test_uncle_rules), TEST(test_rule_predicates), TEST(test_byzantium_difficulty),
+  ADD_SUITE("chain-model", TEST(test_instant_runs_match_iid), TEST(test_uncle_rules), TEST(test_rule_predicates), TEST(test_byzantium_difficulty), TEST(test_one_miner_forks_and_empty_blocks),
             TEST(test_delay_raises_stale_share), TEST(test_reproducible), TEST(test_split_pool));
   return 0;
 }

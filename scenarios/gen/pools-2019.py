@@ -97,9 +97,14 @@ scenario = {
         "European-run pools in Frankfurt/New York/Singapore and the like; see gateways.",
         "Relay: Geth 1.8.23 (push to sqrt(peers lacking it), at least 4; announce after import; fetch after 500 ms; "
         "5 s fetch timeout). Import time 10 ms + 25 ms per Mgas is a choice (no source).",
-        "Calibration: the stratum (work distribution) delay median is the one knob set from an outcome, only from "
-        "the published calibration target uncles per 100 main blocks (6.9-7.6). Propagation statistics are checks "
-        "and are not tuned.",
+        "Calibration, three knobs for three published calibration targets and nothing else: the stratum (work "
+        "distribution) delay median (425 ms) for uncles per 100 main blocks (6.9-7.6); the empty-template window "
+        "(205 ms) for the empty-block share (1.43%); the template refresh interval (1.6 s; Geth's default is 3 s) "
+        "for the share of one-miner forks with the same transaction set (56%). Propagation statistics, runs, "
+        "commit times are checks and are not tuned.",
+        "Pool behaviour: after a pool finds a block its own miners get work on it only after the work distribution "
+        "delay, so they may find a second block on the old parent (a one-miner fork); after any new work they mine "
+        "an empty template first.",
     ],
     "seed": 1,
     "stop": {"heights": eth["window"]["heights"], "settle_heights": 7},
@@ -111,6 +116,7 @@ scenario = {
         "tx_rate_per_s": eth["transactions"]["included_rate_per_s"],
         "tx_gas": 70000, "tx_bytes": 200, "header_bytes": 540,
         "block_gas_limit": eth["chain"]["block_gas_limit"],
+        "empty_window_ms": 205, "recommit_s": 1.6,
     },
     "uncles": {"model": "ethereum", "max_uncles": eth["chain"]["max_uncles_per_block"],
                "generations": eth["chain"]["max_uncle_generations"], "uncle_base": 8, "nephew_divisor": 32},
@@ -122,7 +128,7 @@ scenario = {
         "relay": {"model": "geth-1.8.23", "push_min": 4, "verify_ms": 5, "import_base_ms": 10,
                   "import_ms_per_mgas": 25, "arrive_timeout_ms": geth["fetcher_arrive_timeout_ms"],
                   "fetch_timeout_ms": geth["fetcher_fetch_timeout_ms"], "fetch_fail_prob": 0},
-        "stratum": {"model": "lognormal", "median_ms": float(sys.argv[1]) if len(sys.argv) > 1 else 525, "sigma": 1.0},
+        "stratum": {"model": "lognormal", "median_ms": float(sys.argv[1]) if len(sys.argv) > 1 else 425, "sigma": 1.0},
         "regions": {"names": reg["names"], "latency_ms": reg["latency_ms_mean"], "upload_bps": reg["upload_bps"],
                     "download_bps": reg["download_bps"], "node_share": share},
         "cities": {"names": cities, "region": [CITY_REGION[c] for c in cities], "rtt_ms": rtt_ms},
