@@ -1,0 +1,629 @@
+/* test_txmetrics.c: unit tests of the transaction metrics (analysis/txmetrics.c) on hand-built observation
+ * streams with known answers, and of the streamed histogram against exact quantiles. */
+#include "chain.h"
+#include "cunit-main.h"
+#include "chain-fixture.h"
+#include "txmetrics.h"
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(json_t, json_decref)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(gsl_rng, gsl_rng_free)
+
+static const AnChainParams ETH = {
+    .block_reward = 2.0, .uncle_base = 8, .nephew_divisor = 32, .max_height = 0};
+
+#define NA INT64_MIN /* "no time" in the ms helpers below */
+#define MS INT64_C(1000000)
+#define S INT64_C(1000000000)
+#define EPS 1e-9
+
+/* ---- Helpers ------------------------------------------------------------------------------------------ */
+
+static void tx_full(AnTx *t, uint64_t id, uint64_t sender, uint64_t nonce, int64_t created_ns,
+                    gboolean censored) {
+  ObsTx r = {.id = id,
+             .sender = sender,
+             .nonce = nonce,
+             .created_ns = created_ns,
+             .type = OBS_TX_TX,
+             .gas_limit = 21000,
+             .gas_price_wei = 2e10,
+             .censored = censored};
+  g_autoptr(GError) err = NULL;
+  gboolean ok = an_tx_add_tx(t, &r, &err);
+  CU_ASSERT_TRUE(ok);
+  if (!ok) fprintf(stderr, "an_tx_add_tx: %s\n", err ? err->message : "?");
+}
+
+/* A tx of its own sender (nonce 0), created at 0. */
+static void tx(AnTx *t, uint64_t id) {
+  tx_full(t, id, 1000 + id, 0, 0, FALSE);
+}
+
+static void see(AnTx *t, uint64_t id, uint32_t vantage, int64_t ms) {
+  ObsTxSighting s = {.tx = id, .vantage = vantage, .seen_ns = ms * MS};
+  g_autoptr(GError) err = NULL;
+  gboolean ok = an_tx_add_sighting(t, &s, &err);
+  CU_ASSERT_TRUE(ok);
+  if (!ok) fprintf(stderr, "an_tx_add_sighting: %s\n", err ? err->message : "?");
+}
+
+static void incl(AnTx *t, uint64_t id, uint64_t block, uint32_t height) {
+  ObsTxInclusion in = {.tx = id, .block = block, .height = height};
+  g_autoptr(GError) err = NULL;
+  gboolean ok = an_tx_add_inclusion(t, &in, &err);
+  CU_ASSERT_TRUE(ok);
+  if (!ok) fprintf(stderr, "an_tx_add_inclusion: %s\n", err ? err->message : "?");
+}
+
+/* Declares a main block; recv_ms[v] in milliseconds (NA for none), NULL for all unknown. */
+static void main_block(AnTx *t, uint32_t height, uint64_t block, int64_t mined_ns, const int64_t *recv_ms,
+                       guint n) {
+  int64_t r[8];
+  g_assert(n <= 8);
+  for (guint v = 0; v < n; v++)
+    r[v] = !recv_ms || recv_ms[v] == NA ? OBS_TIME_NONE : recv_ms[v] * MS;
+  g_autoptr(GError) err = NULL;
+  gboolean ok = an_tx_add_main_block(t, height, block, mined_ns, r, &err);
+  CU_ASSERT_TRUE(ok);
+  if (!ok) fprintf(stderr, "an_tx_add_main_block: %s\n", err ? err->message : "?");
+}
+
+/* A block sighting in milliseconds (NA for none). */
+static ObsSighting bsee(uint64_t block, uint32_t vantage, int64_t block_msg_ms, int64_t announce_ms) {
+  ObsSighting s = {.block = block,
+                   .vantage = vantage,
+                   .block_msg_ns = block_msg_ms == NA ? OBS_TIME_NONE : block_msg_ms * MS,
+                   .announce_ns = announce_ms == NA ? OBS_TIME_NONE : announce_ms * MS};
+  return s;
+}
+
+/* Declares the whole main chain of `c` with the reception tables built from `sightings`. */
+static void declare_chain(AnTx *t, const AnChain *c, const ObsSighting *sightings, gsize n_sightings,
+                          guint n_vantages) {
+  int64_t *tables[8] = {NULL};
+  uint32_t n_heights = 0;
+  g_assert(n_vantages <= 8);
+  for (guint v = 0; v < n_vantages; v++)
+    tables[v] = an_tx_main_receptions(c, sightings, n_sightings, v, &n_heights);
+  g_autoptr(GError) err = NULL;
+  gboolean ok = an_tx_add_main_chain(t, c, 0, (const int64_t *const *)tables, n_heights, &err);
+  CU_ASSERT_TRUE(ok);
+  if (!ok) fprintf(stderr, "an_tx_add_main_chain: %s\n", err ? err->message : "?");
+  for (guint v = 0; v < n_vantages; v++)
+    g_free(tables[v]);
+}
+
+static json_t *to_json(AnTx *t) {
+  an_tx_finalize(t);
+  json_t *j = json_object();
+  an_tx_add_json(t, j);
+  return j;
+}
+
+/* The value at a '/'-separated path under summary.tx, or NULL. */
+static json_t *jget(json_t *summary, const char *path) {
+  json_t *o = json_object_get(summary, "tx");
+  g_auto(GStrv) parts = g_strsplit(path, "/", -1);
+  for (char **k = parts; o && *k; k++)
+    o = json_object_get(o, *k);
+  return o;
+}
+
+static double jnum(json_t *summary, const char *path) {
+  json_t *v = jget(summary, path);
+  if (!v) fprintf(stderr, "missing key %s\n", path);
+  return v ? json_number_value(v) : NAN;
+}
+
+static json_int_t jint(json_t *summary, const char *path) {
+  json_t *v = jget(summary, path);
+  CU_ASSERT_PTR_NOT_NULL(v);
+  CU_ASSERT_TRUE(json_is_integer(v));
+  if (!v) fprintf(stderr, "missing key %s\n", path);
+  return v ? json_integer_value(v) : -1;
+}
+
+/* The keys of an object, comma-separated, in order. */
+static char *keys_of(json_t *o) {
+  GString *s = g_string_new(NULL);
+  for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it))
+    g_string_append_printf(s, "%s%s", s->len ? "," : "", json_object_iter_key(it));
+  return g_string_free(s, FALSE);
+}
+
+static void expect_keys(json_t *o, const char *want) {
+  CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+  g_autofree char *got = keys_of(o);
+  CU_ASSERT_STRING_EQUAL(got, want);
+  if (strcmp(got, want) != 0) fprintf(stderr, "keys got:  %s\nkeys want: %s\n", got, want);
+}
+
+static void expect_num(json_t *j, const char *path, double want) {
+  double got = jnum(j, path);
+  CU_ASSERT_DOUBLE_EQUAL(got, want, EPS);
+  if (!(fabs(got - want) <= EPS)) fprintf(stderr, "%s: got %.17g, want %.17g\n", path, got, want);
+}
+
+static const char *const V2[2] = {"A", "B"};
+static const char *const V3[3] = {"V0", "V1", "V2"};
+
+/* ---- Commit times ---------------------------------------------------------------------------------------
+ */
+
+/* Main chain 1-2-3-4 (one miner), fork block 9 at height 2 (mined after 2, same difficulty).
+ * Main-block receptions (ms):   h1      h2     h3     h4
+ *   A                            9990*  20000  30000  40500      (* announcement 9990, block message 10000)
+ *   B                            11000  21000  31000  41000**    (** announcement only)
+ * Fork block 9 seen earlier than anything (must not count).
+ * Txs: 1 in block 1, A 8000 (8200 first, then 8000), B 9500  -> k0 A 1.99 B 1.5; k3 A 32.5 B 31.5
+ *      2 in blocks 9 and 2, A 15000, B none                  -> k0 A 5; k3 needs h5: none
+ *      3 in block 3, seen by none                             -> nothing */
+static AnChain *commit_chain(void) {
+  const AnMiner miners[1] = {{1.0, 0}};
+  const char *pools[1] = {"P"};
+  AnChain *c = an_chain_new(miners, 1, pools, 1);
+  add_ok(c, mk(1, 0, 1, 0, 9 * S, 1));
+  add_ok(c, mk(2, 1, 2, 0, 19 * S, 1));
+  add_ok(c, mk(9, 1, 2, 0, 19 * S + 1, 1));
+  add_ok(c, mk(3, 2, 3, 0, 29 * S, 1));
+  add_ok(c, mk(4, 3, 4, 0, 39 * S, 1));
+  finalize_ok(c, &ETH);
+  return c;
+}
+
+static AnTx *commit_fixture(void) {
+  g_autoptr(AnChain) c = commit_chain();
+  ObsSighting bs[] = {
+      bsee(1, 0, 10000, 9990), bsee(2, 0, 20000, NA), bsee(3, 0, 30000, NA), bsee(4, 0, 40500, NA),
+      bsee(1, 1, 11000, NA),   bsee(2, 1, 21000, NA), bsee(3, 1, 31000, NA), bsee(4, 1, NA, 41000),
+      bsee(9, 0, 100, 100),    bsee(9, 1, 100, NA),
+  };
+  AnTx *t = an_tx_new(V2, 2);
+  tx(t, 1);
+  tx(t, 2);
+  tx(t, 3);
+  see(t, 1, 0, 8200);
+  see(t, 1, 0, 8000);
+  see(t, 1, 1, 9500);
+  see(t, 1, 0, 8500);
+  see(t, 2, 0, 15000);
+  incl(t, 1, 1, 1);
+  incl(t, 2, 9, 2);
+  incl(t, 2, 2, 2);
+  incl(t, 3, 3, 3);
+  declare_chain(t, c, bs, G_N_ELEMENTS(bs), 2);
+  an_tx_finalize(t);
+  return t;
+}
+
+static void test_commit_times(void) {
+  g_autoptr(AnTx) t = commit_fixture();
+  g_autoptr(json_t) j = json_object();
+  an_tx_add_json(t, j);
+  CU_ASSERT_EQUAL(jint(j, "committed"), 3);
+  /* k0: {1.99, 1.5, 5} */
+  expect_num(j, "commit_s/k0/median", 1.99);
+  expect_num(j, "commit_s/k0/mean", (1.99 + 1.5 + 5) / 3);
+  expect_num(j, "commit_s/k0/p90", 1.99 + 0.8 * (5 - 1.99));
+  /* k3: {32.5, 31.5} */
+  expect_num(j, "commit_s/k3/median", 32.0);
+  expect_num(j, "commit_s/k3/mean", 32.0);
+  expect_num(j, "commit_s/k3/p90", 31.5 + 0.9 * 1.0);
+  CU_ASSERT_PTR_NULL(jget(j, "commit_s/k12"));
+  CU_ASSERT_PTR_NULL(jget(j, "commit_s/k36"));
+  expect_keys(jget(j, "commit_s"), "k0,k3");
+}
+
+static void test_commit_csv(void) {
+  g_autoptr(AnTx) t = commit_fixture();
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  CU_ASSERT_TRUE(an_tx_write_commit_csv(t, f));
+  fclose(f);
+  g_auto(GStrv) lines = g_strsplit(buf, "\n", -1);
+  free(buf);
+  CU_ASSERT_EQUAL_FATAL(g_strv_length(lines), 1 + 4 * 3 + 1); /* header, 4 k x (all, A, B), trailing "" */
+  CU_ASSERT_STRING_EQUAL(lines[0], "k,vantage,pairs,median_s,mean_s,p90_s");
+  /* k0 at A: {1.99, 5}; at B: {1.5}; k12 has no pairs. */
+  g_autofree char *a0 =
+      g_strdup_printf("0,A,2,%.17g,%.17g,%.17g", (1.99 + 5) / 2, (1.99 + 5) / 2, 1.99 + 0.9 * (5 - 1.99));
+  CU_ASSERT_STRING_EQUAL(lines[2], a0);
+  if (strcmp(lines[2], a0) != 0) fprintf(stderr, "got %s\nwant %s\n", lines[2], a0);
+  CU_ASSERT_STRING_EQUAL(lines[3], "0,B,1,1.5,1.5,1.5");
+  CU_ASSERT_STRING_EQUAL(lines[7], "12,,0,,,");
+  CU_ASSERT_STRING_EQUAL(lines[12], "36,B,0,,,");
+}
+
+/* ---- Out of order ---------------------------------------------------------------------------------------
+ */
+
+/* Sender 7, nonces 0..3 (ids 13..10, so that id order is not nonce order): 0 and 1 at height 1, 2 and 3 at
+ * height 2.
+ *   A receives nonce 0 at 1 s, 1 at 4 s, 2 at 2 s, 3 at 3 s: 2 and 3 arrived before the lower nonce 1, so
+ *     both are out of order (2 of 4; reading it as "1 is late" would give 1 of 4).
+ *   B receives 0 at 1 s, 2 at 2 s, 1 at 3 s, never 3: nonce 2 out of order (1 of 3).
+ * Sender 8: nonce 0 (id 20) committed, seen by B only (in order); nonce 1 (id 21) seen by B at 0.5 s but
+ *   never committed: it does not count.
+ * Sender 9: nonce 5 (id 30) at height 1, nonce 4 (id 31) at height 2: 31 breaks nonce order and is left out;
+ *   30 is in order at A.
+ * A: 2 of 5, B: 1 of 4, all: 3 of 9. */
+static void test_out_of_order(void) {
+  g_autoptr(AnTx) t = an_tx_new(V2, 2);
+  for (uint64_t n = 0; n < 4; n++)
+    tx_full(t, 13 - n, 7, n, 0, FALSE); /* nonce n is id 13 - n */
+  tx_full(t, 20, 8, 0, 0, FALSE);
+  tx_full(t, 21, 8, 1, 0, FALSE);
+  tx_full(t, 30, 9, 5, 0, FALSE);
+  tx_full(t, 31, 9, 4, 0, FALSE);
+  see(t, 13, 0, 1000); /* nonce 0 */
+  see(t, 12, 0, 4000); /* nonce 1 */
+  see(t, 11, 0, 2000); /* nonce 2 */
+  see(t, 10, 0, 3000); /* nonce 3 */
+  see(t, 13, 1, 1000);
+  see(t, 11, 1, 2000);
+  see(t, 12, 1, 3000);
+  see(t, 20, 1, 100);
+  see(t, 21, 1, 500);
+  see(t, 30, 0, 1000);
+  see(t, 31, 0, 500);
+  incl(t, 12, 101, 1);
+  incl(t, 13, 101, 1);
+  incl(t, 30, 101, 1);
+  incl(t, 20, 101, 1);
+  incl(t, 10, 102, 2);
+  incl(t, 11, 102, 2);
+  incl(t, 31, 102, 2);
+  main_block(t, 1, 101, 10 * S, NULL, 2);
+  main_block(t, 2, 102, 20 * S, NULL, 2);
+  g_autoptr(json_t) j = to_json(t);
+  expect_num(j, "out_of_order_share", 3.0 / 9);
+  expect_num(j, "out_of_order_share_by_vantage/A", 2.0 / 5);
+  expect_num(j, "out_of_order_share_by_vantage/B", 1.0 / 4);
+  CU_ASSERT_EQUAL(jint(j, "nonce_order_violations"), 1);
+  CU_ASSERT_EQUAL(jint(j, "committed"), 7);
+  CU_ASSERT_EQUAL(jint(j, "never_committed"), 1);
+}
+
+/* ---- Never committed --------------------------------------------------------------------------------- */
+
+/* Main 1-2, block 5 at height 2 off 1 (mined later: a fork). One vantage.
+ *  tx 1: only in fork block 5          -> never committed, unique
+ *  tx 2: created, never seen or mined  -> never committed, not unique
+ *  tx 3: in 5 and in main block 2      -> committed
+ *  tx 4: seen only                     -> never committed, unique
+ *  tx 5: in main block 2, told after height 2 was declared -> committed
+ *  tx 6: in fork block 5, told after height 2 was declared -> never committed, unique */
+static void test_never_committed(void) {
+  const AnMiner miners[2] = {{0.5, 0}, {0.5, 0}};
+  const char *pools[1] = {"P"};
+  g_autoptr(AnChain) c = an_chain_new(miners, 2, pools, 1);
+  add_ok(c, mk(1, 0, 1, 0, 10 * S, 1));
+  add_ok(c, mk(2, 1, 2, 0, 20 * S, 1));
+  add_ok(c, mk(5, 1, 2, 1, 21 * S, 1));
+  finalize_ok(c, &ETH);
+  const char *v[1] = {"V"};
+  g_autoptr(AnTx) t = an_tx_new(v, 1);
+  for (uint64_t id = 1; id <= 6; id++)
+    tx(t, id);
+  incl(t, 1, 5, 2);
+  incl(t, 3, 5, 2);
+  incl(t, 3, 2, 2);
+  see(t, 4, 0, 1000);
+  g_autoptr(GError) err = NULL;
+  CU_ASSERT_TRUE(an_tx_add_main_chain(t, c, 0, NULL, 0, &err));
+  CU_ASSERT_EQUAL(an_tx_n_held(t), 6); /* committed at heights 1..2 are held until height 38 or the end */
+  incl(t, 5, 2, 2);
+  incl(t, 6, 5, 2);
+  g_autoptr(json_t) j = to_json(t);
+  CU_ASSERT_EQUAL(an_tx_n_held(t), 0);
+  CU_ASSERT_EQUAL(jint(j, "created"), 6);
+  CU_ASSERT_EQUAL(jint(j, "unique"), 5);
+  CU_ASSERT_EQUAL(jint(j, "committed"), 2);
+  CU_ASSERT_EQUAL(jint(j, "never_committed"), 4);
+  CU_ASSERT_EQUAL(jint(j, "unmatched_records"), 0);
+  CU_ASSERT_PTR_NULL(jget(j, "commit_s")); /* no receptions declared */
+}
+
+/* ---- Propagation -----------------------------------------------------------------------------------------
+ */
+
+/* Three vantages (ms):   V0   V1   V2
+ *   tx 1                 100  140  100    first V0 (tie with V2, lower index): delays 40 (V1), 0 (V2)
+ *   tx 2                 50   40   70     first V1: delays 10, 30
+ *   tx 3                 10   -    20     not seen by all
+ * Delays without the first observer: {0, 10, 30, 40}: median 20, p90 37, p95 38.5 (with it, the median
+ * would be 5). Neither tx is committed: propagation counts every tx. */
+static void test_propagation(void) {
+  g_autoptr(AnTx) t = an_tx_new(V3, 3);
+  tx(t, 1);
+  tx(t, 2);
+  tx(t, 3);
+  see(t, 1, 0, 100);
+  see(t, 1, 1, 140);
+  see(t, 1, 2, 100);
+  see(t, 2, 0, 50);
+  see(t, 2, 1, 40);
+  see(t, 2, 2, 70);
+  see(t, 3, 0, 10);
+  see(t, 3, 2, 20);
+  g_autoptr(json_t) j = to_json(t);
+  expect_num(j, "propagation_ms/median", 20);
+  expect_num(j, "propagation_ms/p90", 37);
+  expect_num(j, "propagation_ms/p95", 38.5);
+  expect_keys(jget(j, "propagation_ms"), "median,p90,p95");
+}
+
+/* ---- Censorship ---------------------------------------------------------------------------------------- */
+
+/* Pools Fair (miner 0) and Censor (miner 1). Main: h1 Censor at 12 s, h2 Fair 30 s, h3 Censor 45 s,
+ * h4 Fair 60 s.
+ *   censored:   c1 created 0 s in h2 -> 30; c2 created 5 s in h4 -> 55; c3 never committed
+ *   uncensored: u1 created 0 s in h1 -> 12; u2 created 10 s in h3 -> 35; u3 created 20 s in h2 -> 10;
+ *               u4 creation unknown, in h1 -> no wait
+ * censored {30, 55}: median 42.5, mean 42.5, p90 52.5; uncensored {10, 12, 35}: median 12, mean 19, p90 30.4.
+ * Two vantages also see the blocks and some txs, so that every key of the output is present. */
+static AnTx *censor_fixture(void) {
+  const AnMiner miners[2] = {{0.6, 0}, {0.4, 1}};
+  const char *pools[2] = {"Fair", "Censor"};
+  g_autoptr(AnChain) c = an_chain_new(miners, 2, pools, 2);
+  add_ok(c, mk(1, 0, 1, 1, 12 * S, 1));
+  add_ok(c, mk(2, 1, 2, 0, 30 * S, 1));
+  add_ok(c, mk(3, 2, 3, 1, 45 * S, 1));
+  add_ok(c, mk(4, 3, 4, 0, 60 * S, 1));
+  finalize_ok(c, &ETH);
+  ObsSighting bs[] = {bsee(1, 0, 12100, NA), bsee(1, 1, 12200, NA), bsee(2, 0, 30100, NA),
+                      bsee(2, 1, 30300, NA), bsee(4, 0, 60100, NA)};
+  AnTx *t = an_tx_new(V2, 2);
+  tx_full(t, 1, 1, 0, 0, TRUE);              /* c1 */
+  tx_full(t, 2, 2, 0, 5 * S, TRUE);          /* c2 */
+  tx_full(t, 3, 3, 0, 7 * S, TRUE);          /* c3 */
+  tx_full(t, 4, 4, 0, 0, FALSE);             /* u1 */
+  tx_full(t, 5, 5, 0, 10 * S, FALSE);        /* u2 */
+  tx_full(t, 6, 6, 0, 20 * S, FALSE);        /* u3 */
+  tx_full(t, 7, 7, 0, OBS_TIME_NONE, FALSE); /* u4 */
+  see(t, 4, 0, 100);
+  see(t, 4, 1, 150);
+  see(t, 1, 0, 200);
+  see(t, 1, 1, 180);
+  incl(t, 1, 2, 2);
+  incl(t, 2, 4, 4);
+  incl(t, 4, 1, 1);
+  incl(t, 5, 3, 3);
+  incl(t, 6, 2, 2);
+  incl(t, 7, 1, 1);
+  declare_chain(t, c, bs, G_N_ELEMENTS(bs), 2);
+  return t;
+}
+
+static void test_censorship(void) {
+  g_autoptr(AnTx) t = censor_fixture();
+  g_autoptr(json_t) j = to_json(t);
+  expect_num(j, "censorship/censored/wait_s/median", 42.5);
+  expect_num(j, "censorship/censored/wait_s/mean", 42.5);
+  expect_num(j, "censorship/censored/wait_s/p90", 52.5);
+  expect_num(j, "censorship/uncensored/wait_s/median", 12);
+  expect_num(j, "censorship/uncensored/wait_s/mean", 19);
+  expect_num(j, "censorship/uncensored/wait_s/p90", 30.4);
+  CU_ASSERT_EQUAL(jint(j, "censorship/censored_never_committed"), 1);
+  CU_ASSERT_EQUAL(jint(j, "committed"), 6);
+}
+
+/* ---- Key order, empty input -----------------------------------------------------------------------------
+ */
+
+static void test_json_key_order(void) {
+  g_autoptr(AnTx) t = censor_fixture();
+  g_autoptr(json_t) j = to_json(t);
+  expect_keys(json_object_get(j, "tx"), "unique,committed,never_committed,commit_s,out_of_order_share,"
+                                        "out_of_order_share_by_vantage,propagation_ms,censorship,created,"
+                                        "unmatched_records,nonce_order_violations");
+  expect_keys(jget(j, "commit_s"), "k0,k3");
+  expect_keys(jget(j, "commit_s/k0"), "median,mean,p90");
+  expect_keys(jget(j, "out_of_order_share_by_vantage"), "A,B");
+  expect_keys(jget(j, "propagation_ms"), "median,p90,p95");
+  expect_keys(jget(j, "censorship"), "censored,uncensored,censored_never_committed");
+  expect_keys(jget(j, "censorship/uncensored/wait_s"), "median,mean,p90");
+  /* k0: u1 at A 12.1 - 0.1 = 12, at B 12.2 - 0.15 = 12.05; c1 at A 30.1 - 0.2 = 29.9, at B 30.3 - 0.18. */
+  expect_num(j, "commit_s/k0/mean", (12 + 12.05 + 29.9 + 30.12) / 4);
+  /* k3: u1 (h4, A only) 60.1 - 0.1. */
+  expect_num(j, "commit_s/k3/median", 60);
+}
+
+static void test_empty(void) {
+  g_autoptr(AnTx) t = an_tx_new(V2, 2);
+  g_autoptr(json_t) j = to_json(t);
+  expect_keys(json_object_get(j, "tx"),
+              "unique,committed,never_committed,created,unmatched_records,nonce_order_violations");
+  CU_ASSERT_EQUAL(jint(j, "unique"), 0);
+  g_autofree char *s = json_dumps(j, 0);
+  CU_ASSERT_PTR_NOT_NULL(s); /* jansson refuses NaN and infinities */
+}
+
+/* ---- Streaming: release after 36 heights ----------------------------------------------------------------
+ */
+
+/* One vantage; at height h (1..100) tx h is created, seen at 10h - 1 s and mined in block 1000 + h, which
+ * the vantage receives at 10h s; heights are declared as they come. Commit times: k -> 10k + 1 s. */
+static void test_streaming_release(void) {
+  const char *v[1] = {"V"};
+  g_autoptr(AnTx) t = an_tx_new(v, 1);
+  for (uint32_t h = 1; h <= 100; h++) {
+    tx(t, h);
+    see(t, h, 0, (10 * (int64_t)h - 1) * 1000);
+    incl(t, h, 1000 + h, h);
+    incl(t, h, 5000 + h, h); /* a fork block at the same height */
+    int64_t recv = 10 * (int64_t)h * 1000;
+    main_block(t, h, 1000 + h, 10 * h * S, &recv, 1);
+    CU_ASSERT_EQUAL(an_tx_n_held(t), MIN(h, 36u));
+    if (h == 60) {
+      see(t, 5, 0, 1);       /* released at height 41: unmatched, and does not count */
+      incl(t, 10, 1010, 10); /* a height released: unmatched */
+      tx(t, 7000);
+      incl(t, 7000, 1025, 25); /* 35 below the top: commits at once */
+      incl(t, 7000, 1026, 26); /* already committed: ignored */
+      incl(t, 7000, 5025, 25); /* a fork block of a declared height: ignored */
+      CU_ASSERT_EQUAL(an_tx_n_held(t), 37);
+    }
+  }
+  g_autoptr(json_t) j = to_json(t);
+  CU_ASSERT_EQUAL(an_tx_n_held(t), 0);
+  CU_ASSERT_EQUAL(jint(j, "committed"), 101);
+  CU_ASSERT_EQUAL(jint(j, "unmatched_records"), 2);
+  expect_num(j, "commit_s/k0/median", 1);
+  expect_num(j, "commit_s/k0/mean", 1);
+  expect_num(j, "commit_s/k3/p90", 31);
+  expect_num(j, "commit_s/k12/mean", 121);
+  expect_num(j, "commit_s/k36/median", 361);
+  expect_num(j, "commit_s/k36/mean", 361);
+  /* One sender per tx, all in order; tx 7000 was seen by no vantage. */
+  expect_num(j, "out_of_order_share", 0);
+}
+
+/* ---- Errors ---------------------------------------------------------------------------------------------
+ */
+
+static void expect_error(gboolean ok, GError *const *err, int code) {
+  CU_ASSERT_FALSE(ok);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(*err);
+  CU_ASSERT_TRUE(g_error_matches(*err, AN_TX_ERROR, code));
+}
+
+static void test_errors(void) {
+  g_autoptr(AnTx) t = an_tx_new(V2, 2);
+  tx(t, 1);
+  GError *err = NULL;
+  ObsTx dup = {.id = 1};
+  expect_error(an_tx_add_tx(t, &dup, &err), &err, AN_TX_ERROR_INVALID_RECORD);
+  CU_ASSERT_STRING_EQUAL(err->message, "tx 0x0000000000000001 added twice");
+  g_clear_error(&err);
+  ObsTx bad_type = {.id = 2, .type = 3};
+  expect_error(an_tx_add_tx(t, &bad_type, &err), &err, AN_TX_ERROR_INVALID_RECORD);
+  g_clear_error(&err);
+  ObsTxSighting far = {.tx = 1, .vantage = 2, .seen_ns = 0};
+  expect_error(an_tx_add_sighting(t, &far, &err), &err, AN_TX_ERROR_INVALID_RECORD);
+  g_clear_error(&err);
+  ObsTxSighting none = {.tx = 1, .vantage = 0, .seen_ns = OBS_TIME_NONE};
+  expect_error(an_tx_add_sighting(t, &none, &err), &err, AN_TX_ERROR_INVALID_RECORD);
+  g_clear_error(&err);
+  ObsTxInclusion genesis = {.tx = 1, .block = OBS_GENESIS_ID, .height = 1};
+  expect_error(an_tx_add_inclusion(t, &genesis, &err), &err, AN_TX_ERROR_INVALID_RECORD);
+  g_clear_error(&err);
+  ObsTxInclusion h0 = {.tx = 1, .block = 5, .height = 0};
+  expect_error(an_tx_add_inclusion(t, &h0, &err), &err, AN_TX_ERROR_INVALID_RECORD);
+  g_clear_error(&err);
+  expect_error(an_tx_add_main_block(t, 2, 5, 0, NULL, &err), &err, AN_TX_ERROR_ORDER);
+  CU_ASSERT_STRING_EQUAL(err->message, "main block 0x0000000000000005 declared at height 2 after height 0");
+  g_clear_error(&err);
+  expect_error(an_tx_add_main_block(t, 1, OBS_GENESIS_ID, 0, NULL, &err), &err, AN_TX_ERROR_INVALID_RECORD);
+  g_clear_error(&err);
+  /* Nothing above was counted. */
+  g_autoptr(json_t) j = to_json(t);
+  CU_ASSERT_EQUAL(jint(j, "created"), 1);
+  CU_ASSERT_EQUAL(jint(j, "unique"), 0);
+}
+
+/* ---- Histogram ---------------------------------------------------------------------------------------- */
+
+static const double FRACS[] = {0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999};
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Largest relative error of the histogram's quantiles at FRACS against the exact type-7 ones of `x`
+ * (sorted here). */
+static double worst_rel_error(const AnHist *h, double *x, size_t n) {
+  qsort(x, n, sizeof x[0], cmp_double);
+  double worst = 0;
+  for (size_t i = 0; i < G_N_ELEMENTS(FRACS); i++) {
+    double want = gsl_stats_quantile_from_sorted_data(x, 1, n, FRACS[i]);
+    double got = an_hist_quantile(h, FRACS[i]);
+    double rel = fabs(got - want) / fabs(want);
+    if (rel >= AN_HIST_REL_WIDTH) fprintf(stderr, "f=%g: got %.17g want %.17g\n", FRACS[i], got, want);
+    worst = MAX(worst, rel);
+  }
+  return worst;
+}
+
+/* 100 000 lognormal samples (fixed seed): binned, every quantile within 1%, the mean exact. */
+static void test_hist_lognormal(void) {
+  enum { N = 100000 };
+  g_autoptr(gsl_rng) r = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(r, 20240917);
+  g_autoptr(AnHist) h = an_hist_new(1e-9, 1e9);
+  g_autofree double *x = g_new(double, N);
+  for (size_t i = 0; i < N; i++) {
+    x[i] = gsl_ran_lognormal(r, 0.0, 1.0);
+    an_hist_add(h, x[i]);
+  }
+  CU_ASSERT_FALSE(an_hist_is_exact(h));
+  CU_ASSERT_EQUAL(an_hist_count(h), N);
+  double mean = gsl_stats_mean(x, 1, N);
+  CU_ASSERT_DOUBLE_EQUAL(an_hist_mean(h), mean, 1e-12 * mean);
+  double worst = worst_rel_error(h, x, N);
+  CU_ASSERT_TRUE(worst < AN_HIST_REL_WIDTH);
+  CU_ASSERT_TRUE(worst > 0);                               /* binned, not exact */
+  CU_ASSERT_DOUBLE_EQUAL(an_hist_quantile(h, 0), x[0], 0); /* the extremes are kept exactly */
+  CU_ASSERT_DOUBLE_EQUAL(an_hist_quantile(h, 1), x[N - 1], 0);
+}
+
+/* Signed samples with a block of exact zeros: binned quantiles away from zero within 1%, the median (in the
+ * zeros) within the zero bin. */
+static void test_hist_signed(void) {
+  enum { N = 20000, ZEROS = 2000 };
+  g_autoptr(gsl_rng) r = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(r, 7);
+  g_autoptr(AnHist) h = an_hist_new(1e-6, 1e6);
+  g_autofree double *x = g_new(double, N + ZEROS);
+  for (size_t i = 0; i < N + ZEROS; i++) {
+    x[i] = i < N ? gsl_ran_gaussian(r, 3.0) : 0.0;
+    an_hist_add(h, x[i]);
+  }
+  qsort(x, N + ZEROS, sizeof x[0], cmp_double);
+  const double f[] = {0.01, 0.1, 0.3, 0.7, 0.9, 0.99};
+  for (size_t i = 0; i < G_N_ELEMENTS(f); i++) {
+    double want = gsl_stats_quantile_from_sorted_data(x, 1, N + ZEROS, f[i]);
+    double got = an_hist_quantile(h, f[i]);
+    CU_ASSERT_TRUE(fabs(got - want) < AN_HIST_REL_WIDTH * fabs(want));
+    CU_ASSERT_TRUE(got * want > 0); /* same sign */
+  }
+  CU_ASSERT_TRUE(fabs(an_hist_quantile(h, 0.5)) < 1e-6);
+}
+
+/* Up to AN_HIST_EXACT_MAX samples the statistics are exact; one more switches to bins. */
+static void test_hist_exact_small(void) {
+  g_autoptr(AnHist) h = an_hist_new(0.5, 1e17);
+  CU_ASSERT_TRUE(isnan(an_hist_quantile(h, 0.5)));
+  CU_ASSERT_TRUE(isnan(an_hist_mean(h)));
+  double x[AN_HIST_EXACT_MAX];
+  for (guint i = 0; i < AN_HIST_EXACT_MAX; i++) {
+    x[i] = (double)((i * 7919u) % 1000u) * 1.37 - 300; /* includes negative values and zeros */
+    an_hist_add(h, x[i]);
+  }
+  qsort(x, AN_HIST_EXACT_MAX, sizeof x[0], cmp_double);
+  CU_ASSERT_TRUE(an_hist_is_exact(h));
+  for (size_t i = 0; i < G_N_ELEMENTS(FRACS); i++)
+    CU_ASSERT_EQUAL(an_hist_quantile(h, FRACS[i]),
+                    gsl_stats_quantile_from_sorted_data(x, 1, AN_HIST_EXACT_MAX, FRACS[i]));
+  an_hist_add(h, 1e4);
+  CU_ASSERT_FALSE(an_hist_is_exact(h));
+  CU_ASSERT_EQUAL(an_hist_count(h), AN_HIST_EXACT_MAX + 1);
+  CU_ASSERT_DOUBLE_EQUAL(an_hist_quantile(h, 1), 1e4, 0);
+}
+
+int register_suites(void) {
+  ADD_SUITE("txmetrics", TEST(test_commit_times), TEST(test_commit_csv), TEST(test_out_of_order),
+            TEST(test_never_committed), TEST(test_propagation), TEST(test_censorship),
+            TEST(test_json_key_order), TEST(test_empty), TEST(test_streaming_release), TEST(test_errors));
+  ADD_SUITE("histogram", TEST(test_hist_lognormal), TEST(test_hist_signed), TEST(test_hist_exact_small));
+  return 0;
+}
