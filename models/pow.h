@@ -9,7 +9,13 @@
  *  - A miner adopts a block as head when its total difficulty is larger; on equal total difficulty it
  *    prefers the lower height, then keeps its own block, then switches with probability 1/2
  *    (Geth 1.8.23 core/blockchain.go, writeBlockWithState). A block whose parent is unknown waits.
- *  - The network model decides when each other miner learns of a block.
+ *  - The network model decides when each other miner learns of a block (that time includes the other
+ *    pool's work distribution). A pool's own miners get work on its new block after its own work
+ *    distribution delay (PowNetworkModel.own_work_delay): until then they mine on the old parent, which is
+ *    how one-miner forks arise.
+ *  - New work starts with an empty template for chain.empty_window_ms (a block found then is empty); the
+ *    full template is rebuilt every chain.recommit_s, and blocks on one template share their transactions
+ *    (ObsBlock.txset).
  *
  * Blocks live in append-only stores owned by the miner that mined them; ids are
  * ((miner index + 1) << 32 | sequence), so ids never depend on event interleaving. A block is immutable
