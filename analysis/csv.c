@@ -1,6 +1,7 @@
 /* csv.c: CSV field quoting (RFC 4180). */
 #include "csv.h"
 
+#include <glib.h>
 #include <string.h>
 
 void an_csv_put_field(FILE *out, const char *s) {
@@ -14,4 +15,15 @@ void an_csv_put_field(FILE *out, const char *s) {
     fputc(*s, out);
   }
   fputc('"', out);
+}
+
+char **an_vantage_names_dup(const char *const *names, unsigned n) {
+  g_return_val_if_fail(names != NULL && n >= 1, NULL);
+  for (unsigned v = 0; v < n; v++) {
+    g_return_val_if_fail(names[v] != NULL && names[v][0] != '\0', NULL);
+    for (unsigned w = 0; w < v; w++) g_return_val_if_fail(strcmp(names[v], names[w]) != 0, NULL);
+  }
+  char **out = g_new0(char *, (gsize)n + 1);
+  for (unsigned v = 0; v < n; v++) out[v] = g_strdup(names[v]);
+  return out;
 }

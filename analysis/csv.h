@@ -1,7 +1,11 @@
-/* csv.h: writing CSV fields (RFC 4180), shared by every table the analysis writes. */
+/* csv.h: helpers shared by the analysis modules: CSV fields (RFC 4180) and vantage-point name tables. */
 #pragma once
 
 #include <stdio.h>
 
 /* Writes `s` as one field: quoted when it holds a separator, a quote or a line break, quotes doubled. */
 void an_csv_put_field(FILE *out, const char *s);
+
+/* A NULL-terminated copy of `n` >= 1 vantage-point names (free with g_strfreev), or NULL (with a GLib
+ * critical) if a name is missing, empty or repeated: names become JSON keys and CSV columns. */
+char **an_vantage_names_dup(const char *const *names, unsigned n);

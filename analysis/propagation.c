@@ -49,17 +49,11 @@ static GArray *doubles_new(void) {
 }
 
 AnProp *an_prop_new(const char *const *vantage_names, guint n_vantages) {
-  g_return_val_if_fail(vantage_names != NULL && n_vantages >= 1, NULL);
-  for (guint v = 0; v < n_vantages; v++) {
-    g_return_val_if_fail(vantage_names[v] != NULL && vantage_names[v][0] != '\0', NULL);
-    for (guint w = 0; w < v; w++)
-      g_return_val_if_fail(strcmp(vantage_names[v], vantage_names[w]) != 0, NULL);
-  }
+  char **names = an_vantage_names_dup(vantage_names, n_vantages);
+  if (!names) return NULL;
   AnProp *p = g_new0(AnProp, 1);
   p->n = n_vantages;
-  p->names = g_new0(char *, (gsize)n_vantages + 1);
-  for (guint v = 0; v < n_vantages; v++)
-    p->names[v] = g_strdup(vantage_names[v]);
+  p->names = names;
   p->index = g_hash_table_new(g_int64_hash, g_int64_equal);
   p->entries = g_ptr_array_new_with_free_func(g_free);
   p->rows = g_ptr_array_new();

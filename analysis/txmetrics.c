@@ -223,17 +223,11 @@ static void pending_free(gpointer p) {
 }
 
 AnTx *an_tx_new(const char *const *vantage_names, guint n_vantages) {
-  g_return_val_if_fail(vantage_names != NULL && n_vantages >= 1, NULL);
-  for (guint v = 0; v < n_vantages; v++) {
-    g_return_val_if_fail(vantage_names[v] != NULL && vantage_names[v][0] != '\0', NULL);
-    for (guint w = 0; w < v; w++)
-      g_return_val_if_fail(strcmp(vantage_names[v], vantage_names[w]) != 0, NULL);
-  }
+  char **names = an_vantage_names_dup(vantage_names, n_vantages);
+  if (!names) return NULL;
   AnTx *t = g_new0(AnTx, 1);
   t->n = n_vantages;
-  t->names = g_new0(char *, (gsize)n_vantages + 1);
-  for (guint v = 0; v < n_vantages; v++)
-    t->names[v] = g_strdup(vantage_names[v]);
+  t->names = names;
   t->txs = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
   t->senders = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
   t->pending = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, pending_free);
