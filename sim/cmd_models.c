@@ -17,13 +17,16 @@ static void describe_model(const SimModelInfo *m, GString *out) {
 
 int sim_cmd_models(int argc, char **argv) {
   g_autoptr(GOptionContext) ctx = g_option_context_new("[FAMILY] - list models and their parameters");
-  g_option_context_set_description(ctx, "Families: network, uncle_rule, delay; 'scenario' lists the sections.");
+  g_option_context_set_description(ctx, "Families: network, uncle_rule, delay, relay, jitter; 'scenario' lists the "
+                                         "scenario's own sections.");
   if (!sim_cli_parse(ctx, "models", &argc, &argv)) return SIM_EXIT_USAGE;
   if (argc > 2) return sim_cli_usage_error("models", "expected at most one FAMILY");
   const char *only = argc == 2 ? argv[1] : NULL;
-  if (only && strcmp(only, "scenario") != 0 && !sim_models_family(only))
-    return sim_cli_usage_error("models", "unknown family '%s' (expected scenario, network, uncle_rule or delay)",
-                               only);
+  if (only && strcmp(only, "scenario") != 0 && !sim_models_family(only)) {
+    g_autoptr(GString) known = g_string_new("scenario");
+    for (const char *const *f = sim_models_families(); *f; f++) g_string_append_printf(known, ", %s", *f);
+    return sim_cli_usage_error("models", "unknown family '%s' (expected one of: %s)", only, known->str);
+  }
   g_autoptr(GString) out = g_string_new(NULL);
   if (!only || strcmp(only, "scenario") == 0) {
     g_string_append(out, "scenario sections:\n");

@@ -59,6 +59,10 @@ for w in "family delay:" "lognormal" "median_ms" "no-self-uncle" "pool-delay" "h
   contains "$tmp/out" "$w" "sim models lists $w"
 done
 expect_rc 2 "models unknown family" -- "$SIM" models nosuch
+contains "$tmp/err" "sim models: unknown family 'nosuch' (expected one of: scenario, network, uncle_rule, delay, relay, jitter)" "models unknown family message"
+expect_rc 0 "models relay" -- "$SIM" models relay
+contains "$tmp/out" "geth-1.8.23" "models relay lists geth"
+contains "$tmp/out" "bitcoin-compact" "models relay lists bitcoin-compact"
 
 # --- validate ---
 expect_rc 0 "validate shipped scenarios" -- "$SIM" validate scenarios/*.json
@@ -164,6 +168,13 @@ expect_rc 0 "bench scenarios" -- "$SIM" bench scenarios scenarios/bench/b.json
 contains "$tmp/out" "bench-b" "bench scenarios names the workload"
 contains "$tmp/out" "deliveries_per_s=" "bench scenarios prints deliveries/s"
 expect_rc 2 "bench scenarios missing file" -- "$SIM" bench scenarios "$tmp/none.json"
+contains "$tmp/err" "$tmp/none.json: cannot open: No such file or directory" "bench scenarios missing file message"
+expect_rc 2 "bench scenarios bad repeat" -- "$SIM" bench scenarios --repeat 0
+contains "$tmp/err" "sim bench scenarios: --repeat must be in [1, 101]" "bench scenarios bad repeat message"
+expect_rc 2 "bench phold bad lps" -- "$SIM" bench phold --lps 0
+contains "$tmp/err" "sim bench phold: --lps, --pending, --events must be >= 1" "bench phold bad lps message"
+expect_rc 2 "bench without name" -- "$SIM" bench
+contains "$tmp/err" "sim bench: missing benchmark name (phold, scenarios)" "bench without name message"
 expect_rc 2 "bench unknown" -- "$SIM" bench nosuch
 
 echo "cli: $pass passed, $fail failed"
