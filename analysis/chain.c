@@ -39,6 +39,7 @@ struct AnChain {
   AnPoolResult *pools;
   uint64_t *miner_main;    /* main blocks in the window per miner */
   uint64_t *miner_max_run; /* longest run per miner */
+  uint64_t *miner_runs_ge; /* [m * (AN_RUNS_KMAX + 1) + k] = maximal runs of length >= k by miner m */
   GArray *run_hist;        /* uint64_t, [len] = maximal runs of exactly len */
   double total_reward;
   uint32_t *run_len;   /* [h] = length of the run holding the main block at window height h (0: no miner) */
@@ -67,6 +68,7 @@ AnChain *an_chain_new(const AnMiner *miners, guint n_miners, const char *const *
   c->pools = g_new0(AnPoolResult, n_groups ? n_groups : 1);
   c->miner_main = g_new0(uint64_t, n_miners ? n_miners : 1);
   c->miner_max_run = g_new0(uint64_t, n_miners ? n_miners : 1);
+  c->miner_runs_ge = g_new0(uint64_t, (gsize)(n_miners ? n_miners : 1) * (AN_RUNS_KMAX + 1));
   c->run_hist = g_array_new(FALSE, TRUE, sizeof(uint64_t));
   c->fork_hist = g_array_new(FALSE, TRUE, sizeof(uint64_t));
   return c;
@@ -83,6 +85,7 @@ void an_chain_free(AnChain *c) {
   g_free(c->pools);
   g_free(c->miner_main);
   g_free(c->miner_max_run);
+  g_free(c->miner_runs_ge);
   g_array_unref(c->run_hist);
   g_free(c->run_len);
   g_free(c->run_pos);
@@ -219,6 +222,8 @@ static void close_run(AnChain *c, uint32_t miner, uint64_t len) {
   g_array_index(c->run_hist, uint64_t, len)++;
   if (len > c->summary.runs_max) c->summary.runs_max = len;
   if (len > c->miner_max_run[miner]) c->miner_max_run[miner] = len;
+  for (uint64_t k = 1; k <= MIN(len, (uint64_t)AN_RUNS_KMAX); k++)
+    c->miner_runs_ge[(gsize)miner * (AN_RUNS_KMAX + 1) + k]++;
 }
 
 static void count_runs(AnChain *c) {
@@ -383,6 +388,7 @@ gboolean an_chain_finalize(AnChain *c, const AnChainParams *params, GError **err
   memset(c->pools, 0, (c->n_groups ? c->n_groups : 1) * sizeof *c->pools);
   memset(c->miner_main, 0, (c->n_miners ? c->n_miners : 1) * sizeof *c->miner_main);
   memset(c->miner_max_run, 0, (c->n_miners ? c->n_miners : 1) * sizeof *c->miner_max_run);
+  memset(c->miner_runs_ge, 0, (gsize)(c->n_miners ? c->n_miners : 1) * (AN_RUNS_KMAX + 1) * sizeof(uint64_t));
   g_array_set_size(c->run_hist, 0);
   c->total_reward = 0;
   for (guint g = 0; g < c->n_groups; g++)
@@ -575,6 +581,23 @@ static double expected_iid_ge(const AnChain *c, unsigned k) {
   return e;
 }
 
+uint64_t an_chain_pool_runs_ge(const AnChain *c, guint group, unsigned k) {
+  g_return_val_if_fail(c != NULL && c->finalized && group < c->n_groups && k >= 1 && k <= AN_RUNS_KMAX, 0);
+  uint64_t n = 0;
+  for (guint m = 0; m < c->n_miners; m++)
+    if (c->miners[m].group == group) n += c->miner_runs_ge[(gsize)m * (AN_RUNS_KMAX + 1) + k];
+  return n;
+}
+
+double an_chain_pool_runs_expected_iid(const AnChain *c, guint group, unsigned k) {
+  g_return_val_if_fail(c != NULL && c->finalized && group < c->n_groups, 0.0);
+  uint64_t n = c->summary.main;
+  double e = 0;
+  for (guint m = 0; n > 0 && m < c->n_miners; m++)
+    if (c->miners[m].group == group) e += an_runs_expected_iid((double)c->miner_main[m] / (double)n, n, k);
+  return e;
+}
+
 static void set_int(json_t *o, const char *key, uint64_t v) {
   json_object_set_new(o, key, json_integer((json_int_t)v));
 }
@@ -635,6 +658,36 @@ void an_chain_add_json(const AnChain *c, json_t *summary) {
     if (n) json_array_append_new(hist, json_pack("[II]", (json_int_t)len, (json_int_t)n));
   }
   json_object_set_new(runs, "histogram", hist);
+  /* The security view: per pool, runs of k consecutive main blocks for k up to 14, the i.i.d. expectation,
+   * and the probability over the window that the pool alone mined the k blocks following some block (it
+   * could have reverted a transaction with k confirmations), for k = 6 and 12: observed (0 or 1) and
+   * i.i.d. (1 - exp(-expected runs >= k), runs being rare events). */
+  json_t *by_pool = json_array();
+  for (guint g = 0; g < c->n_groups; g++) {
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(c->pools[g].name));
+    json_t *pge = json_object(), *pexp = json_object(), *prev = json_object();
+    for (unsigned k = 1; k <= AN_RUNS_KMAX; k++) {
+      char key[16];
+      g_snprintf(key, sizeof key, "%u", k);
+      set_int(pge, key, an_chain_pool_runs_ge(c, g, k));
+      set_real(pexp, key, an_chain_pool_runs_expected_iid(c, g, k));
+    }
+    static const unsigned conf[] = {6, 12};
+    for (guint i = 0; i < G_N_ELEMENTS(conf); i++) {
+      char key[16];
+      g_snprintf(key, sizeof key, "%u", conf[i]);
+      json_t *r = json_object();
+      set_int(r, "observed", an_chain_pool_runs_ge(c, g, conf[i]) > 0);
+      set_real(r, "iid", -expm1(-an_chain_pool_runs_expected_iid(c, g, conf[i])));
+      json_object_set_new(prev, key, r);
+    }
+    json_object_set_new(o, "count_ge", pge);
+    json_object_set_new(o, "expected_iid_ge", pexp);
+    json_object_set_new(o, "revert_possible", prev);
+    json_array_append_new(by_pool, o);
+  }
+  json_object_set_new(runs, "by_pool", by_pool);
   json_object_set_new(summary, "runs", runs);
 
   json_t *forks = json_object();

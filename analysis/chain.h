@@ -144,6 +144,11 @@ const ObsBlock *an_chain_main_block(const AnChain *chain, uint32_t height);
 guint an_chain_miner_group(const AnChain *chain, uint32_t miner);
 const char *an_chain_group_name(const AnChain *chain, guint group);
 
+/* Maximal runs of length >= k (1 <= k <= AN_RUNS_KMAX) by the miners of pool `group`, and their i.i.d.
+ * expectation (the sum over its miners, each at its own main share). */
+uint64_t an_chain_pool_runs_ge(const AnChain *chain, guint group, unsigned k);
+double an_chain_pool_runs_expected_iid(const AnChain *chain, guint group, unsigned k);
+
 /* Expected maximal runs of length >= k for share p over n trials (formula above). */
 double an_runs_expected_iid(double p, uint64_t n, unsigned k);
 

@@ -212,8 +212,23 @@ static void test_runs(void) {
       "{\"max\":3,\"count_ge\":{\"5\":0,\"6\":0,\"7\":0,\"8\":0,\"9\":0,\"10\":0,\"11\":0,"
       "\"12\":0,\"13\":0,\"14\":0},\"expected_iid_ge\":{\"5\":";
   CU_ASSERT_EQUAL(strncmp(runs, want_prefix, strlen(want_prefix)), 0);
-  const char *want_suffix = "},\"histogram\":[[1,1],[2,2],[3,1]]}";
-  CU_ASSERT_STRING_EQUAL(runs + strlen(runs) - strlen(want_suffix), want_suffix);
+  CU_ASSERT_PTR_NOT_NULL(strstr(runs, "},\"histogram\":[[1,1],[2,2],[3,1]],\"by_pool\":[{\"name\":\"AB\","));
+  /* The security view per pool: AB's miners (0 and 1) made runs 2, 1, 3: >= 1: 3, >= 2: 2, >= 3: 1; C one
+   * run of 2. No run of 6: nobody could have reverted a transaction with 6 confirmations. */
+  CU_ASSERT_EQUAL(an_chain_pool_runs_ge(c, 0, 1), 3);
+  CU_ASSERT_EQUAL(an_chain_pool_runs_ge(c, 0, 2), 2);
+  CU_ASSERT_EQUAL(an_chain_pool_runs_ge(c, 0, 3), 1);
+  CU_ASSERT_EQUAL(an_chain_pool_runs_ge(c, 0, 4), 0);
+  CU_ASSERT_EQUAL(an_chain_pool_runs_ge(c, 1, 2), 1);
+  CU_ASSERT_EQUAL(an_chain_pool_runs_ge(c, 1, 3), 0);
+  CU_ASSERT_DOUBLE_EQUAL(an_chain_pool_runs_expected_iid(c, 0, 5),
+                         an_runs_expected_iid(5.0 / 8, 8, 5) + an_runs_expected_iid(1.0 / 8, 8, 5), 1e-15);
+  json_t *ab = json_array_get(json_object_get(json_object_get(j, "runs"), "by_pool"), 0);
+  json_t *r6 = json_object_get(json_object_get(ab, "revert_possible"), "6");
+  CU_ASSERT_EQUAL(json_integer_value(json_object_get(r6, "observed")), 0);
+  CU_ASSERT_DOUBLE_EQUAL(json_real_value(json_object_get(r6, "iid")),
+                         1 - exp(-an_chain_pool_runs_expected_iid(c, 0, 6)), 1e-15);
+  CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(ab, "count_ge"), "3")), 1);
 }
 
 static void test_runs_miner_none(void) {

@@ -129,9 +129,11 @@ static void test_instant_runs_match_iid(void) {
     uncles += sum->uncles_included + sum->forks_unreferenced;
     interval_sum += sum->mean_interval_s;
     for (guint g = 0; g < 3; g++) main_by[g] += an_chain_pool(r.chain, g)->main;
-    /* The library's per-chain count agrees with the independent count. */
+    /* The library's per-chain and per-pool counts agree with the independent count. */
     uint64_t ge3 = c[0][3] + c[1][3] + c[2][3];
     CU_ASSERT_EQUAL(sum->runs_count_ge[3], ge3);
+    for (guint g = 0; g < 3; g++)
+      for (unsigned k = 1; k <= 8; k++) CU_ASSERT_EQUAL(an_chain_pool_runs_ge(r.chain, g, k), c[g][k]);
     run_clear(&r);
   }
   /* No delay, no forks. */
