@@ -47,6 +47,12 @@ struct PowMiner {
   const PowBlock *work;   /* the parent its miners work on: the head, or after its own block for a while the
                            * old parent (one-miner forks come from that window) */
   SimTime full_at;        /* before this the miners have only the empty template of `work` */
+  /* Selfish mining (Eyal-Sirer): own blocks not yet published, in height order; the height of the public
+   * chain as this miner sees it; whether a published tie race is on. */
+  gboolean selfish;
+  GArray *withheld;       /* uint64_t ids */
+  uint32_t pub_height;
+  gboolean tie;
   GArray *recent;        /* ids of known blocks near the head: uncle candidates */
   uint32_t max_known_height;
   GHashTable *orphans;   /* parent id -> GArray of ids waiting for it */
@@ -108,6 +114,8 @@ const SimParamSpec pow_chain_params[] = {
 };
 const guint pow_chain_n_params = G_N_ELEMENTS(pow_chain_params);
 
+static const char *const strategy_choices[] = {"honest", "selfish", NULL};
+
 const SimParamSpec pow_pool_params[] = {
     {.name = "name", .type = SIM_PARAM_STRING, .required = TRUE, .offset = offsetof(PowPoolSpec, name),
      .help = "pool name (unique)"},
@@ -116,6 +124,10 @@ const SimParamSpec pow_pool_params[] = {
     {.name = "miners", .type = SIM_PARAM_INT, .min = 1, .max = 100000, .def = 1,
      .offset = offsetof(PowPoolSpec, miners),
      .help = "independent miners this entry stands for (e.g. 'many small miners'); each forms its own runs"},
+    {.name = "strategy", .type = SIM_PARAM_ENUM, .choices = strategy_choices, .def_str = "honest",
+     .offset = offsetof(PowPoolSpec, strategy),
+     .help = "honest: publish every block at once; selfish: Eyal-Sirer selfish mining (withhold blocks, release "
+             "them to match or overtake the public chain)"},
 };
 const guint pow_pool_n_params = G_N_ELEMENTS(pow_pool_params);
 
@@ -288,6 +300,50 @@ static void switch_work(PowMiner *m, SimCtx *ctx) {
   m->full_at = sim_ctx_now(ctx) + sim_time_from_s(m->world->cfg->chain.empty_window_ms / 1e3);
 }
 
+static void publish(PowMiner *m, SimCtx *ctx, const PowBlock *b) {
+  const PowWorld *w = m->world;
+  w->net->publish(w->cfg->network.params, w->net_state, m->net_scratch, w, ctx, m->index, &b->obs);
+  if (b->obs.height > m->pub_height) m->pub_height = b->obs.height;
+}
+
+/* Publishes the withheld blocks up to height `upto` (all of them with UINT32_MAX), oldest first. */
+static void release(PowMiner *m, SimCtx *ctx, uint32_t upto) {
+  guint k = 0;
+  while (k < m->withheld->len) {
+    const PowBlock *b = world_block(m->world, g_array_index(m->withheld, uint64_t, k));
+    if (b->obs.height > upto) break;
+    publish(m, ctx, b);
+    k++;
+  }
+  g_array_remove_range(m->withheld, 0, k);
+}
+
+/* Eyal and Sirer's selfish mining ("Majority is not enough", 2014), on the public chain growing to height
+ * `h` (a block from another miner): with a private lead of 1 before it, publish (a tie race); of 2,
+ * publish everything (the private chain wins); of more, publish up to the public height; with no lead,
+ * the private blocks are lost and the miner follows the public chain. Lengths are heights. */
+static void selfish_on_public(PowMiner *m, SimCtx *ctx, uint32_t h) {
+  if (h <= m->pub_height) return;
+  uint32_t before = m->pub_height;
+  m->pub_height = h;
+  m->tie = FALSE;
+  if (m->withheld->len == 0) return;
+  uint32_t priv = world_block(m->world, g_array_index(m->withheld, uint64_t, m->withheld->len - 1))->obs.height;
+  if (priv < h) { /* overtaken: the withheld blocks are wasted */
+    g_array_set_size(m->withheld, 0);
+    return;
+  }
+  uint32_t lead = priv - before;
+  if (lead == 1) {
+    release(m, ctx, UINT32_MAX);
+    m->tie = TRUE;
+  } else if (lead == 2) {
+    release(m, ctx, UINT32_MAX);
+  } else {
+    release(m, ctx, h);
+  }
+}
+
 static inline uint64_t mix64(uint64_t x) {
   x ^= x >> 30;
   x *= UINT64_C(0xbf58476d1ce4e5b9);
@@ -329,7 +385,14 @@ static void mine(PowMiner *m, SimCtx *ctx) {
   b->obs.size_bytes = (uint32_t)MIN(cp->header_bytes + b->obs.n_tx * cp->tx_bytes, (double)UINT32_MAX);
   choose_uncles(m, ctx, parent, b);
   accept_block(m, ctx, b);
-  w->net->publish(w->cfg->network.params, w->net_state, m->net_scratch, w, ctx, m->index, &b->obs);
+  if (!m->selfish) {
+    publish(m, ctx, b);
+  } else if (m->tie) { /* found on its own branch during a tie race: publishing wins it */
+    publish(m, ctx, b);
+    m->tie = FALSE;
+  } else {
+    g_array_append_val(m->withheld, b->obs.id);
+  }
   /* The pool's own miners get work on the new block after its work distribution delay; until then they
    * keep mining on the old parent. */
   SimTime d = w->net->own_work_delay ? w->net->own_work_delay(w->cfg->network.params, sim_ctx_rng(ctx)) : 0;
@@ -431,6 +494,7 @@ static void miner_handle(SimCtx *ctx, void *state, const SimEvent *ev) {
   case POW_EV_BLOCK: {
     const PowBlock *before = m->head;
     receive_block(m, ctx, ev->payload);
+    if (m->selfish) selfish_on_public(m, ctx, world_block(m->world, ev->payload)->obs.height);
     /* A block from elsewhere arrives when the pool's miners got work on it (the network includes the
      * work distribution): new work at once. */
     if (m->head != before) new_work(m, ctx);
@@ -515,6 +579,8 @@ PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error)
       m->mean_interval_s = cfg->chain.target_interval_s / share;
       m->hashrate_hps = cfg->chain.hashrate_hps * share;
       m->pool_member = (guint32)j;
+      m->selfish = cfg->pools[p].strategy == POW_STRATEGY_SELFISH;
+      m->withheld = g_array_new(FALSE, FALSE, sizeof(uint64_t));
       m->head = m->work = &w->genesis;
       m->recent = g_array_new(FALSE, FALSE, sizeof(uint64_t));
       m->orphans = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
@@ -556,6 +622,7 @@ void pow_world_free(PowWorld *w) {
     g_array_unref(m->recent);
     g_hash_table_unref(m->orphans);
     g_array_unref(m->ready);
+    if (m->withheld) g_array_unref(m->withheld);
     if (m->net_scratch && w->net->free_scratch) w->net->free_scratch(m->net_scratch);
   }
   if (w->net_state && w->net->free_state) w->net->free_state(w->net_state);

@@ -39,7 +39,10 @@ typedef struct {
   char *name;
   double hash_share; /* normalised by the loader so that all pools sum to 1 */
   int64_t miners;    /* independent miners this entry stands for (each gets hash_share / miners) */
+  int strategy;      /* POW_STRATEGY_* */
 } PowPoolSpec;
+
+enum { POW_STRATEGY_HONEST = 0, POW_STRATEGY_SELFISH = 1 };
 
 extern const SimParamSpec pow_pool_params[];
 extern const guint pow_pool_n_params;

@@ -350,6 +350,37 @@ static void test_one_miner_forks_and_empty_blocks(void) {
   run_clear(&r);
 }
 
+/* Selfish mining (Eyal-Sirer) by a pool of 40% against many small honest miners, blocks known at once. A
+ * selfish pool above 1/3 of the hash power gains more than its share whatever the tie-breaking gamma:
+ * Eyal and Sirer's relative revenue at alpha = 0.4 is 0.484 for gamma = 0 and 0.567 for gamma = 1. Honest,
+ * the same pool gets its share (binomial, 5 sigma). */
+static double selfish_share(const char *strategy) {
+  char set[64];
+  g_snprintf(set, sizeof set, "pools[0].strategy=%s", strategy);
+  const char *sets[] = {set, NULL};
+  const char *json = "{\"name\": \"selfish\", \"seed\": 5, \"stop\": {\"heights\": 40000},"
+                     " \"uncles\": {\"model\": \"none\"},"
+                     " \"network\": {\"delay\": {\"model\": \"constant\", \"value_ms\": 0}},"
+                     " \"pools\": [{\"name\": \"S\", \"hash_share\": 0.4},"
+                     "            {\"name\": \"H\", \"hash_share\": 0.6, \"miners\": 20}]}";
+  Run r;
+  CU_ASSERT_FATAL(run_scenario(&r, json, sets));
+  double share = an_chain_pool(r.chain, 0)->main_share;
+  if (strcmp(strategy, "selfish") == 0) {
+    /* It withheld blocks, some of which were overtaken and never published: wasted work. */
+    CU_ASSERT(an_chain_summary(r.chain)->forks_unreferenced > 100);
+  }
+  run_clear(&r);
+  return share;
+}
+
+static void test_selfish_mining(void) {
+  double honest = selfish_share("honest"), selfish = selfish_share("selfish");
+  CU_ASSERT(fabs(honest - 0.4) < 5 * sqrt(0.4 * 0.6 / 40000));
+  CU_ASSERT(selfish > 0.484 - 5 * sqrt(0.25 / 40000) && selfish < 0.567 + 5 * sqrt(0.25 / 40000));
+  if (!(selfish > 0.47 && selfish < 0.58)) fprintf(stderr, "selfish main share %.4f\n", selfish);
+}
+
 static uint64_t chain_digest(const Run *r, guint n_miners) {
   uint64_t h = 1469598103934665603ull;
   for (guint m = 0; m < n_miners; m++)
@@ -393,7 +424,7 @@ static void test_split_pool(void) {
 }
 
 int register_suites(void) {
-  ADD_SUITE("chain-model", TEST(test_instant_runs_match_iid), TEST(test_uncle_rules), TEST(test_rule_predicates), TEST(test_byzantium_difficulty), TEST(test_one_miner_forks_and_empty_blocks),
+  ADD_SUITE("chain-model", TEST(test_instant_runs_match_iid), TEST(test_uncle_rules), TEST(test_rule_predicates), TEST(test_byzantium_difficulty), TEST(test_one_miner_forks_and_empty_blocks), TEST(test_selfish_mining),
             TEST(test_delay_raises_stale_share), TEST(test_reproducible), TEST(test_split_pool));
   return 0;
 }
