@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "csv.h"
+#include "util.h"
 
 /* clang-format off */
 G_DEFINE_QUARK(an-chain-error-quark, an_chain_error)

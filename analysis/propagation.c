@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "csv.h"
+#include "util.h"
 
 /* clang-format off */
 G_DEFINE_QUARK(an-prop-error-quark, an_prop_error)
@@ -247,14 +247,6 @@ static void set_stats(json_t *parent, const char *key, const GArray *sorted, con
   json_object_set_new(parent, key, o);
 }
 
-/* Sets `key` of `parent` to `o`, or drops `o` if it is empty. */
-static void set_nonempty(json_t *parent, const char *key, json_t *o) {
-  if (json_object_size(o) > 0)
-    json_object_set_new(parent, key, o);
-  else
-    json_decref(o);
-}
-
 void an_prop_add_json(const AnProp *p, json_t *summary) {
   g_return_if_fail(p != NULL && p->finalized && json_is_object(summary));
   json_t *prop = json_object();
@@ -264,14 +256,14 @@ void an_prop_add_json(const AnProp *p, json_t *summary) {
   json_t *by_vantage = json_object();
   for (guint v = 0; v < p->n; v++)
     set_stats(by_vantage, p->names[v], p->delay_by_vantage[v], STATS_VANTAGE);
-  set_nonempty(prop, "vantage_delay_by_vantage_ms", by_vantage);
+  an_json_set_nonempty(prop, "vantage_delay_by_vantage_ms", by_vantage);
 
   json_object_set_new(prop, "blocks_seen_by_all", json_integer((json_int_t)p->seen_by_all));
 
   json_t *first = json_object();
   for (guint v = 0; v < p->n && p->seen_by_all > 0; v++)
     json_object_set_new(first, p->names[v], json_real((double)p->first_count[v] / (double)p->seen_by_all));
-  set_nonempty(prop, "first_seen_share", first);
+  an_json_set_nonempty(prop, "first_seen_share", first);
 
   json_t *by_pool = json_object();
   for (guint g = 0; g < p->n_groups; g++) {
@@ -283,19 +275,19 @@ void an_prop_add_json(const AnProp *p, json_t *summary) {
                           json_real((double)p->group_first_count[(gsize)g * p->n + v] / (double)n));
     json_object_set_new(by_pool, an_chain_group_name(p->chain, g), o);
   }
-  set_nonempty(prop, "first_seen_share_by_pool", by_pool);
+  an_json_set_nonempty(prop, "first_seen_share_by_pool", by_pool);
 
   json_t *bm_first = json_object();
   for (guint v = 0; v < p->n; v++)
     if (p->observed[v] > 0)
       json_object_set_new(bm_first, p->names[v],
                           json_real((double)p->block_msg_first[v] / (double)p->observed[v]));
-  set_nonempty(prop, "seen_by_block_msg_first_share", bm_first);
+  an_json_set_nonempty(prop, "seen_by_block_msg_first_share", bm_first);
 
   json_t *by_type = json_object();
   for (guint t = 0; t < N_TYPES; t++)
     set_stats(by_type, an_block_type_name((AnBlockType)t), p->delay_by_type[t], STATS_TYPE);
-  set_nonempty(prop, "vantage_delay_ms_by_type", by_type);
+  an_json_set_nonempty(prop, "vantage_delay_ms_by_type", by_type);
 
   json_object_set_new(summary, "propagation", prop);
 }

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "csv.h"
+#include "util.h"
 
 /* clang-format off */
 G_DEFINE_QUARK(an-tx-error-quark, an_tx_error)
@@ -576,13 +576,6 @@ static void set_stats(json_t *parent, const char *key, const AnHist *h, const St
   json_object_set_new(parent, key, o);
 }
 
-static void set_nonempty(json_t *parent, const char *key, json_t *o) {
-  if (json_object_size(o) > 0)
-    json_object_set_new(parent, key, o);
-  else
-    json_decref(o);
-}
-
 static void set_count(json_t *o, const char *key, uint64_t n) {
   json_object_set_new(o, key, json_integer((json_int_t)n));
 }
@@ -600,7 +593,7 @@ void an_tx_add_json(const AnTx *t, json_t *summary) {
     g_snprintf(key, sizeof key, "k%" PRIu32, AN_TX_K[k]);
     set_stats(commit_s, key, t->commit[k], STATS_MMP90, 1e9);
   }
-  set_nonempty(o, "commit_s", commit_s);
+  an_json_set_nonempty(o, "commit_s", commit_s);
 
   uint64_t ooo = 0, pairs = 0;
   json_t *by_vantage = json_object();
@@ -611,7 +604,7 @@ void an_tx_add_json(const AnTx *t, json_t *summary) {
       json_object_set_new(by_vantage, t->names[v], json_real((double)t->ooo[v] / (double)t->ooo_pairs[v]));
   }
   if (pairs) json_object_set_new(o, "out_of_order_share", json_real((double)ooo / (double)pairs));
-  set_nonempty(o, "out_of_order_share_by_vantage", by_vantage);
+  an_json_set_nonempty(o, "out_of_order_share_by_vantage", by_vantage);
 
   set_stats(o, "propagation_ms", t->prop, STATS_PROP, 1e6);
 
@@ -621,7 +614,7 @@ void an_tx_add_json(const AnTx *t, json_t *summary) {
     for (guint i = 0; i < 2; i++) {
       json_t *w = json_object();
       set_stats(w, "wait_s", t->wait[i == 0 ? 1 : 0], STATS_MMP90, 1e9);
-      set_nonempty(c, names[i], w);
+      an_json_set_nonempty(c, names[i], w);
     }
     set_count(c, "censored_never_committed", t->censored_created - t->censored_committed);
     json_object_set_new(o, "censorship", c);

@@ -2,6 +2,8 @@
  * and fork accessors, on hand-built chains and sightings with known answers. */
 #include "chain.h"
 #include "cunit-main.h"
+#define JSON_FIXTURE_SECTION "propagation"
+#include "json-fixture.h"
 #include "chain-fixture.h"
 #include "propagation.h"
 
@@ -39,21 +41,6 @@ static void prop_finalize_ok(AnProp *p, const AnChain *c) {
   gboolean ok = an_prop_finalize(p, c, &err);
   CU_ASSERT_TRUE(ok);
   if (!ok) fprintf(stderr, "an_prop_finalize: %s\n", err ? err->message : "?");
-}
-
-/* The value at a '/'-separated path under summary.propagation, or NULL. */
-static json_t *jget(json_t *summary, const char *path) {
-  json_t *o = json_object_get(summary, "propagation");
-  g_auto(GStrv) parts = g_strsplit(path, "/", -1);
-  for (char **k = parts; o && *k; k++)
-    o = json_object_get(o, *k);
-  return o;
-}
-
-static double jnum(json_t *summary, const char *path) {
-  json_t *v = jget(summary, path);
-  if (!v) fprintf(stderr, "missing key %s\n", path);
-  return v ? json_number_value(v) : NAN;
 }
 
 /* The keys of an object, comma-separated, in order. */

@@ -2,6 +2,8 @@
  * streams with known answers, and of the streamed histogram against exact quantiles. */
 #include "chain.h"
 #include "cunit-main.h"
+#define JSON_FIXTURE_SECTION "tx"
+#include "json-fixture.h"
 #include "chain-fixture.h"
 #include "txmetrics.h"
 
@@ -105,21 +107,6 @@ static json_t *to_json(AnTx *t) {
   json_t *j = json_object();
   an_tx_add_json(t, j);
   return j;
-}
-
-/* The value at a '/'-separated path under summary.tx, or NULL. */
-static json_t *jget(json_t *summary, const char *path) {
-  json_t *o = json_object_get(summary, "tx");
-  g_auto(GStrv) parts = g_strsplit(path, "/", -1);
-  for (char **k = parts; o && *k; k++)
-    o = json_object_get(o, *k);
-  return o;
-}
-
-static double jnum(json_t *summary, const char *path) {
-  json_t *v = jget(summary, path);
-  if (!v) fprintf(stderr, "missing key %s\n", path);
-  return v ? json_number_value(v) : NAN;
 }
 
 static json_int_t jint(json_t *summary, const char *path) {

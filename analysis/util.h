@@ -1,6 +1,7 @@
-/* csv.h: helpers shared by the analysis modules: CSV fields (RFC 4180) and vantage-point name tables. */
+/* util.h: helpers shared by the analysis modules: CSV fields (RFC 4180), vantage-point name tables, JSON. */
 #pragma once
 
+#include <jansson.h>
 #include <stdio.h>
 
 /* Writes `s` as one field: quoted when it holds a separator, a quote or a line break, quotes doubled. */
@@ -9,3 +10,7 @@ void an_csv_put_field(FILE *out, const char *s);
 /* A NULL-terminated copy of `n` >= 1 vantage-point names (free with g_strfreev), or NULL (with a GLib
  * critical) if a name is missing, empty or repeated: names become JSON keys and CSV columns. */
 char **an_vantage_names_dup(const char *const *names, unsigned n);
+
+/* Sets `key` of `parent` to the object `o` (taking the reference), or drops `o` if it has no member: empty
+ * statistics are left out of summaries rather than written as empty objects. */
+void an_json_set_nonempty(json_t *parent, const char *key, json_t *o);

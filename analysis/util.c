@@ -1,5 +1,5 @@
-/* csv.c: CSV field quoting (RFC 4180). */
-#include "csv.h"
+/* util.c: helpers shared by the analysis modules. */
+#include "util.h"
 
 #include <glib.h>
 #include <string.h>
@@ -26,4 +26,11 @@ char **an_vantage_names_dup(const char *const *names, unsigned n) {
   char **out = g_new0(char *, (gsize)n + 1);
   for (unsigned v = 0; v < n; v++) out[v] = g_strdup(names[v]);
   return out;
+}
+
+void an_json_set_nonempty(json_t *parent, const char *key, json_t *o) {
+  if (json_object_size(o) > 0)
+    json_object_set_new(parent, key, o);
+  else
+    json_decref(o);
 }
