@@ -175,7 +175,7 @@ static inline SimTime net_jitter_sample(const SimModelRef *ref, SimTime mean_ns,
   return ((const NetJitterModel *)ref->model)->sample(ref->params, mean_ns, rng);
 }
 
-/* The geo network's parameter handling, used by the "geo" network model's table (pow.c registers it). */
+/* The geo network's parameter handling, used by the "geo" network model's table (geo.c defines the model). */
 /* Sizes of the two tables below, as constants so model tables can be initialised statically; net.c
  * checks them with G_STATIC_ASSERT. */
 #define NET_GEO_N_PARAMS 9
