@@ -10,6 +10,10 @@
 #include "scenario.h"
 
 static json_t *summary;
+
+static gint cmp_names(gconstpointer a, gconstpointer b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
 static char *out_dir;
 
 static double num(const char *a, const char *b, const char *c) {
@@ -117,26 +121,34 @@ static void test_observations_written(void) {
   g_free(path);
 }
 
-static void cleanup(void) {
-  if (!out_dir) return;
-  const char *names[] = {"summary.json", "blocks.csv", "pools.csv", "runs.csv", "observations.csv"};
-  for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
-    char *p = g_build_filename(out_dir, names[i], NULL);
+/* A geo run writes exactly these five files and leaves no temp file behind; then the directory goes. */
+static void test_outputs_then_cleanup(void) {
+  run_once();
+  static const char *const names[] = {"blocks.csv", "observations.csv", "pools.csv", "runs.csv", "summary.json"};
+  GPtrArray *found = g_ptr_array_new_with_free_func(g_free);
+  GDir *dir = g_dir_open(out_dir, 0, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+  const char *n;
+  while ((n = g_dir_read_name(dir))) g_ptr_array_add(found, g_strdup(n));
+  g_dir_close(dir);
+  g_ptr_array_sort(found, cmp_names);
+  CU_ASSERT_EQUAL_FATAL(found->len, G_N_ELEMENTS(names));
+  for (guint i = 0; i < found->len; i++) {
+    CU_ASSERT_STRING_EQUAL(g_ptr_array_index(found, i), names[i]);
+    char *p = g_build_filename(out_dir, g_ptr_array_index(found, i), NULL);
     g_unlink(p);
     g_free(p);
   }
-  g_rmdir(out_dir);
+  g_ptr_array_unref(found);
+  CU_ASSERT_EQUAL(g_rmdir(out_dir), 0);
   g_free(out_dir);
+  out_dir = NULL;
   json_decref(summary);
-}
-
-static void test_cleanup(void) {
-  cleanup();
-  CU_PASS("cleaned up");
+  summary = NULL;
 }
 
 int register_suites(void) {
   ADD_SUITE("geo-e2e", TEST(test_uncle_rate_band), TEST(test_interval), TEST(test_propagation_band),
-            TEST(test_geography), TEST(test_observations_written), TEST(test_cleanup));
+            TEST(test_geography), TEST(test_observations_written), TEST(test_outputs_then_cleanup));
   return 0;
 }
