@@ -12,6 +12,8 @@ enum { GEO_EV_SIGHT = 1 };
 typedef struct {
   guint index;
   GArray *sightings; /* ObsSighting, in the order received */
+  GArray **first;    /* per miner: int64 first reception of its block seq (OBS_TIME_NONE: none yet) */
+  guint n_miners;
 } Vantage;
 
 typedef struct {
@@ -39,6 +41,12 @@ typedef struct {
   RelayWork *work;
   uint64_t seed;
   gboolean on_nodes; /* some miners sit on ordinary nodes: every propagation runs to the end */
+  /* For the transaction world: each pool's nodes (its miners' gateways), vantage names and nodes. */
+  guint n_pools;
+  guint32 **pool_gw;
+  guint *pool_n_gw;
+  const char **vantage_names;
+  guint32 *vantage_nodes;
 } GeoState;
 
 static void vantage_handle(SimCtx *ctx, void *state, const SimEvent *ev) {
@@ -51,6 +59,19 @@ static void vantage_handle(SimCtx *ctx, void *state, const SimEvent *ev) {
   else
     s.announce_ns = sim_ctx_now(ctx);
   g_array_append_val(v->sightings, s);
+  /* The study's local time of a block: the earlier of block message and announcement. */
+  uint64_t m = (s.block >> 32) - 1;
+  uint32_t seq = (uint32_t)s.block;
+  if (m < v->n_miners) {
+    GArray *f = v->first[m];
+    if (f->len <= seq) {
+      guint old = f->len;
+      g_array_set_size(f, seq + 1);
+      for (guint i = old; i <= seq; i++) g_array_index(f, int64_t, i) = OBS_TIME_NONE;
+    }
+    int64_t *x = &g_array_index(f, int64_t, seq);
+    if (*x == OBS_TIME_NONE || sim_ctx_now(ctx) < *x) *x = sim_ctx_now(ctx);
+  }
 }
 
 static const SimEntityKind vantage_kind = {.name = "vantage", .handle = vantage_handle};
@@ -64,8 +85,16 @@ static void geo_free_state(gpointer state) {
   g_free(g->miner_gw);
   g_free(g->miner_n_gw);
   g_free(g->miner_entity);
-  for (guint i = 0; i < g->n_vantages; i++)
+  for (guint i = 0; i < g->n_vantages; i++) {
     if (g->vantages[i].sightings) g_array_unref(g->vantages[i].sightings);
+    for (guint m = 0; m < g->vantages[i].n_miners; m++) g_array_unref(g->vantages[i].first[m]);
+    g_free(g->vantages[i].first);
+  }
+  for (guint p = 0; p < g->n_pools; p++) g_free(g->pool_gw[p]);
+  g_free(g->pool_gw);
+  g_free(g->pool_n_gw);
+  g_free(g->vantage_names);
+  g_free(g->vantage_nodes);
   g_free(g->vantages);
   g_free(g->vantage_entity);
   g_free(g->scratches);
@@ -134,9 +163,60 @@ static gpointer geo_init(const void *params, const PowWorld *world, SimEngine *e
   for (guint i = 0; i < g->n_vantages; i++) {
     g->vantages[i].index = i;
     g->vantages[i].sightings = g_array_new(FALSE, FALSE, sizeof(ObsSighting));
+    g->vantages[i].n_miners = g->n_miners;
+    g->vantages[i].first = g_new0(GArray *, MAX(g->n_miners, 1));
+    for (guint m = 0; m < g->n_miners; m++) g->vantages[i].first[m] = g_array_new(FALSE, FALSE, sizeof(int64_t));
     g->vantage_entity[i] = sim_engine_add_entity(engine, &vantage_kind, &g->vantages[i]);
   }
+  g->vantage_names = g_new0(const char *, g->n_vantages + 1);
+  g->vantage_nodes = g_new0(guint32, MAX(g->n_vantages, 1));
+  for (guint i = 0; i < g->n_vantages; i++) {
+    g->vantage_names[i] = p->specials[i].name;
+    g->vantage_nodes[i] = i; /* specials come first among the node ids */
+  }
+  g->n_pools = cfg->n_pools;
+  g->pool_gw = g_new0(guint32 *, MAX(g->n_pools, 1));
+  g->pool_n_gw = g_new0(guint, MAX(g->n_pools, 1));
+  for (guint pool = 0; pool < g->n_pools; pool++) {
+    GArray *nodes = g_array_new(FALSE, FALSE, sizeof(guint32));
+    for (guint m = 0; m < g->n_miners; m++) {
+      if (pow_world_miner_pool(world, m, NULL) != pool) continue;
+      for (guint i = 0; i < g->miner_n_gw[m]; i++) {
+        guint32 node = g->miner_gw[m][i];
+        gboolean dup = FALSE;
+        for (guint j = 0; j < nodes->len && !dup; j++) dup = g_array_index(nodes, guint32, j) == node;
+        if (!dup) g_array_append_val(nodes, node);
+      }
+    }
+    g->pool_n_gw[pool] = nodes->len;
+    g->pool_gw[pool] = (guint32 *)g_array_free(nodes, FALSE);
+  }
   return g;
+}
+
+static int64_t geo_reception(gconstpointer user, guint vantage, uint64_t block) {
+  const GeoState *g = user;
+  if (vantage >= g->n_vantages) return OBS_TIME_NONE;
+  const Vantage *v = &g->vantages[vantage];
+  uint64_t m = (block >> 32) - 1;
+  uint32_t seq = (uint32_t)block;
+  if (m >= v->n_miners || seq >= v->first[m]->len) return OBS_TIME_NONE;
+  return g_array_index(v->first[m], int64_t, seq);
+}
+
+static void geo_tx_view(gpointer state, const PowWorld *world, TxNetView *view) {
+  GeoState *g = state;
+  (void)world;
+  view->gp = g->p;
+  view->topo = g->topo;
+  view->n_vantages = g->n_vantages;
+  view->vantage_names = g->vantage_names;
+  view->vantage_node = g->vantage_nodes;
+  view->n_pools = g->n_pools;
+  view->pool_gw = (const guint32 *const *)g->pool_gw;
+  view->pool_n_gw = g->pool_n_gw;
+  view->reception = geo_reception;
+  view->user = g;
 }
 
 static gpointer geo_miner_scratch(gpointer state, guint miner) {
@@ -241,4 +321,5 @@ const PowNetworkModel pow_network_geo = {
     .vantage_name = geo_vantage_name,
     .vantage_sightings = geo_vantage_sightings,
     .deliveries = geo_deliveries,
+    .tx_view = geo_tx_view,
 };

@@ -50,6 +50,7 @@ struct PowMiner {
   /* Selfish mining (Eyal-Sirer): own blocks not yet published, in height order; the height of the public
    * chain as this miner sees it; whether a published tie race is on. */
   gboolean selfish;
+  double withhold_share;  /* strategy withholding: share of finds discarded */
   GArray *withheld;       /* uint64_t ids */
   uint32_t pub_height;
   gboolean tie;
@@ -69,6 +70,16 @@ struct PowWorld {
   PowMiner *miners;
   guint n_miners;
   guint known_words; /* 64-bit words of one known-by bitmap: ceil(n_miners / 64) */
+  TxWorld *txw;      /* transactions, or NULL */
+  struct PowMut *mut;
+};
+
+/* What miners change in the world (the world itself is const to them). */
+struct PowMut {
+  const PowBlock *best; /* the heaviest block mined so far (first mined on ties) */
+  guint64 *discarded;   /* per pool: blocks discarded by withholding miners */
+  guint *miner_pool;
+  double *pool_share;
 };
 
 /* ---- parameter tables ---- */
@@ -114,7 +125,7 @@ const SimParamSpec pow_chain_params[] = {
 };
 const guint pow_chain_n_params = G_N_ELEMENTS(pow_chain_params);
 
-static const char *const strategy_choices[] = {"honest", "selfish", NULL};
+static const char *const strategy_choices[] = {"honest", "selfish", "withholding", NULL};
 
 const SimParamSpec pow_pool_params[] = {
     {.name = "name", .type = SIM_PARAM_STRING, .required = TRUE, .offset = offsetof(PowPoolSpec, name),
@@ -127,7 +138,11 @@ const SimParamSpec pow_pool_params[] = {
     {.name = "strategy", .type = SIM_PARAM_ENUM, .choices = strategy_choices, .def_str = "honest",
      .offset = offsetof(PowPoolSpec, strategy),
      .help = "honest: publish every block at once; selfish: Eyal-Sirer selfish mining (withhold blocks, release "
-             "them to match or overtake the public chain)"},
+             "them to match or overtake the public chain); withholding: the pool is the victim of a block "
+             "withholding attack (infiltrated miners submit shares but discard the blocks they find)"},
+    {.name = "withhold_share", .type = SIM_PARAM_NUMBER, .min = 0, .max = 1, .def = 0,
+     .offset = offsetof(PowPoolSpec, withhold_share),
+     .help = "withholding: share of the pool's found blocks discarded (the infiltrators' share of its hash power)"},
 };
 const guint pow_pool_n_params = G_N_ELEMENTS(pow_pool_params);
 
@@ -143,6 +158,11 @@ static const PowBlock *world_block(const PowWorld *w, uint64_t id) {
   const PowMiner *mi = &w->miners[m];
   if (seq >= mi->n_blocks) return NULL;
   return &mi->chunks[seq >> CHUNK_BITS][seq & (CHUNK_SIZE - 1)];
+}
+
+static const ObsBlock *lookup_block(gconstpointer user, uint64_t id) {
+  const PowBlock *b = world_block(user, id);
+  return b ? &b->obs : NULL;
 }
 
 static PowBlock *miner_new_block(PowMiner *m) {
@@ -372,7 +392,10 @@ static void mine(PowMiner *m, SimCtx *ctx) {
   b->obs.empty = now < m->full_at;
   uint64_t k = b->obs.empty ? UINT64_MAX : (uint64_t)floor(sim_time_to_s(now - m->full_at) / cp->recommit_s);
   b->obs.txset = mix64(mix64(mix64((uint64_t)m->index + 1) ^ parent->obs.id) ^ k) | 1;
-  if (cp->tx_rate_per_s > 0 && !b->obs.empty) {
+  if (w->txw) {
+    SimTime built = b->obs.empty ? now : m->full_at + sim_time_from_s((double)k * cp->recommit_s);
+    tx_world_build(w->txw, m->group, &parent->obs, built, &b->obs);
+  } else if (cp->tx_rate_per_s > 0 && !b->obs.empty) {
     SimTime built = m->full_at + sim_time_from_s((double)k * cp->recommit_s);
     double waiting = cp->tx_rate_per_s * sim_time_to_s(MAX(0, built - parent->obs.mined_ns));
     SimRng tr;
@@ -381,10 +404,19 @@ static void mine(PowMiner *m, SimCtx *ctx) {
     unsigned cap = (unsigned)floor(cp->block_gas_limit / cp->tx_gas);
     b->obs.n_tx = MIN(n, cap);
   }
-  b->obs.gas_used = (uint64_t)(b->obs.n_tx * cp->tx_gas);
-  b->obs.size_bytes = (uint32_t)MIN(cp->header_bytes + b->obs.n_tx * cp->tx_bytes, (double)UINT32_MAX);
+  if (!w->txw) {
+    b->obs.gas_used = (uint64_t)(b->obs.n_tx * cp->tx_gas);
+    b->obs.size_bytes = (uint32_t)MIN(cp->header_bytes + b->obs.n_tx * cp->tx_bytes, (double)UINT32_MAX);
+  }
   choose_uncles(m, ctx, parent, b);
   accept_block(m, ctx, b);
+  if (w->txw) {
+    tx_world_on_mined(w->txw, &b->obs);
+    if (b->td > w->mut->best->td) {
+      w->mut->best = b;
+      tx_world_on_best(w->txw, &b->obs);
+    }
+  }
   if (!m->selfish) {
     publish(m, ctx, b);
   } else if (m->tie) { /* found on its own branch during a tie race: publishing wins it */
@@ -488,7 +520,11 @@ static void miner_handle(SimCtx *ctx, void *state, const SimEvent *ev) {
       spend(m, ctx, m->mine_seg_t, m->mine_left);
       break;
     }
-    mine(m, ctx);
+    /* Block withholding: an infiltrated miner found this block and throws it away. */
+    if (m->withhold_share > 0 && sim_rng_uniform(sim_ctx_rng(ctx)) < m->withhold_share)
+      m->world->mut->discarded[m->group]++;
+    else
+      mine(m, ctx);
     schedule_mining(m, ctx);
     break;
   case POW_EV_BLOCK: {
@@ -567,6 +603,11 @@ PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error)
   }
   w->n_miners = (guint)n;
   w->known_words = (w->n_miners + 63) / 64;
+  w->mut = g_new0(struct PowMut, 1);
+  w->mut->best = &w->genesis;
+  w->mut->discarded = g_new0(guint64, MAX(cfg->n_pools, 1));
+  w->mut->miner_pool = g_new0(guint, MAX(w->n_miners, 1));
+  w->mut->pool_share = g_new0(double, MAX(cfg->n_pools, 1));
   w->miners = g_new0(PowMiner, w->n_miners);
   guint k = 0;
   for (guint p = 0; p < cfg->n_pools; p++) {
@@ -580,6 +621,8 @@ PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error)
       m->hashrate_hps = cfg->chain.hashrate_hps * share;
       m->pool_member = (guint32)j;
       m->selfish = cfg->pools[p].strategy == POW_STRATEGY_SELFISH;
+      m->withhold_share = cfg->pools[p].strategy == POW_STRATEGY_WITHHOLDING ? cfg->pools[p].withhold_share : 0;
+      w->mut->miner_pool[k] = p;
       m->withheld = g_array_new(FALSE, FALSE, sizeof(uint64_t));
       m->head = m->work = &w->genesis;
       m->recent = g_array_new(FALSE, FALSE, sizeof(uint64_t));
@@ -591,6 +634,17 @@ PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error)
   if (w->net->init) {
     w->net_state = w->net->init(cfg->network.params, w, engine, error);
     if (!w->net_state) {
+      pow_world_free(w);
+      return NULL;
+    }
+  }
+  if (cfg->tx) {
+    TxNetView view = {.n_pools = cfg->n_pools};
+    if (w->net->tx_view) w->net->tx_view(w->net_state, w, &view);
+    for (guint p = 0; p < cfg->n_pools; p++) w->mut->pool_share[p] = cfg->pools[p].hash_share;
+    w->txw = tx_world_new(cfg->tx, &view, cfg->chain.block_gas_limit, cfg->chain.header_bytes, w->mut->pool_share,
+                          w->mut->miner_pool, w->n_miners, cfg->seed, lookup_block, w, error);
+    if (!w->txw) {
       pow_world_free(w);
       return NULL;
     }
@@ -625,12 +679,25 @@ void pow_world_free(PowWorld *w) {
     if (m->withheld) g_array_unref(m->withheld);
     if (m->net_scratch && w->net->free_scratch) w->net->free_scratch(m->net_scratch);
   }
+  tx_world_free(w->txw);
   if (w->net_state && w->net->free_state) w->net->free_state(w->net_state);
+  if (w->mut) {
+    g_free(w->mut->discarded);
+    g_free(w->mut->miner_pool);
+    g_free(w->mut->pool_share);
+    g_free(w->mut);
+  }
   g_free(w->miners);
   g_free(w);
 }
 
 guint pow_world_n_miners(const PowWorld *w) { return w->n_miners; }
+
+TxWorld *pow_world_tx(const PowWorld *w) { return w->txw; }
+
+guint64 pow_world_pool_discarded(const PowWorld *w, guint pool) {
+  return pool < w->cfg->n_pools ? w->mut->discarded[pool] : 0;
+}
 
 guint pow_world_miner_pool(const PowWorld *w, guint miner, guint *member) {
   g_return_val_if_fail(miner < w->n_miners, 0);

@@ -25,6 +25,7 @@
 
 #include "chain.h"
 #include "engine.h"
+#include "tx.h"
 #include "obs.h"
 #include "params.h"
 #include "uncles.h"
@@ -40,9 +41,10 @@ typedef struct {
   double hash_share; /* normalised by the loader so that all pools sum to 1 */
   int64_t miners;    /* independent miners this entry stands for (each gets hash_share / miners) */
   int strategy;      /* POW_STRATEGY_* */
+  double withhold_share; /* withholding: share of its found blocks that infiltrated miners discard */
 } PowPoolSpec;
 
-enum { POW_STRATEGY_HONEST = 0, POW_STRATEGY_SELFISH = 1 };
+enum { POW_STRATEGY_HONEST = 0, POW_STRATEGY_SELFISH = 1, POW_STRATEGY_WITHHOLDING = 2 };
 
 extern const SimParamSpec pow_pool_params[];
 extern const guint pow_pool_n_params;
@@ -75,6 +77,7 @@ typedef struct {
   guint n_pools;
   uint32_t stop_height; /* request a stop once a block of this height is mined; 0 = never */
   uint64_t seed;        /* master seed (networks key per-block streams with it) */
+  const TxConfig *tx;   /* the transaction world, or NULL: block contents from chain.tx_rate_per_s */
 } PowConfig;
 
 /* The "network" model family: how a block found by one miner reaches the others. */
@@ -102,6 +105,9 @@ typedef struct {
   const GArray *(*vantage_sightings)(gpointer state, guint i);
   /* Node-block deliveries made so far (full blocks reaching nodes), for benchmarks; may be NULL. */
   guint64 (*deliveries)(gpointer state);
+  /* What the transaction world needs (topology, vantage and gateway nodes, block receptions); NULL: the
+   * network has no topology (transactions reach pools after the transactions' pool_delay). */
+  void (*tx_view)(gpointer state, const PowWorld *world, TxNetView *view);
 } PowNetworkModel;
 
 extern const PowNetworkModel pow_network_pool_delay;
@@ -130,6 +136,10 @@ SimEntityId pow_world_miner_entity(const PowWorld *world, guint miner);
 /* Highest block height mined so far (any miner). */
 uint32_t pow_world_max_height(const PowWorld *world);
 uint64_t pow_world_n_blocks(const PowWorld *world);
+/* The transaction world (NULL without a "transactions" section). */
+TxWorld *pow_world_tx(const PowWorld *world);
+/* Blocks of pool `pool` that its infiltrated miners discarded (strategy "withholding"). */
+guint64 pow_world_pool_discarded(const PowWorld *world, guint pool);
 
 /* The block with this id (OBS_GENESIS_ID gives the genesis), or NULL. Owned by the world. */
 const ObsBlock *pow_world_block(const PowWorld *world, uint64_t id);

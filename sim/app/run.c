@@ -84,6 +84,18 @@ static gboolean write_observations(SimOutDir *out, const AnProp *prop, const AnC
   return TRUE;
 }
 
+typedef gboolean (*TxCsvWriter)(const TxWorld *w, FILE *out);
+
+static gboolean write_tx_csv(SimOutDir *out, const char *name, TxCsvWriter fn, const TxWorld *w, GError **error) {
+  FILE *f = sim_outdir_create(out, name, error);
+  if (!f) return FALSE;
+  if (!fn(w, f)) {
+    g_set_error(error, SIM_RUN_ERROR, SIM_RUN_ERROR_RUNTIME, "cannot write %s/%s", sim_outdir_path(out), name);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summary_out, GError **error) {
   g_autofree char *default_dir = g_build_filename("results", sc->name, NULL);
   const char *dir = opt->out_dir ? opt->out_dir : default_dir;
@@ -162,6 +174,14 @@ gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summa
     }
   }
 
+  /* Transactions: the heights still open are declared from the final chain. */
+  TxWorld *txw = pow_world_tx(world);
+  if (txw && !tx_world_finish(txw, chain, window, &e)) {
+    g_set_error(error, SIM_RUN_ERROR, SIM_RUN_ERROR_RUNTIME, "transaction analysis failed: %s", e->message);
+    g_error_free(e);
+    return FALSE;
+  }
+
   g_autoptr(json_t) summary = json_object();
   json_object_set_new(summary, "header",
                       sim_output_header(sc->seed, 1, opt->argc, opt->argv, sc->path, sc->doc));
@@ -181,12 +201,31 @@ gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summa
   json_object_set_new(summary, "sim", sim);
   an_chain_add_json(chain, summary);
   if (prop) an_prop_add_json(prop, summary);
+  if (txw) tx_world_add_json(txw, summary, names);
+  gboolean any_withholding = FALSE;
+  for (guint i = 0; i < sc->n_pools; i++) any_withholding |= sc->pools[i].strategy == POW_STRATEGY_WITHHOLDING;
+  if (any_withholding) {
+    json_t *wh = json_array();
+    for (guint i = 0; i < sc->n_pools; i++) {
+      if (sc->pools[i].strategy != POW_STRATEGY_WITHHOLDING) continue;
+      json_t *o = json_object();
+      json_object_set_new(o, "name", json_string(sc->pools[i].name));
+      json_object_set_new(o, "withhold_share", json_real(sc->pools[i].withhold_share));
+      json_object_set_new(o, "discarded", json_integer((json_int_t)pow_world_pool_discarded(world, i)));
+      json_array_append_new(wh, o);
+    }
+    json_object_set_new(summary, "withholding", wh);
+  }
 
   if (!sim_outdir_write_json(out, "summary.json", summary, &e) ||
       !write_csv(out, "blocks.csv", an_chain_write_blocks_csv, chain, &e) ||
       !write_csv(out, "pools.csv", an_chain_write_pools_csv, chain, &e) ||
       !write_csv(out, "runs.csv", an_chain_write_runs_csv, chain, &e) ||
-      (prop && !write_observations(out, prop, chain, &e)) || !sim_outdir_commit(out, &e)) {
+      (prop && !write_observations(out, prop, chain, &e)) ||
+      (txw && !write_tx_csv(out, "tx_commit.csv", tx_world_write_commit_csv, txw, &e)) ||
+      (txw && tx_world_has_censorship(txw) &&
+       !write_tx_csv(out, "censorship.csv", tx_world_write_censorship_csv, txw, &e)) ||
+      !sim_outdir_commit(out, &e)) {
     g_set_error_literal(error, SIM_RUN_ERROR, SIM_RUN_ERROR_RUNTIME, e->message);
     g_error_free(e);
     return FALSE;

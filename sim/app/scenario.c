@@ -19,7 +19,8 @@ static const SimParamSpec top_params[] = {
     {.name = "seed", .type = SIM_PARAM_INT, .min = 0, .max = (double)INT64_MAX, .def = 1,
      .offset = offsetof(TopParams, seed), .help = "master seed of every RNG stream"},
 };
-static const char *const top_sections[] = {"comment", "stop", "chain", "uncles", "network", "pools", NULL};
+static const char *const top_sections[] = {"comment", "stop", "chain", "uncles", "network", "pools", "transactions",
+                                           NULL};
 
 static const SimParamSpec stop_params[] = {
     {.name = "heights", .type = SIM_PARAM_INT, .min = 0, .max = 1e9, .def = 0,
@@ -163,7 +164,28 @@ static SimScenario *load_doc(json_t *root, const char *path, SimDiag *diag) {
     }
   }
 
+  /* Transactions name pools (censorship) and need the block gas limit. */
+  json_t *txo = json_object_get(root, "transactions");
+  gboolean pools_parsed = sim_diag_count(diag) == pools_before;
+  if (txo && pools_parsed) {
+    g_autofree const char **names = g_new0(const char *, sc->n_pools + 1);
+    for (guint i = 0; i < sc->n_pools; i++) names[i] = sc->pools[i].name;
+    sc->has_tx = TRUE;
+    tx_config_parse(&sc->tx, txo, "$.transactions", names, sc->n_pools, sc->pow.chain.block_gas_limit, diag);
+    if (sc->pow.chain.tx_rate_per_s > 0)
+      sim_diag_add(diag, "$.chain.tx_rate_per_s",
+                   "must be 0 with a \"transactions\" section (which creates the transactions itself)");
+  }
+  for (guint i = 0; i < sc->n_pools && pools_parsed; i++) {
+    const PowPoolSpec *ps = &sc->pools[i];
+    if ((ps->strategy == POW_STRATEGY_WITHHOLDING) != (ps->withhold_share > 0)) {
+      g_autofree char *wp = g_strdup_printf("$.pools[%u].withhold_share", i);
+      sim_diag_add(diag, wp, "must be > 0 exactly when strategy is \"withholding\" (got %g)", ps->withhold_share);
+    }
+  }
+
   if (sim_diag_count(diag) != before) return NULL;
+  sc->pow.tx = sc->has_tx ? &sc->tx : NULL;
   sc->pow.pools = sc->pools;
   sc->pow.seed = sc->seed;
   sc->pow.n_pools = sc->n_pools;
@@ -219,6 +241,7 @@ void sim_scenario_free(SimScenario *sc) {
   g_free(sc->pools);
   sim_model_ref_clear(&sc->pow.uncles);
   sim_model_ref_clear(&sc->pow.network);
+  tx_config_clear(&sc->tx);
   json_decref(sc->doc);
   g_free(sc->name);
   g_free(sc->path);
@@ -226,7 +249,8 @@ void sim_scenario_free(SimScenario *sc) {
 }
 
 void sim_scenario_describe(GString *out) {
-  g_string_append(out, "  (top level)  also: comment (string or array of strings), stop, chain, uncles, network, pools\n");
+  g_string_append(out, "  (top level)  also: comment (string or array of strings), stop, chain, uncles, network, pools, "
+                       "transactions\n");
   sim_params_describe(top_params, G_N_ELEMENTS(top_params), 6, out);
   g_string_append(out, "  stop\n");
   sim_params_describe(stop_params, G_N_ELEMENTS(stop_params), 6, out);
@@ -234,6 +258,7 @@ void sim_scenario_describe(GString *out) {
   sim_params_describe(pow_chain_params, pow_chain_n_params, 6, out);
   g_string_append(out, "  pools[]  (an array; hash_share values must sum to 1 within 0.001 and are normalised)\n");
   sim_params_describe(pow_pool_params, pow_pool_n_params, 6, out);
+  tx_config_describe(out);
   g_string_append(out, "  uncles   an \"uncle_rule\" model (default ethereum)\n");
   g_string_append(out, "  network  a \"network\" model (default pool-delay)\n");
 }

@@ -26,6 +26,8 @@ typedef struct {
   PowConfig pow; /* pools point into `pools` */
   PowPoolSpec *pools;
   guint n_pools;
+  gboolean has_tx; /* a "transactions" section: pow.tx points at `tx` */
+  TxConfig tx;
 } SimScenario;
 
 /* Loads and validates `path`, applying each "PATH=VALUE" of `sets` (NULL-terminated, may be NULL) before

@@ -1,0 +1,269 @@
+/* test_tx.c: the transaction world: Geth's template order (gas price, nonces, gas limit), what a pool's
+ * mempool holds (arrival, its chain, censorship), template reuse, settlement; and, end to end, the
+ * censorship wait on a two-pool toy where the answer is analytic. */
+#include <math.h>
+#include <string.h>
+
+#include "cunit-main.h"
+#include "run.h"
+#include "scenario.h"
+#include "tx.h"
+
+#define S(x) ((SimTime)((x) * 1e9))
+
+/* A hand-built chain for the world to read. */
+typedef struct {
+  ObsBlock blocks[64];
+  guint n;
+} Chain;
+
+static const ObsBlock *chain_lookup(gconstpointer user, uint64_t id) {
+  const Chain *c = user;
+  for (guint i = 0; i < c->n; i++)
+    if (c->blocks[i].id == id) return &c->blocks[i];
+  return NULL;
+}
+
+static ObsBlock *chain_add(Chain *c, uint64_t id, const ObsBlock *parent, guint miner, double t_s, uint64_t txset) {
+  ObsBlock *b = &c->blocks[c->n++];
+  memset(b, 0, sizeof *b);
+  b->id = id;
+  b->parent = parent->id;
+  b->height = parent->height + 1;
+  b->miner = miner;
+  b->mined_ns = S(t_s);
+  b->txset = txset;
+  return b;
+}
+
+typedef struct {
+  TxConfig cfg;
+  TxWorld *w;
+  Chain chain;
+  guint miner_pool[2];
+  double share[2];
+} Fixture;
+
+/* Two pools (one miner each); pool 1 censors when `censor`. No sessions in the test's time span. */
+static void fixture_init(Fixture *f, double gas_limit, gboolean censor) {
+  memset(f, 0, sizeof *f);
+  const char *json = censor ? "{\"rate_per_s\": 1e-9, \"mc_gas_median\": 21000, \"cc_gas_median\": 21000, \"senders\": 10, \"censor\": {\"pools\": [\"B\"], \"sender_share\": 0.5}}"
+                            : "{\"rate_per_s\": 1e-9, \"mc_gas_median\": 21000, \"cc_gas_median\": 21000, \"senders\": 10}";
+  json_t *o = json_loads(json, 0, NULL);
+  static const char *const names[] = {"A", "B"};
+  SimDiag *d = sim_diag_new("test");
+  CU_ASSERT_FATAL(tx_config_parse(&f->cfg, o, "$.transactions", names, 2, gas_limit, d));
+  sim_diag_free(d);
+  json_decref(o);
+  f->miner_pool[0] = 0;
+  f->miner_pool[1] = 1;
+  f->share[0] = f->share[1] = 0.5;
+  TxNetView view = {.n_pools = 2};
+  ObsBlock *g = &f->chain.blocks[f->chain.n++];
+  memset(g, 0, sizeof *g);
+  g->id = OBS_GENESIS_ID;
+  f->w = tx_world_new(&f->cfg, &view, gas_limit, 500, f->share, f->miner_pool, 2, 7, chain_lookup, &f->chain, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f->w);
+}
+
+static void fixture_clear(Fixture *f) {
+  tx_world_free(f->w);
+  tx_config_clear(&f->cfg);
+}
+
+/* Builds block `id` of `miner` on `parent` (template built at `built_s`, mined at `mined_s`) and checks
+ * its transactions are `want` (n ids) in that order. */
+static ObsBlock *build_expect(Fixture *f, uint64_t id, const ObsBlock *parent, guint miner, double built_s,
+                              double mined_s, uint64_t txset, const uint64_t *want, guint n) {
+  ObsBlock *b = chain_add(&f->chain, id, parent, miner, mined_s, txset);
+  tx_world_build(f->w, f->miner_pool[miner], parent, S(built_s), b);
+  tx_world_on_mined(f->w, b);
+  GArray *got = tx_world_block_txs(f->w, id);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+  CU_ASSERT_EQUAL(got->len, n);
+  for (guint i = 0; i < MIN(got->len, n); i++) CU_ASSERT_EQUAL(g_array_index(got, uint64_t, i), want[i]);
+  CU_ASSERT_EQUAL(b->n_tx, n);
+  g_array_unref(got);
+  return b;
+}
+
+/* Gas price first, each sender in nonce order: A's expensive second transaction waits for its cheap first
+ * one, and then runs at once (Geth's price-and-nonce heap). Nonces count per sender. */
+static void test_price_and_nonce_order(void) {
+  Fixture f;
+  fixture_init(&f, 8e6, FALSE);
+  uint64_t a0 = tx_world_inject(f.w, 0, 1, 21000, 21000, FALSE, 0, 0);
+  uint64_t a1 = tx_world_inject(f.w, 0, 100, 21000, 21000, FALSE, 0, 0);
+  uint64_t b0 = tx_world_inject(f.w, 1, 50, 21000, 21000, FALSE, 0, 0);
+  uint64_t c0 = tx_world_inject(f.w, 2, 10, 21000, 21000, FALSE, 0, 0);
+  CU_ASSERT_EQUAL(tx_world_nonce(f.w, a0), 0);
+  CU_ASSERT_EQUAL(tx_world_nonce(f.w, a1), 1);
+  CU_ASSERT_EQUAL(tx_world_nonce(f.w, b0), 0);
+  const uint64_t want[] = {b0, c0, a0, a1};
+  ObsBlock *b = build_expect(&f, 100, &f.chain.blocks[0], 0, 1, 2, 11, want, 4);
+  CU_ASSERT_EQUAL(b->gas_used, 4 * 21000);
+  CU_ASSERT_EQUAL(b->size_bytes, 500 + 4 * 100);
+  fixture_clear(&f);
+}
+
+/* A transaction whose gas limit exceeds the gas left drops its sender for the block (ErrGasLimitReached),
+ * cheaper senders still fill in; the block stops when less than 21,000 gas is left. */
+static void test_gas_limit(void) {
+  Fixture f;
+  fixture_init(&f, 100000, FALSE);
+  uint64_t x0 = tx_world_inject(f.w, 0, 10, 60000, 60000, FALSE, 0, 0);
+  tx_world_inject(f.w, 1, 9, 50000, 30000, FALSE, 0, 0);  /* 50,000 > 40,000 left: sender 1 out */
+  tx_world_inject(f.w, 1, 8, 21000, 21000, FALSE, 0, 0);  /* its next nonce too */
+  uint64_t z0 = tx_world_inject(f.w, 2, 7, 21000, 21000, FALSE, 0, 0);
+  tx_world_inject(f.w, 3, 6, 21000, 21000, FALSE, 0, 0);  /* 19,000 left: the block is closed */
+  const uint64_t want[] = {x0, z0};
+  ObsBlock *b = build_expect(&f, 100, &f.chain.blocks[0], 0, 1, 2, 11, want, 2);
+  CU_ASSERT_EQUAL(b->gas_used, 81000);
+  fixture_clear(&f);
+}
+
+/* A template holds what reached the pool by its build time and is not in the chain it extends; a fork
+ * sibling may include the same transactions; a second block on the same template repeats it; censoring
+ * pools skip censored senders. */
+static void test_mempool_view(void) {
+  Fixture f;
+  fixture_init(&f, 8e6, TRUE);
+  uint64_t t1 = tx_world_inject(f.w, 0, 5, 21000, 21000, FALSE, 0, S(0.5));
+  uint64_t t2 = tx_world_inject(f.w, 1, 4, 21000, 21000, FALSE, 0, S(3));  /* arrives after the template */
+  uint64_t t3 = tx_world_inject(f.w, 2, 3, 21000, 21000, TRUE, 0, S(0.5)); /* censored */
+  const uint64_t want1[] = {t1, t3};
+  ObsBlock *b1 = build_expect(&f, 100, &f.chain.blocks[0], 0, 1, 2, 11, want1, 2);
+  /* Pool B on the genesis: censors t3 and does not see t2 yet. */
+  const uint64_t want_b[] = {t1};
+  build_expect(&f, 200, &f.chain.blocks[0], 1, 1, 2.1, 21, want_b, 1);
+  /* Pool A again on the genesis, same template: same transactions even though t2 has arrived by now. */
+  build_expect(&f, 101, &f.chain.blocks[0], 0, 1, 4, 11, want1, 2);
+  /* On b1 (a new template): only t2 is left. */
+  const uint64_t want2[] = {t2};
+  build_expect(&f, 102, b1, 0, 5, 6, 12, want2, 1);
+  fixture_clear(&f);
+}
+
+/* A later nonce never overtakes an earlier one that is missing from the pool (nonce gap): it waits. */
+static void test_nonce_gap(void) {
+  Fixture f;
+  fixture_init(&f, 8e6, FALSE);
+  uint64_t n0 = tx_world_inject(f.w, 4, 1, 21000, 21000, FALSE, 0, S(10)); /* late */
+  uint64_t n1 = tx_world_inject(f.w, 4, 9, 21000, 21000, FALSE, 0, 0);
+  build_expect(&f, 100, &f.chain.blocks[0], 0, 1, 2, 11, NULL, 0);
+  const uint64_t want[] = {n0, n1};
+  build_expect(&f, 101, &f.chain.blocks[1], 0, 11, 12, 12, want, 2);
+  fixture_clear(&f);
+}
+
+/* Blocks SETTLE_DEPTH deep on the heaviest chain take their transactions out of the world. */
+static void test_settlement(void) {
+  Fixture f;
+  fixture_init(&f, 8e6, FALSE);
+  tx_world_inject(f.w, 0, 5, 21000, 21000, FALSE, 0, 0);
+  tx_world_inject(f.w, 1, 5, 21000, 21000, FALSE, 0, 0);
+  CU_ASSERT_EQUAL(tx_world_live(f.w), 2);
+  const ObsBlock *parent = &f.chain.blocks[0];
+  for (guint h = 1; h <= TX_SETTLE_DEPTH + 1; h++) {
+    ObsBlock *b = chain_add(&f.chain, 100 + h, parent, 0, h, 1000 + h);
+    tx_world_build(f.w, 0, parent, S(h - 0.5), b);
+    tx_world_on_mined(f.w, b);
+    tx_world_on_best(f.w, b);
+    CU_ASSERT_EQUAL(b->n_tx, h == 1 ? 2 : 0);
+    CU_ASSERT_EQUAL(tx_world_live(f.w), h <= TX_SETTLE_DEPTH ? 2 : 0);
+    parent = b;
+  }
+  fixture_clear(&f);
+}
+
+/* Two pools, blocks known to both at once, fixed difficulty (mean interval T), blocks never full, templates
+ * refreshed every 10 ms. An uncensored transaction goes into the next block: its wait is the residual of a
+ * Poisson process, mean T. A censoring pool with share a refuses half the senders: their transactions wait
+ * for the first block of the other pool, mean T / (1 - a); the number of censoring blocks they wait through
+ * is geometric, P(>= k) = a^k. */
+static const char *const toy_json =
+    "{\"name\": \"censor-toy\", \"stop\": {\"heights\": 40000, \"settle_heights\": 0},"
+    " \"chain\": {\"target_interval_s\": 10, \"empty_window_ms\": 0, \"recommit_s\": 0.01},"
+    " \"network\": {\"delay\": {\"model\": \"constant\", \"value_ms\": 0}},"
+    " \"transactions\": {\"rate_per_s\": 0.2, \"txs_per_sender\": 1, \"senders\": 1000000,"
+    "                    \"censor\": {\"pools\": [\"C\"], \"sender_share\": 0.5}},"
+    " \"pools\": [{\"name\": \"C\", \"hash_share\": 0.4}, {\"name\": \"H\", \"hash_share\": 0.6}]}";
+
+static double get(json_t *root, const char *path) {
+  json_t *v = root;
+  g_auto(GStrv) parts = g_strsplit(path, ".", -1);
+  for (guint i = 0; parts[i] && v; i++) v = json_object_get(v, parts[i]);
+  CU_ASSERT_PTR_NOT_NULL(v);
+  return v ? json_number_value(v) : NAN;
+}
+
+static void test_censorship_toy(void) {
+  SimDiag *d = sim_diag_new("toy");
+  SimScenario *sc = sim_scenario_load_data(toy_json, strlen(toy_json), "toy.json", NULL, d);
+  sim_diag_free(d);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+  g_autofree char *dir = g_dir_make_tmp("sim-censor-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename(dir, "out", NULL);
+  SimRunOptions opt = {.out_dir = out};
+  json_t *sum = NULL;
+  GError *e = NULL;
+  CU_ASSERT_FATAL(sim_run(sc, &opt, &sum, &e));
+  double unc = get(sum, "tx.censorship.uncensored.wait_s.mean");
+  double cen = get(sum, "tx.censorship.censored.wait_s.mean");
+  double alpha = get(sum, "tx.censorship.hash_share");
+  double p1 = get(sum, "tx.censorship.skipped_ge.1"), p2 = get(sum, "tx.censorship.skipped_ge.2");
+  /* ~20,000 waits each, correlated through ~40,000 blocks: the standard error of a mean is about 1.5%. */
+  CU_ASSERT_DOUBLE_EQUAL(alpha, 0.4, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(unc, 10.0, 10.0 * 0.06);
+  CU_ASSERT_DOUBLE_EQUAL(cen, 10.0 / 0.6, 10.0 / 0.6 * 0.06);
+  CU_ASSERT_DOUBLE_EQUAL(p1, 0.4, 0.03);
+  CU_ASSERT_DOUBLE_EQUAL(p2, 0.16, 0.03);
+  CU_ASSERT_EQUAL(get(sum, "tx.finality_mismatches"), 0);
+  /* Nothing waits for capacity: every transaction but the last few is committed. */
+  CU_ASSERT(get(sum, "tx.never_committed") < 0.01 * get(sum, "tx.created"));
+  g_autofree char *csv = g_build_filename(out, "censorship.csv", NULL);
+  CU_ASSERT(g_file_test(csv, G_FILE_TEST_EXISTS));
+  json_decref(sum);
+  sim_scenario_free(sc);
+  g_autofree char *rm = g_strdup_printf("rm -rf '%s'", dir);
+  CU_ASSERT_EQUAL(system(rm), 0);
+}
+
+/* Block withholding: a pool whose infiltrated miners discard half its blocks keeps half its rate; on a
+ * network where blocks reach everyone at once its main share is 0.5 * 0.5 / (0.5 * 0.5 + 0.5) = 1/3. */
+static const char *const withhold_json =
+    "{\"name\": \"withhold\", \"stop\": {\"heights\": 20000, \"settle_heights\": 0},"
+    " \"chain\": {\"target_interval_s\": 10},"
+    " \"network\": {\"delay\": {\"model\": \"constant\", \"value_ms\": 0}},"
+    " \"pools\": [{\"name\": \"V\", \"hash_share\": 0.5, \"strategy\": \"withholding\", \"withhold_share\": 0.5},"
+    "            {\"name\": \"O\", \"hash_share\": 0.5}]}";
+
+static void test_withholding(void) {
+  SimDiag *d = sim_diag_new("withhold");
+  SimScenario *sc = sim_scenario_load_data(withhold_json, strlen(withhold_json), "withhold.json", NULL, d);
+  sim_diag_free(d);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+  g_autofree char *dir = g_dir_make_tmp("sim-withhold-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename(dir, "out", NULL);
+  SimRunOptions opt = {.out_dir = out};
+  json_t *sum = NULL;
+  CU_ASSERT_FATAL(sim_run(sc, &opt, &sum, NULL));
+  json_t *v = json_array_get(json_object_get(sum, "pools"), 0);
+  double share = json_number_value(json_object_get(v, "main_share"));
+  double blocks = json_number_value(json_object_get(v, "blocks"));
+  double discarded = json_number_value(json_object_get(json_array_get(json_object_get(sum, "withholding"), 0), "discarded"));
+  /* Binomial over 20,000 heights: sd of the share 0.0033; 5 sigma. */
+  CU_ASSERT_DOUBLE_EQUAL(share, 1.0 / 3.0, 0.017);
+  /* Each find is discarded with probability 1/2: discarded ~ blocks (sd ~ sqrt(2 * 6,700) = 116). */
+  CU_ASSERT_DOUBLE_EQUAL(discarded, blocks, 600);
+  json_decref(sum);
+  sim_scenario_free(sc);
+  g_autofree char *rm = g_strdup_printf("rm -rf '%s'", dir);
+  CU_ASSERT_EQUAL(system(rm), 0);
+}
+
+int register_suites(void) {
+  ADD_SUITE("tx", TEST(test_price_and_nonce_order), TEST(test_gas_limit), TEST(test_mempool_view),
+            TEST(test_nonce_gap), TEST(test_settlement), TEST(test_censorship_toy), TEST(test_withholding));
+  return 0;
+}
