@@ -22,7 +22,10 @@ static double num(const json_t *root, const char *obj, const char *key) {
 
 static void print_report(const json_t *s, const char *dir) {
   json_t *prop = json_object_get(s, "propagation");
-  printf("wrote %s/{summary.json,blocks.csv,pools.csv,runs.csv%s}\n", dir, prop ? ",observations.csv" : "");
+  json_t *tx = json_object_get(s, "tx");
+  json_t *cens = json_object_get(tx, "censorship");
+  printf("wrote %s/{summary.json,blocks.csv,pools.csv,runs.csv%s%s%s}\n", dir, prop ? ",observations.csv" : "",
+         tx ? ",tx_commit.csv" : "", json_object_get(cens, "pools") ? ",censorship.csv" : "");
   printf("heights %.0f  blocks %.0f  uncles/main %.4f  stale share %.4f  mean interval %.2f s  longest run %.0f\n",
          num(s, "chain", "heights"), num(s, "chain", "blocks_total"), num(s, "chain", "uncle_rate"),
          num(s, "chain", "stale_share"), num(s, "chain", "mean_interval_s"), num(s, "runs", "max"));
@@ -31,6 +34,13 @@ static void print_report(const json_t *s, const char *dir) {
     printf("vantage delay after first observation: median %.1f ms, p90 %.1f ms, p99 %.1f ms\n",
            json_number_value(json_object_get(d, "median")), json_number_value(json_object_get(d, "p90")),
            json_number_value(json_object_get(d, "p99")));
+  if (tx) {
+    json_t *k12 = json_object_get(json_object_get(tx, "commit_s"), "k12");
+    printf("transactions %.0f created, %.0f committed, %.0f never; empty blocks %.2f%%", num(s, "tx", "created"),
+           num(s, "tx", "committed"), num(s, "tx", "never_committed"), 100 * num(s, "chain", "empty_share"));
+    if (k12) printf("; commit time (12 conf.) median %.1f s", json_number_value(json_object_get(k12, "median")));
+    printf("\n");
+  }
   printf("%.0f events in %.2f s (%.2f M events/s)\n", num(s, "sim", "events"), num(s, "sim", "wall_s"),
          num(s, "sim", "events_per_s") / 1e6);
 }
