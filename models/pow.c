@@ -51,6 +51,7 @@ struct PowMiner {
    * chain as this miner sees it; whether a published tie race is on. */
   gboolean selfish;
   double withhold_share;  /* strategy withholding: share of finds discarded */
+  double empty_window_ms; /* the pool's empty-template window */
   GArray *withheld;       /* uint64_t ids */
   uint32_t pub_height;
   gboolean tie;
@@ -143,6 +144,10 @@ const SimParamSpec pow_pool_params[] = {
     {.name = "withhold_share", .type = SIM_PARAM_NUMBER, .min = 0, .max = 1, .def = 0,
      .offset = offsetof(PowPoolSpec, withhold_share),
      .help = "withholding: share of the pool's found blocks discarded (the infiltrators' share of its hash power)"},
+    {.name = "empty_window_ms", .type = SIM_PARAM_NUMBER, .unit = "ms", .min = -1, .max = 1e7, .def = -1,
+     .offset = offsetof(PowPoolSpec, empty_window_ms),
+     .help = "this pool's empty-template window (how long it takes to build a full template); -1: "
+             "chain.empty_window_ms"},
 };
 const guint pow_pool_n_params = G_N_ELEMENTS(pow_pool_params);
 
@@ -317,7 +322,7 @@ static int64_t header_time(const PowBlock *parent, double t_s) {
  * The caller draws the next find where the rate changed. */
 static void switch_work(PowMiner *m, SimCtx *ctx) {
   m->work = m->head;
-  m->full_at = sim_ctx_now(ctx) + sim_time_from_s(m->world->cfg->chain.empty_window_ms / 1e3);
+  m->full_at = sim_ctx_now(ctx) + sim_time_from_s(m->empty_window_ms / 1e3);
 }
 
 static void publish(PowMiner *m, SimCtx *ctx, const PowBlock *b) {
@@ -622,6 +627,8 @@ PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error)
       m->pool_member = (guint32)j;
       m->selfish = cfg->pools[p].strategy == POW_STRATEGY_SELFISH;
       m->withhold_share = cfg->pools[p].strategy == POW_STRATEGY_WITHHOLDING ? cfg->pools[p].withhold_share : 0;
+      m->empty_window_ms =
+          cfg->pools[p].empty_window_ms >= 0 ? cfg->pools[p].empty_window_ms : cfg->chain.empty_window_ms;
       w->mut->miner_pool[k] = p;
       m->withheld = g_array_new(FALSE, FALSE, sizeof(uint64_t));
       m->head = m->work = &w->genesis;

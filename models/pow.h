@@ -42,6 +42,7 @@ typedef struct {
   int64_t miners;    /* independent miners this entry stands for (each gets hash_share / miners) */
   int strategy;      /* POW_STRATEGY_* */
   double withhold_share; /* withholding: share of its found blocks that infiltrated miners discard */
+  double empty_window_ms; /* its own empty-template window; < 0: chain.empty_window_ms */
 } PowPoolSpec;
 
 enum { POW_STRATEGY_HONEST = 0, POW_STRATEGY_SELFISH = 1, POW_STRATEGY_WITHHOLDING = 2 };

@@ -157,6 +157,11 @@ static void parse_classes(TxConfig *cfg, json_t *obj, const char *path, SimDiag 
   if (ok && fabs(sum - 1) > 1e-6) sim_diag_add(diag, ap, "shares must sum to 1 (got %.6g)", sum);
 }
 
+static int cmp_u64(const void *a, const void *b) {
+  guint64 x = *(const guint64 *)a, y = *(const guint64 *)b;
+  return x < y ? -1 : x > y;
+}
+
 static void parse_censor(TxConfig *cfg, json_t *obj, const char *path, const char *const *pool_names, guint n_pools,
                          SimDiag *diag) {
   cfg->censors = g_new0(gboolean, MAX(n_pools, 1));
@@ -165,15 +170,15 @@ static void parse_censor(TxConfig *cfg, json_t *obj, const char *path, const cha
   if (!c) return;
   g_autofree char *cp = g_strdup_printf("%s.censor", path);
   if (!json_is_object(c)) {
-    sim_diag_add(diag, cp, "must be an object {pools: [names], sender_share}");
+    sim_diag_add(diag, cp, "must be an object {pools: [names], sender_share | tx_share | senders}");
     return;
   }
   const char *k;
   json_t *v;
   json_object_foreach(c, k, v) {
-    if (strcmp(k, "pools") && strcmp(k, "sender_share")) {
+    if (strcmp(k, "pools") && strcmp(k, "sender_share") && strcmp(k, "tx_share") && strcmp(k, "senders")) {
       g_autofree char *kp = g_strdup_printf("%s.%s", cp, k);
-      sim_diag_add(diag, kp, "unknown key (expected pools, sender_share)");
+      sim_diag_add(diag, kp, "unknown key (expected pools, sender_share, tx_share, senders)");
     }
   }
   json_t *pools = json_object_get(c, "pools");
@@ -196,11 +201,38 @@ static void parse_censor(TxConfig *cfg, json_t *obj, const char *path, const cha
         cfg->censors[j] = TRUE;
     }
   }
-  if (!parse_number(c, "sender_share", cp, &cfg->censor_share, diag)) return;
-  if (!(cfg->censor_share > 0 && cfg->censor_share <= 1)) {
-    g_autofree char *sp = g_strdup_printf("%s.sender_share", cp);
-    sim_diag_add(diag, sp, "must be in (0, 1] (got %g)", cfg->censor_share);
+  gboolean any = FALSE;
+  static const char *const share_keys[] = {"sender_share", "tx_share"};
+  double *shares[] = {&cfg->censor_share, &cfg->censor_tx_share};
+  for (guint i = 0; i < 2; i++) {
+    if (!json_object_get(c, share_keys[i])) continue;
+    any = TRUE;
+    g_autofree char *sp = g_strdup_printf("%s.%s", cp, share_keys[i]);
+    if (!parse_number(c, share_keys[i], cp, shares[i], diag)) continue;
+    if (!(*shares[i] > 0 && *shares[i] <= 1)) sim_diag_add(diag, sp, "must be in (0, 1] (got %g)", *shares[i]);
   }
+  json_t *snd = json_object_get(c, "senders");
+  if (snd) {
+    any = TRUE;
+    g_autofree char *sp = g_strdup_printf("%s.senders", cp);
+    if (!json_is_array(snd) || json_array_size(snd) == 0) {
+      sim_diag_add(diag, sp, "must be a non-empty array of sender account numbers (0 .. senders - 1)");
+    } else {
+      cfg->n_censor_senders = (guint)json_array_size(snd);
+      cfg->censor_senders = g_new0(guint64, cfg->n_censor_senders);
+      for (guint i = 0; i < cfg->n_censor_senders; i++) {
+        json_t *x = json_array_get(snd, i);
+        if (!json_is_integer(x) || json_integer_value(x) < 0) {
+          g_autofree char *xp = g_strdup_printf("%s[%u]", sp, i);
+          sim_diag_add(diag, xp, "must be a sender account number (an integer >= 0)");
+          continue;
+        }
+        cfg->censor_senders[i] = (guint64)json_integer_value(x);
+      }
+      qsort(cfg->censor_senders, cfg->n_censor_senders, sizeof(guint64), cmp_u64);
+    }
+  }
+  if (!any) sim_diag_add(diag, cp, "give the censored transactions: sender_share, tx_share or senders");
 }
 
 gboolean tx_config_parse(TxConfig *cfg, json_t *obj, const char *path, const char *const *pool_names, guint n_pools,
@@ -242,6 +274,8 @@ void tx_config_clear(TxConfig *cfg) {
   sim_model_ref_clear(&cfg->pool_delay);
   g_free(cfg->censors);
   cfg->censors = NULL;
+  g_free(cfg->censor_senders);
+  cfg->censor_senders = NULL;
 }
 
 void tx_config_describe(GString *out) {
@@ -251,8 +285,9 @@ void tx_config_describe(GString *out) {
                        "                         log-uniform in [min, max) (uniform from 0; exactly min if equal)\n"
                        "                         default: 0 (1%), [1,20) (62%), [20,25) (25%), [25,105) (10%),\n"
                        "                         [105,1000) (2%): the study's classes, shares are choices\n"
-                       "      censor             {pools: [names], sender_share}: these pools never include the\n"
-                       "                         transactions of a sender_share of the senders\n"
+                       "      censor             {pools: [names], sender_share, tx_share, senders}: these pools\n"
+                       "                         never include the transactions of a share of the senders, a\n"
+                       "                         share of the transactions, or of the listed sender accounts\n"
                        "      pool_delay         a \"delay\" model: tx delay to pools on networks without a\n"
                        "                         topology (default constant 0)\n");
 }
@@ -676,6 +711,19 @@ static double draw_gas(TxWorld *w, double median, double sigma) {
   return floor(CLAMP(g, MIN_GAS, w->gas_limit));
 }
 
+/* Whether censoring pools refuse this transaction: its sender is in the censored share or list, or the
+ * transaction itself is in the censored share (keyed hashes, so the sets do not depend on draw order). */
+static gboolean is_censored(const TxWorld *w, uint32_t sender, uint64_t id) {
+  const TxConfig *c = &w->cfg;
+  if (c->censor_share > 0 && (double)(mix64(w->seed ^ mix64((uint64_t)sender + 1)) >> 11) * 0x1.0p-53 < c->censor_share)
+    return TRUE;
+  if (c->censor_tx_share > 0 &&
+      (double)(mix64(~w->seed ^ mix64(id)) >> 11) * 0x1.0p-53 < c->censor_tx_share)
+    return TRUE;
+  guint64 key = sender;
+  return c->n_censor_senders && bsearch(&key, c->censor_senders, c->n_censor_senders, sizeof key, cmp_u64);
+}
+
 static void emit(TxWorld *w, Session *s) {
   const TxParams *p = &w->cfg.p;
   uint32_t i = new_tx(w, s->sender, s->t);
@@ -700,8 +748,7 @@ static void emit(TxWorld *w, Session *s) {
   e->bytes = (uint32_t)bytes;
   e->price = draw_price(w);
   e->bin = price_bin(e->price);
-  e->censored = w->censor_alpha > 0 &&
-                (double)(mix64(w->seed ^ mix64((uint64_t)s->sender + 1)) >> 11) * 0x1.0p-53 < w->cfg.censor_share;
+  e->censored = w->censor_alpha > 0 && is_censored(w, s->sender, e->id);
 
   /* Receptions: vantage points first, then pools. */
   int64_t *arr = w->arrive + (gsize)i * MAX(w->n_pools, 1);
@@ -1249,7 +1296,9 @@ void tx_world_add_json(const TxWorld *w, json_t *summary, const char *const *poo
   for (guint p = 0; p < w->n_pools; p++)
     if (w->cfg.censors[p]) json_array_append_new(names, json_string(pool_names[p]));
   json_object_set_new(c, "pools", names);
-  json_object_set_new(c, "sender_share", json_real(w->cfg.censor_share));
+  if (w->cfg.censor_share > 0) json_object_set_new(c, "sender_share", json_real(w->cfg.censor_share));
+  if (w->cfg.censor_tx_share > 0) json_object_set_new(c, "tx_share", json_real(w->cfg.censor_tx_share));
+  if (w->cfg.n_censor_senders) json_object_set_new(c, "senders", json_integer(w->cfg.n_censor_senders));
   json_object_set_new(c, "hash_share", json_real(w->censor_alpha));
   json_object_set_new(c, "expected_wait_ratio_iid", json_real(1.0 / (1.0 - MIN(w->censor_alpha, 1 - 1e-12))));
   json_object_set_new(c, "committed_in_declared", json_integer((json_int_t)w->censored_committed));

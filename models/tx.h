@@ -87,7 +87,10 @@ typedef struct {
   guint n_classes;
   SimModelRef pool_delay;  /* family "delay": networks without a topology */
   gboolean *censors;       /* per pool: censors the censored senders */
-  double censor_share;     /* share of senders that censoring pools refuse */
+  double censor_share;     /* share of senders whose transactions censoring pools refuse (0: none) */
+  double censor_tx_share;  /* share of transactions refused, each on its own (0: none) */
+  guint64 *censor_senders; /* sender accounts refused, sorted (from "senders") */
+  guint n_censor_senders;
   guint n_pools;
 } TxConfig;
 

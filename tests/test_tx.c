@@ -262,8 +262,43 @@ static void test_withholding(void) {
   CU_ASSERT_EQUAL(system(rm), 0);
 }
 
+/* Empty templates: every block reaches everyone at once, so every miner gets new work at each block; a pool
+ * whose full template takes w to build mines an empty block when its find comes less than w after the last
+ * block, which happens with probability 1 - exp(-w / T) (inter-block times are Exp(T)). Pool E: w = 2 s,
+ * T = 10 s: 0.1813; pool F keeps the chain's window, 0: never empty. */
+static const char *const empty_json =
+    "{\"name\": \"empty\", \"stop\": {\"heights\": 20000, \"settle_heights\": 0},"
+    " \"chain\": {\"target_interval_s\": 10, \"empty_window_ms\": 0},"
+    " \"network\": {\"delay\": {\"model\": \"constant\", \"value_ms\": 0}},"
+    " \"pools\": [{\"name\": \"E\", \"hash_share\": 0.5, \"empty_window_ms\": 2000},"
+    "            {\"name\": \"F\", \"hash_share\": 0.5}]}";
+
+static void test_empty_window(void) {
+  SimDiag *d = sim_diag_new("empty");
+  SimScenario *sc = sim_scenario_load_data(empty_json, strlen(empty_json), "empty.json", NULL, d);
+  sim_diag_free(d);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+  g_autofree char *dir = g_dir_make_tmp("sim-empty-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename(dir, "out", NULL);
+  SimRunOptions opt = {.out_dir = out};
+  json_t *sum = NULL;
+  CU_ASSERT_FATAL(sim_run(sc, &opt, &sum, NULL));
+  json_t *e = json_array_get(json_object_get(sum, "pools"), 0), *f = json_array_get(json_object_get(sum, "pools"), 1);
+  double blocks = json_number_value(json_object_get(e, "blocks"));
+  double share = json_number_value(json_object_get(e, "empty")) / blocks;
+  double want = 1 - exp(-0.2);
+  /* Binomial over ~10,000 blocks: sd 0.0039; 5 sigma. */
+  CU_ASSERT_DOUBLE_EQUAL(share, want, 5 * sqrt(want * (1 - want) / blocks));
+  CU_ASSERT_EQUAL(json_integer_value(json_object_get(f, "empty")), 0);
+  json_decref(sum);
+  sim_scenario_free(sc);
+  g_autofree char *rm = g_strdup_printf("rm -rf '%s'", dir);
+  CU_ASSERT_EQUAL(system(rm), 0);
+}
+
 int register_suites(void) {
   ADD_SUITE("tx", TEST(test_price_and_nonce_order), TEST(test_gas_limit), TEST(test_mempool_view),
-            TEST(test_nonce_gap), TEST(test_settlement), TEST(test_censorship_toy), TEST(test_withholding));
+            TEST(test_nonce_gap), TEST(test_settlement), TEST(test_censorship_toy), TEST(test_withholding),
+            TEST(test_empty_window));
   return 0;
 }
