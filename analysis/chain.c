@@ -312,6 +312,7 @@ static void count_one_miner_forks(AnChain *c) {
   } Group;
   AnChainSummary *s = &c->summary;
   s->omf_count = s->omf_same_txset = s->omf_blocks = s->omf_ref_self = s->omf_ref_other = 0;
+  s->omf_reward_eth = 0;
   g_autoptr(GHashTable) groups = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
   for (guint i = 0; i < c->blocks->len; i++) {
     const Rec *r = rec_at(c, i);
@@ -346,6 +347,7 @@ static void count_one_miner_forks(AnChain *c) {
     const Group *g = g_hash_table_lookup(groups, &key);
     if (!g || g->n < 2) continue;
     s->omf_blocks++;
+    s->omf_reward_eth += r->reward;
     if (r->type == AN_BLOCK_UNCLE && r->ref_by != NO_INDEX) {
       const Rec *nephew = rec_at(c, r->ref_by);
       if (nephew->b.miner != OBS_MINER_NONE && c->miners[nephew->b.miner].group == grp)
@@ -367,7 +369,7 @@ gboolean an_chain_finalize(AnChain *c, const AnChainParams *params, GError **err
   guint tip = NO_INDEX;
   for (guint i = 0; i < n; i++) {
     Rec *r = rec_at(c, i);
-    r->td = (r->parent == NO_INDEX ? 0.0 : rec_at(c, r->parent)->td) + r->b.difficulty;
+    r->td = (r->parent == NO_INDEX ? 0.0 : rec_at(c, r->parent)->td) + (params->longest_chain ? 1.0 : r->b.difficulty);
     r->type = AN_BLOCK_UNREFERENCED;
     r->ref_by = NO_INDEX;
     r->reward = 0;
@@ -397,12 +399,14 @@ gboolean an_chain_finalize(AnChain *c, const AnChainParams *params, GError **err
     c->pools[c->miners[m].group].hash_share += c->miners[m].hash_share;
 
   uint64_t empty = 0;
+  double work = 0, wasted = 0;
   const double R = params->block_reward;
   for (guint i = 0; i < n; i++) {
     Rec *r = rec_at(c, i);
     if (!in_window(c, r->b.height)) continue;
     s->blocks_total++;
     if (r->b.empty) empty++;
+    work += r->b.difficulty;
     switch (r->type) {
     case AN_BLOCK_MAIN:
       s->main++;
@@ -419,6 +423,7 @@ gboolean an_chain_finalize(AnChain *c, const AnChainParams *params, GError **err
       break;
     }
     c->total_reward += r->reward;
+    if (r->reward == 0) wasted += r->b.difficulty;
     if (r->b.miner == OBS_MINER_NONE) continue;
     AnPoolResult *p = &c->pools[c->miners[r->b.miner].group];
     p->blocks++;
@@ -441,6 +446,7 @@ gboolean an_chain_finalize(AnChain *c, const AnChainParams *params, GError **err
   s->uncle_rate = s->main ? (double)s->uncles_included / (double)s->main : 0.0;
   s->stale_share = s->blocks_total ? (double)(s->blocks_total - s->main) / (double)s->blocks_total : 0.0;
   s->empty_share = s->blocks_total ? (double)empty / (double)s->blocks_total : 0.0;
+  s->wasted_work_share = work > 0 ? wasted / work : 0.0;
   if (s->main >= 2) {
     int64_t first = rec_at(c, g_array_index(c->main_by_height, guint, 1))->b.mined_ns;
     int64_t last = rec_at(c, g_array_index(c->main_by_height, guint, (guint)s->main))->b.mined_ns;
@@ -619,7 +625,32 @@ void an_chain_add_json(const AnChain *c, json_t *summary) {
   set_real(chain, "stale_share", s->stale_share);
   set_real(chain, "empty_share", s->empty_share);
   set_real(chain, "mean_interval_s", s->mean_interval_s);
+  set_real(chain, "wasted_work_share", s->wasted_work_share);
   json_object_set_new(summary, "chain", chain);
+
+  /* Small vs large pools (large: hash share >= 10%). */
+  json_t *rewards = json_object();
+  static const char *const cls[] = {"large_pools", "small_pools"};
+  for (guint k = 0; k < 2; k++) {
+    double hs = 0, ms = 0, rs = 0;
+    uint64_t n = 0;
+    for (guint g = 0; g < c->n_groups; g++) {
+      const AnPoolResult *p = &c->pools[g];
+      if ((p->hash_share >= 0.1) != (k == 0)) continue;
+      n++;
+      hs += p->hash_share;
+      ms += p->main_share;
+      rs += p->reward_share;
+    }
+    json_t *o = json_object();
+    set_int(o, "pools", n);
+    set_real(o, "hash_share", hs);
+    set_real(o, "main_share", ms);
+    set_real(o, "reward_share", rs);
+    if (hs > 0) set_real(o, "reward_per_hash", rs / hs);
+    json_object_set_new(rewards, cls[k], o);
+  }
+  json_object_set_new(summary, "rewards", rewards);
 
   json_t *pools = json_array();
   for (guint g = 0; g < c->n_groups; g++) {
@@ -710,6 +741,7 @@ void an_chain_add_json(const AnChain *c, json_t *summary) {
   set_int(omf, "referenced_by_same_pool", s->omf_ref_self);
   set_int(omf, "referenced_by_other_pools", s->omf_ref_other);
   set_int(omf, "unreferenced", s->omf_blocks - s->omf_ref_self - s->omf_ref_other);
+  set_real(omf, "reward_eth", s->omf_reward_eth);
   json_object_set_new(summary, "one_miner_forks", omf);
 }
 

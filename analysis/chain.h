@@ -7,7 +7,12 @@
  *
  * Definitions (DESIGN.md, "Measurement model"):
  *  - Main chain: the chain ending at the block with the largest total difficulty (sum of `difficulty`
- *    from height 1); ties go to the earliest mined, then to the smaller id.
+ *    from height 1; with AnChainParams.longest_chain, the largest height); ties go to the earliest mined,
+ *    then to the smaller id.
+ *  - Wasted work: the share of the window's work (sum of difficulty) spent on blocks that earn nothing
+ *    (unreferenced forks; under a rule without uncle rewards, every non-main block).
+ *  - Small and large pools (JSON "rewards"): pools with a hash share of at least 10% are large; for each
+ *    class the summed hash, main and reward shares and reward share / hash share.
  *  - Block types: main; uncle (a non-main block referenced as an uncle by a main block: "recognized");
  *    unreferenced (a non-main block no main block references: "unrecognized fork").
  *  - Window: when `max_height` > 0 only blocks with height <= max_height are counted (so a run that
@@ -51,6 +56,7 @@ typedef struct {
   double uncle_base;     /* 8 */
   double nephew_divisor; /* 32 */
   uint32_t max_height;   /* 0 = no window */
+  gboolean longest_chain; /* fork choice by height (each block weighs 1) instead of total difficulty */
 } AnChainParams;
 
 typedef enum { AN_BLOCK_MAIN = 0, AN_BLOCK_UNCLE, AN_BLOCK_UNREFERENCED } AnBlockType;
@@ -68,6 +74,8 @@ typedef struct {
   double stale_share;          /* (blocks_total - main) / blocks_total */
   double empty_share;          /* empty blocks / blocks_total */
   double mean_interval_s;      /* (mined time of last main - first main) / (main - 1); 0 if main < 2 */
+  double wasted_work_share;    /* difficulty of window blocks that earn nothing / difficulty of all of them */
+  double omf_reward_eth;       /* rewards earned by the side blocks of one-miner forks (as uncles) */
   uint64_t runs_max;           /* longest run of any miner */
   uint64_t runs_count_ge[AN_RUNS_KMAX + 1]; /* [k] = maximal runs of length >= k, all miners, k <= KMAX */
   /* One-miner forks: (pool, height) pairs in the window where one pool has two or more blocks. */

@@ -86,6 +86,7 @@ struct PowMut {
 /* ---- parameter tables ---- */
 
 static const char *const difficulty_choices[] = {"fixed", "byzantium", NULL};
+static const char *const fork_choice_choices[] = {"total-difficulty", "longest", NULL};
 
 const SimParamSpec pow_chain_params[] = {
     {.name = "target_interval_s", .type = SIM_PARAM_NUMBER, .unit = "s", .min = 0, .max = 1e6, .min_open = TRUE,
@@ -97,6 +98,10 @@ const SimParamSpec pow_chain_params[] = {
      .offset = offsetof(PowChainParams, difficulty),
      .help = "fixed: every block has difficulty 1 and blocks come at target_interval_s; byzantium: Ethereum's "
              "uncle-aware adjustment (EIP-100) from initial_difficulty, mining at hashrate_hps"},
+    {.name = "fork_choice", .type = SIM_PARAM_ENUM, .choices = fork_choice_choices, .def_str = "total-difficulty",
+     .offset = offsetof(PowChainParams, fork_choice),
+     .help = "total-difficulty: the heaviest chain (Ethereum, Geth 1.8.23 tie-breaks); longest: the highest "
+             "chain, whatever its difficulty (the same tie-breaks)"},
     {.name = "initial_difficulty", .type = SIM_PARAM_NUMBER, .unit = "hashes", .min = 131072, .max = 1e30,
      .def = 2.0885e15, .offset = offsetof(PowChainParams, initial_difficulty),
      .help = "byzantium: difficulty of the first block (Etherscan, late May 2019: 2028.6-2148.4 TH)"},
@@ -390,7 +395,8 @@ static void mine(PowMiner *m, SimCtx *ctx) {
   b->obs.timestamp_s = header_time(parent, sim_time_to_s(now));
   b->obs.difficulty =
       cp->difficulty == POW_DIFFICULTY_BYZANTIUM ? byzantium_difficulty(w, parent, b->obs.timestamp_s) : 1.0;
-  b->td = parent->td + (unsigned __int128)b->obs.difficulty;
+  /* The fork-choice weight: total difficulty, or the height under the longest-chain rule. */
+  b->td = parent->td + (cp->fork_choice == POW_FORK_CHOICE_LONGEST ? 1 : (unsigned __int128)b->obs.difficulty);
   /* The template: empty until full_at, then rebuilt every recommit_s. Two blocks on one template (a
    * one-miner fork before the template changed) carry the same transactions, so the contents are drawn
    * from a stream keyed by the template. */
@@ -775,4 +781,5 @@ void pow_world_an_params(const PowWorld *w, uint32_t max_height, AnChainParams *
   params->uncle_base = w->uncle_params->uncle_base > 0 ? w->uncle_params->uncle_base : 8;
   params->nephew_divisor = w->uncle_params->nephew_divisor > 0 ? w->uncle_params->nephew_divisor : 32;
   params->max_height = max_height;
+  params->longest_chain = w->cfg->chain.fork_choice == POW_FORK_CHOICE_LONGEST;
 }

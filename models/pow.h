@@ -51,11 +51,13 @@ extern const SimParamSpec pow_pool_params[];
 extern const guint pow_pool_n_params;
 
 enum { POW_DIFFICULTY_FIXED = 0, POW_DIFFICULTY_BYZANTIUM = 1 };
+enum { POW_FORK_CHOICE_TD = 0, POW_FORK_CHOICE_LONGEST = 1 };
 
 typedef struct {
   double target_interval_s;
   double block_reward_eth;
   int difficulty;             /* POW_DIFFICULTY_* */
+  int fork_choice;            /* POW_FORK_CHOICE_* */
   double initial_difficulty;  /* byzantium: difficulty of the genesis (hashes per block) */
   double hashrate_hps;        /* byzantium: total hash rate of all miners */
   double tx_rate_per_s;       /* transactions waiting to be included arrive at this rate */

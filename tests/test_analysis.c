@@ -51,6 +51,25 @@ static void test_heavier_branch_wins(void) {
   CU_ASSERT_EQUAL(s->uncles_included, 0);
   CU_ASSERT_DOUBLE_EQUAL(s->stale_share, 0.5, 1e-15);
   CU_ASSERT_DOUBLE_EQUAL(s->mean_interval_s, 15e-9, 1e-20);
+  /* The unreferenced blocks 2 and 3 carry 2 of the 6 units of work. */
+  CU_ASSERT_DOUBLE_EQUAL(s->wasted_work_share, 2.0 / 6.0, 1e-15);
+}
+
+/* The same blocks under the longest-chain rule: the longer branch wins whatever its difficulty. */
+static void test_longest_chain(void) {
+  g_autoptr(AnChain) c = chain_one_per_group(2);
+  add_ok(c, mk(1, 0, 1, 0, 10, 1.0));
+  add_ok(c, mk(2, 1, 2, 0, 20, 1.0));
+  add_ok(c, mk(3, 2, 3, 0, 30, 1.0));
+  add_ok(c, mk(4, 1, 2, 1, 25, 3.0));
+  AnChainParams p = ETH;
+  p.longest_chain = TRUE;
+  finalize_ok(c, &p);
+  CU_ASSERT_EQUAL(type_of(c, 2), AN_BLOCK_MAIN);
+  CU_ASSERT_EQUAL(type_of(c, 3), AN_BLOCK_MAIN);
+  CU_ASSERT_EQUAL(type_of(c, 4), AN_BLOCK_UNREFERENCED);
+  CU_ASSERT_EQUAL(an_chain_summary(c)->heights, 3);
+  CU_ASSERT_DOUBLE_EQUAL(an_chain_summary(c)->wasted_work_share, 3.0 / 6.0, 1e-15);
 }
 
 static void test_tie_breaks(void) {
@@ -490,13 +509,22 @@ static void test_json(void) {
    * 2: a one-miner fork (templates unknown), its side block referenced by A. */
   const char *forks_suffix = "},\"forks\":{\"count\":2,\"max_length\":1,\"histogram\":[[1,2]]},"
                              "\"one_miner_forks\":{\"count\":1,\"same_txset_share\":0.0,\"side_blocks\":1,"
-                             "\"referenced_by_same_pool\":0,\"referenced_by_other_pools\":1,\"unreferenced\":0}}";
+                             "\"referenced_by_same_pool\":0,\"referenced_by_other_pools\":1,\"unreferenced\":0,"
+                             "\"reward_eth\":1.75}}"; /* the uncle at height 2 under height 3: (2 + 8 - 3) / 8 * 2 */
   CU_ASSERT_STRING_EQUAL(keys + strlen(keys) - strlen(forks_suffix), forks_suffix);
   g_autofree char *chain = json_dumps(json_object_get(j, "chain"), JSON_COMPACT);
   CU_ASSERT_STRING_EQUAL(chain, "{\"heights\":3,\"blocks_total\":5,\"main\":3,\"uncles_included\":2,"
                                 "\"forks_unreferenced\":0,\"uncle_rate\":0.66666666666666663,"
                                 "\"stale_share\":0.40000000000000002,\"empty_share\":0.20000000000000001,"
-                                "\"mean_interval_s\":13.25}");
+                                "\"mean_interval_s\":13.25,\"wasted_work_share\":0.0}");
+  /* Both pools hold at least 10%: all large. */
+  g_autofree char *rew = json_dumps(json_object_get(j, "rewards"), JSON_COMPACT);
+  /* Rewards 2 + 2 + 2.125 (two nephew bonuses) + 1.75 + 1.75 (uncles) = 9.625 ETH, of which 1.75 went to the
+   * unknown miner of block 3: the pools hold 4.125 / 9.625 + 3.75 / 9.625 (summed in double). */
+  CU_ASSERT_STRING_EQUAL(rew, "{\"large_pools\":{\"pools\":2,\"hash_share\":1.0,\"main_share\":1.0,"
+                              "\"reward_share\":0.81818181818181812,\"reward_per_hash\":0.81818181818181812},"
+                              "\"small_pools\":{\"pools\":0,"
+                              "\"hash_share\":0.0,\"main_share\":0.0,\"reward_share\":0.0}}");
   g_autofree char *pool = json_dumps(json_array_get(json_object_get(j, "pools"), 1), JSON_COMPACT);
   CU_ASSERT_STRING_EQUAL(pool, "{\"name\":\"B \\\"x\\\"\",\"hash_share\":0.40000000000000002,"
                                "\"main_share\":0.33333333333333331,\"blocks\":2,\"main\":1,\"uncles\":1,"
@@ -565,7 +593,7 @@ static void test_runs_csv_long(void) {
 }
 
 int register_suites(void) {
-  ADD_SUITE("chain", TEST(test_heavier_branch_wins), TEST(test_tie_breaks), TEST(test_types_and_rewards),
+  ADD_SUITE("chain", TEST(test_heavier_branch_wins), TEST(test_longest_chain), TEST(test_tie_breaks), TEST(test_types_and_rewards),
             TEST(test_window), TEST(test_add_errors), TEST(test_finalize_errors));
   ADD_SUITE("runs", TEST(test_runs), TEST(test_runs_miner_none), TEST(test_expected_iid),
             TEST(test_runs_statistical), TEST(test_runs_csv_long));
