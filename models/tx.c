@@ -12,7 +12,7 @@
 #define NONE UINT32_MAX
 #define N_BINS 1024
 #define BIN_WORDS (N_BINS / 64)
-#define MAX_INCL 4      /* inclusions remembered per transaction (more happen only in long fork storms) */
+#define MAX_INCL 3      /* inclusions stored inline per transaction; more go to a heap array */
 #define ANC_DEPTH (TX_SETTLE_DEPTH + 4) /* ancestors checked for inclusion: beyond, txs left the index */
 #define RING 128        /* heights kept for the heaviest chain and for block lists (> DECLARE_DEPTH + 2) */
 #define DECL_RING 4096  /* declared heights kept for the censorship waits */
@@ -294,13 +294,20 @@ void tx_config_describe(GString *out) {
 
 /* ---- the world ---- */
 
+struct InclMore {
+  guint n, cap;
+  uint64_t *id;
+  uint32_t *h;
+};
+
 typedef struct {
   uint64_t id; /* 0: free slot */
   uint64_t nonce;
   int64_t created;
   double price; /* gwei */
-  uint64_t incl[MAX_INCL];
+  uint64_t incl[MAX_INCL]; /* blocks that include it (every one: a missing one would let a pool include it twice) */
   uint32_t incl_h[MAX_INCL];
+  struct InclMore *more;   /* beyond MAX_INCL (forks of forks, selfish branches): rare */
   uint32_t sender;
   uint32_t gas_limit, gas_used, bytes;
   uint32_t bprev, bnext; /* price bin list */
@@ -387,6 +394,7 @@ struct TxWorld {
   uint32_t gen;
   GArray *heap;    /* uint32 slab idx, local max-heap by price */
   GArray *sel;     /* TxRef of the block being built */
+  GArray *joined;  /* uint64 ids: blocks that joined the heaviest chain (scratch) */
   uint64_t *cache_txset; /* per miner: last template */
   GArray **cache;  /* per miner: TxRef */
   GHashTable *blocks; /* block id -> BlockTxs* */
@@ -448,6 +456,12 @@ static uint32_t slot_new(TxWorld *w) {
 }
 
 static void slot_free(TxWorld *w, uint32_t i) {
+  if (w->tx[i].more) {
+    g_free(w->tx[i].more->id);
+    g_free(w->tx[i].more->h);
+    g_free(w->tx[i].more);
+    w->tx[i].more = NULL;
+  }
   w->tx[i].id = 0;
   w->free_next[i] = w->free_head;
   w->free_head = i;
@@ -922,6 +936,7 @@ TxWorld *tx_world_new(const TxConfig *cfg, const TxNetView *net, double block_ga
   w->sessions = g_array_new(FALSE, FALSE, sizeof(Session));
   w->heap = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   w->sel = g_array_new(FALSE, FALSE, sizeof(TxRef));
+  w->joined = g_array_new(FALSE, FALSE, sizeof(uint64_t));
   w->cache_txset = g_new0(uint64_t, n_miners);
   w->cache = g_new0(GArray *, n_miners);
   for (guint m = 0; m < n_miners; m++) w->cache[m] = g_array_new(FALSE, FALSE, sizeof(TxRef));
@@ -982,6 +997,7 @@ void tx_world_free(TxWorld *w) {
   g_free(w->cache_txset);
   g_array_free(w->heap, TRUE);
   g_array_free(w->sel, TRUE);
+  g_array_free(w->joined, TRUE);
   g_array_free(w->declared, TRUE);
   if (w->regions) {
     for (guint r = 0; r < w->netc.gp->n_regions; r++) {
@@ -1003,6 +1019,8 @@ void tx_world_free(TxWorld *w) {
   g_free(w->pool_censored_included);
   g_free(w->pool_blocks);
   g_free(w->senders);
+  for (uint32_t i = 0; i < w->cap; i++)
+    if (w->tx[i].id) slot_free(w, i);
   g_free(w->tx);
   g_free(w->arrive);
   g_free(w->free_next);
@@ -1014,9 +1032,13 @@ void tx_world_free(TxWorld *w) {
 
 static gboolean in_chain(const TxWorld *w, const TxE *e, const uint64_t *anc, guint n_anc, uint32_t top_h) {
   (void)w;
-  for (guint k = 0; k < e->n_incl; k++) {
+  for (guint k = 0; k < MIN(e->n_incl, MAX_INCL); k++) {
     uint32_t h = e->incl_h[k];
     if (h <= top_h && top_h - h < n_anc && anc[top_h - h] == e->incl[k]) return TRUE;
+  }
+  for (guint k = 0; e->more && k < e->more->n; k++) {
+    uint32_t h = e->more->h[k];
+    if (h <= top_h && top_h - h < n_anc && anc[top_h - h] == e->more->id[k]) return TRUE;
   }
   return FALSE;
 }
@@ -1067,33 +1089,46 @@ static void build_template(TxWorld *w, guint pool, const ObsBlock *parent, SimTi
   int bin = bin_at_or_below(w, N_BINS - 1);
   uint32_t cur = bin >= 0 ? w->bin_head[bin] : NONE;
   g_array_set_size(w->heap, 0);
+  /* Transactions in heaviest-chain blocks are out of the index. Those of the heaviest-chain blocks that are
+   * not in the parent's chain (above the fork point, or above a parent that is behind the tip) are still in
+   * this pool's mempool: they join the candidates through the heap. */
+  uint32_t hf = top_h > n_anc ? top_h - n_anc : 0;
+  for (guint k = 0; k < n_anc; k++) {
+    uint32_t h = top_h - k;
+    if (h <= w->best_h && w->best_ids[h % RING] == anc[k]) {
+      hf = h;
+      break;
+    }
+  }
+  for (uint32_t h = MAX(hf, w->settled_h) + 1; h <= w->best_h; h++) {
+    if (w->best_h - h >= RING) continue;
+    uint64_t bid = w->best_ids[h % RING];
+    const BlockTxs *bt = g_hash_table_lookup(w->blocks, &bid);
+    for (guint k = 0; bt && k < bt->n; k++)
+      if (w->tx[bt->refs[k].idx].id == bt->refs[k].id) heap_push_tx(w, bt->refs[k].idx);
+  }
   while (gas_left >= MIN_GAS) {
     while (cur == NONE && bin > 0) {
       bin = bin_at_or_below(w, bin - 1);
       cur = bin >= 0 ? w->bin_head[bin] : NONE;
     }
     uint32_t pick;
-    gboolean from_index;
     if (cur != NONE && (w->heap->len == 0 || better(&w->tx[cur], &w->tx[g_array_index(w->heap, uint32_t, 0)]))) {
       pick = cur;
       cur = w->tx[cur].bnext;
-      from_index = TRUE;
     } else if (w->heap->len) {
       pick = heap_pop_tx(w);
-      from_index = FALSE;
     } else {
       break;
     }
     TxE *e = &w->tx[pick];
     if (w->arrive[(gsize)pick * P + pool] > built || (censor && e->censored) ||
-        w->senders[e->sender].skip_gen == w->gen)
+        w->senders[e->sender].skip_gen == w->gen || e->sel_gen == w->gen)
       continue;
-    if (from_index) {
-      if (e->n_incl && in_chain(w, e, anc, n_anc, top_h)) continue;
-      if (e->sprev != NONE && w->tx[e->sprev].sel_gen != w->gen && !in_chain(w, &w->tx[e->sprev], anc, n_anc, top_h)) {
-        e->defer_gen = w->gen; /* runs once its predecessor is in this block */
-        continue;
-      }
+    if (e->n_incl && in_chain(w, e, anc, n_anc, top_h)) continue;
+    if (e->sprev != NONE && w->tx[e->sprev].sel_gen != w->gen && !in_chain(w, &w->tx[e->sprev], anc, n_anc, top_h)) {
+      e->defer_gen = w->gen; /* runs once its predecessor is in this block */
+      continue;
     }
     if (e->gas_limit > gas_left) { /* Geth: ErrGasLimitReached pops the account */
       w->senders[e->sender].skip_gen = w->gen;
@@ -1133,10 +1168,22 @@ void tx_world_build(TxWorld *w, guint pool, const ObsBlock *parent, SimTime buil
     gas += r->gas_used;
     bytes += r->bytes;
     TxE *e = &w->tx[r->idx];
-    if (e->id == r->id && e->n_incl < MAX_INCL) {
+    if (e->id != r->id) continue;
+    if (e->n_incl < MAX_INCL) {
       e->incl_h[e->n_incl] = b->height;
-      e->incl[e->n_incl++] = b->id;
+      e->incl[e->n_incl] = b->id;
+    } else {
+      if (!e->more) e->more = g_new0(struct InclMore, 1);
+      struct InclMore *x = e->more;
+      if (x->n == x->cap) {
+        x->cap = MAX(4, 2 * x->cap);
+        x->id = g_renew(uint64_t, x->id, x->cap);
+        x->h = g_renew(uint32_t, x->h, x->cap);
+      }
+      x->id[x->n] = b->id;
+      x->h[x->n++] = b->height;
     }
+    if (e->n_incl < UINT8_MAX) e->n_incl++;
   }
   g_hash_table_insert(w->blocks, &bt->block, bt);
   g_array_append_val(w->by_height[b->height % RING], b->id);
@@ -1213,17 +1260,45 @@ static void declare_block(TxWorld *w, uint32_t h, uint64_t id) {
   g_array_set_size(ids, 0);
 }
 
+/* A block leaves the heaviest chain: its transactions are back in the mempools (unless settled). */
+static void leave_best(TxWorld *w, uint32_t h, uint64_t id) {
+  if (h <= w->declared_h) w->finality_mismatches++;
+  else if (h <= w->settled_h) w->deep_reorgs++;
+  if (h <= w->settled_h) return;
+  const BlockTxs *bt = g_hash_table_lookup(w->blocks, &id);
+  for (guint k = 0; bt && k < bt->n; k++) {
+    uint32_t i = bt->refs[k].idx;
+    if (w->tx[i].id == bt->refs[k].id && !w->tx[i].in_index) index_insert(w, i);
+  }
+}
+
 void tx_world_on_best(TxWorld *w, const ObsBlock *best) {
+  uint32_t old_h = w->best_h;
+  /* Heights above the new tip leave the heaviest chain (a heavier but shorter branch). */
+  for (uint32_t h = best->height + 1; h <= old_h; h++) {
+    if (old_h - h >= RING) continue;
+    leave_best(w, h, w->best_ids[h % RING]);
+    w->best_ids[h % RING] = OBS_GENESIS_ID;
+  }
   uint64_t id = best->id;
   uint32_t h = best->height;
+  g_array_set_size(w->joined, 0);
   for (guint k = 0; k < RING && h > 0; k++) {
-    if (w->best_ids[h % RING] == id) break;
-    if (h <= w->declared_h) w->finality_mismatches++;
-    else if (h <= w->settled_h) w->deep_reorgs++;
+    if (h <= old_h && w->best_ids[h % RING] == id) break;
+    if (h <= old_h) leave_best(w, h, w->best_ids[h % RING]);
+    g_array_append_val(w->joined, id);
     w->best_ids[h % RING] = id;
     const ObsBlock *b = w->lookup(w->lookup_user, id);
     id = b->parent;
     h--;
+  }
+  /* The blocks that joined take their transactions out of the index (after the others put theirs back:
+   * a transaction in both stays out). */
+  for (guint j = 0; j < w->joined->len; j++) {
+    uint64_t bid = g_array_index(w->joined, uint64_t, j);
+    const BlockTxs *bt = g_hash_table_lookup(w->blocks, &bid);
+    for (guint k = 0; bt && k < bt->n; k++)
+      if (w->tx[bt->refs[k].idx].id == bt->refs[k].id) index_remove(w, bt->refs[k].idx);
   }
   w->best_h = best->height;
   while (w->settled_h + TX_SETTLE_DEPTH < w->best_h) {

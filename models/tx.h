@@ -25,8 +25,11 @@
  *    mempools share one price index (gas-price bins, exact price order within a bin) and differ by arrival
  *    times, the chain they build on and censorship; the index holds at most mempool_capacity transactions
  *    (Geth: 4096 + 1024 slots), evicting the cheapest (with the sender's later nonces, which cannot run;
- *    the wallet reuses the nonce). A transaction leaves the index when its block is SETTLE_DEPTH deep on
- *    the heaviest chain.
+ *    the wallet reuses the nonce). Like Geth's pool reset on a new head, a transaction leaves the index
+ *    while a block of the heaviest chain holds it (and comes back if that block leaves the chain); a
+ *    template on a parent off the heaviest chain, or behind its tip, also considers the transactions of
+ *    the heaviest-chain blocks it lacks. Transactions are freed when their block is SETTLE_DEPTH deep.
+ *    Every block that includes a transaction is remembered with it, so no chain holds it twice.
  *  - Templates. A block's template is built as Geth's worker does (miner/worker.go commitTransactions):
  *    by gas price, each sender's transactions in nonce order (the next nonce is executable when the
  *    previous one is in the chain or already in the block), a transaction whose gas limit exceeds the gas

@@ -156,6 +156,19 @@ static void test_nonce_gap(void) {
   fixture_clear(&f);
 }
 
+/* A transaction in many sibling blocks (forks of forks) is never included twice on one chain, whichever
+ * sibling the chain goes through. */
+static void test_many_inclusions(void) {
+  Fixture f;
+  fixture_init(&f, 8e6, FALSE);
+  uint64_t t = tx_world_inject(f.w, 0, 5, 21000, 21000, FALSE, 0, 0);
+  const uint64_t want[] = {t};
+  ObsBlock *last = NULL;
+  for (guint k = 0; k < 7; k++) last = build_expect(&f, 100 + k, &f.chain.blocks[0], k % 2, 1, 2 + k, 11 + k, want, 1);
+  build_expect(&f, 200, last, 0, 10, 11, 30, NULL, 0);
+  fixture_clear(&f);
+}
+
 /* Blocks SETTLE_DEPTH deep on the heaviest chain take their transactions out of the world. */
 static void test_settlement(void) {
   Fixture f;
@@ -298,7 +311,7 @@ static void test_empty_window(void) {
 
 int register_suites(void) {
   ADD_SUITE("tx", TEST(test_price_and_nonce_order), TEST(test_gas_limit), TEST(test_mempool_view),
-            TEST(test_nonce_gap), TEST(test_settlement), TEST(test_censorship_toy), TEST(test_withholding),
+            TEST(test_nonce_gap), TEST(test_many_inclusions), TEST(test_settlement), TEST(test_censorship_toy), TEST(test_withholding),
             TEST(test_empty_window));
   return 0;
 }
