@@ -36,10 +36,10 @@ print(json.dumps(d, sort_keys=False))' "$1"
 # --- help and usage ---
 expect_rc 0 "sim --help" -- "$SIM" --help
 contains "$tmp/out" "Usage: sim" "sim --help"
-for c in run validate models bench; do contains "$tmp/out" "  $c" "sim --help lists $c"; done
+for c in run validate models report bench; do contains "$tmp/out" "  $c" "sim --help lists $c"; done
 expect_rc 0 "sim --version" -- "$SIM" --version
 contains "$tmp/out" "sim 0.1.0" "version"
-for c in run validate models "bench phold"; do
+for c in run validate models report "bench phold"; do
   expect_rc 0 "sim $c --help" -- "$SIM" $c --help
   contains "$tmp/out" "Usage:" "sim $c --help"
 done
@@ -126,6 +126,92 @@ strip_wallclock "$tmp/gb/out/summary.json" >"$tmp/sb"
 same_file "$tmp/sa" "$tmp/sb" "geo same seed summary.json (without wall-clock fields)"
 contains "$tmp/ga/out/summary.json" '"vantage_delay_ms"' "geo summary has propagation keys"
 contains "$tmp/ga/out/summary.json" '"node_block_deliveries"' "geo summary counts deliveries"
+
+# --- report: one self-contained HTML page from the geo run (and from a sweep table) ---
+# check_page FILE N_SVG TITLE...: one document, N_SVG inline figures, each TITLE as an SVG <title>, and no
+# URI but the SVG namespace.
+check_page() {
+  local f=$1 n=$2
+  shift 2
+  python3 - "$f" "$n" "$@" >"$tmp/page" 2>&1 <<'PY'
+import re, sys
+h = open(sys.argv[1]).read()
+n, titles = int(sys.argv[2]), sys.argv[3:]
+bad = []
+if h.count("<html") != 1 or not h.rstrip().endswith("</html>"): bad.append("not one <html> document")
+if h.count("<svg") != n or h.count("</svg>") != n: bad.append(f"{h.count('<svg')} <svg>, expected {n}")
+for t in titles:
+    if not re.search(r"<svg[^>]*>\s*<title>" + re.escape(t) + "</title>", h): bad.append("no svg titled " + t)
+uris = set(re.findall(r"https?://[^\s\"'<>]*", h))
+if uris - {"http://www.w3.org/2000/svg"}: bad.append(f"external references: {uris}")
+print("bad: " + "; ".join(bad) if bad else "ok")
+PY
+  [ "$(cat "$tmp/page")" = "ok" ] && ok || bad "page $f: $(cat "$tmp/page")"
+}
+cp -r "$tmp/ga/out" "$tmp/rep"
+expect_rc 0 "report" -- "$SIM" report "$tmp/rep"
+contains "$tmp/out" "wrote $tmp/rep/report.html (run, 4 figures)" "report names the page"
+[ ! -s "$tmp/err" ] && ok || bad "report printed on stderr: $(cat "$tmp/err")"
+check_page "$tmp/rep/report.html" 4 "Block propagation: delay after the first observation, CDF per vantage point" \
+  "First-seen shares per pool and vantage point" "Run lengths against the i.i.d. expectation" \
+  "Main share against hash share and reward share, per pool"
+contains "$tmp/rep/report.html" "<title>sim report: geo-small</title>" "report title"
+left=$(ls -A "$tmp/rep" | grep -v -E '^(summary\.json|blocks\.csv|pools\.csv|runs\.csv|observations\.csv|report\.html)$')
+[ -z "$left" ] && ok || bad "report left files: $left"
+expect_rc 0 "report --out" -- "$SIM" report "$tmp/rep" --out "$tmp/rep2/r.html" --quiet
+same_file "$tmp/rep/report.html" "$tmp/rep2/r.html" "report is deterministic"
+[ ! -s "$tmp/out" ] && ok || bad "report --quiet printed: $(cat "$tmp/out")"
+SIM_GNUPLOT=/nonexistent expect_rc 0 "report without gnuplot" -- "$SIM" report "$tmp/rep" --out "$tmp/nognuplot.html"
+contains "$tmp/err" "sim report: warning: gnuplot not found: figures omitted" "no-gnuplot warning"
+contains "$tmp/nognuplot.html" '<p class="notice">gnuplot not found: figures omitted.</p>' "no-gnuplot notice"
+contains "$tmp/nognuplot.html" "<caption>Pools (pools.csv)</caption>" "no-gnuplot page keeps the tables"
+check_page "$tmp/nognuplot.html" 0
+expect_rc 0 "report of a sweep" -- "$SIM" report tests/data/report/sweep --out "$tmp/sweep.html"
+check_page "$tmp/sweep.html" 4 "chain.uncle_rate against pools.top_share" "chain.stale_share against pools.top_share" \
+  "runs.max against pools.top_share" "pools.largest_main_share against pools.top_share"
+expect_rc 0 "report of a sweep, one metric" -- "$SIM" report tests/data/report/sweep --metric sim.wall_s --out "$tmp/sweep1.html"
+check_page "$tmp/sweep1.html" 1 "sim.wall_s against pools.top_share"
+expect_rc 2 "report without DIR" -- "$SIM" report
+contains "$tmp/err" "sim report: missing DIR" "report without DIR message"
+expect_rc 2 "report of a missing directory" -- "$SIM" report "$tmp/nosuchdir"
+if [ "$(cat "$tmp/err")" = "$tmp/nosuchdir: No such file or directory" ]; then ok; else bad "missing dir message: $(cat "$tmp/err")"; fi
+mkdir -p "$tmp/nosummary"
+expect_rc 2 "report without summary.json" -- "$SIM" report "$tmp/nosummary"
+if [ "$(cat "$tmp/err")" = "$tmp/nosummary/summary.json: No such file or directory" ]; then ok; else bad "no summary message: $(cat "$tmp/err")"; fi
+expect_rc 2 "report of a malformed CSV" -- "$SIM" report tests/data/report/bad-runs --out "$tmp/never.html"
+if [ "$(cat "$tmp/err")" = "tests/data/report/bad-runs/runs.csv: line 3: 3 fields, expected 4 (as in the header)" ]; then ok; else bad "malformed CSV message: $(cat "$tmp/err")"; fi
+[ ! -e "$tmp/never.html" ] && ok || bad "bad input wrote a page"
+expect_rc 2 "report of a sweep, unknown metric" -- "$SIM" report tests/data/report/sweep --metric nope --out "$tmp/never.html"
+contains "$tmp/err" "tests/data/report/sweep/table.csv: no metric 'nope' (no column 'nope.mean')" "unknown metric message"
+# The page in a real browser engine, when there is one: the figures must be in the DOM it builds. Counted
+# only when it ran.
+if command -v chromium >/dev/null 2>&1; then
+  timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-crash-reporter --no-first-run \
+    --user-data-dir="$tmp/chromium" --dump-dom "file://$tmp/rep/report.html" >"$tmp/dom" 2>"$tmp/chromium.err"
+  rc=$?
+  if [ $rc -ne 0 ]; then
+    bad "chromium --dump-dom: exit $rc: $(tail -3 "$tmp/chromium.err")"
+  else
+    python3 - "$tmp/dom" >"$tmp/domcheck" 2>&1 <<'PY'
+import re, sys
+d = open(sys.argv[1]).read()
+bad = []
+for fid in ("fig-propagation", "fig-first-seen", "fig-runs", "fig-pools"):
+    m = re.search(r'<figure id="' + fid + r'">(.*?)</figure>', d, re.S)
+    if not m:
+        bad.append("no figure " + fid)
+        continue
+    svg = re.search(r"<svg[^>]*>(.*?)</svg>", m.group(1), re.S)
+    if not svg: bad.append(fid + " has no <svg> in the DOM")
+    elif len(re.findall(r"<path", svg.group(1))) < 5: bad.append(fid + " has almost no <path> in the DOM")
+if d.count("<svg") != 4: bad.append(f"{d.count('<svg')} <svg> in the DOM")
+print("bad: " + "; ".join(bad) if bad else "ok")
+PY
+    [ "$(cat "$tmp/domcheck")" = "ok" ] && ok || bad "chromium DOM: $(cat "$tmp/domcheck")"
+  fi
+else
+  echo "skipped: chromium not on PATH: the headless-browser check of the report did not run"
+fi
 
 # --set and the default output directory
 (cd "$tmp" && "$SIM" run tiny.json --set stop.heights=300 --set 'pools[0].hash_share=0.45' \

@@ -1,0 +1,1653 @@
+/* report.c: the HTML report of a results directory: tables from summary.json and the CSV files, figures
+ * drawn by a gnuplot child process and embedded as inline SVG. */
+#include "report.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <gsl/gsl_statistics_double.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* clang-format off */
+G_DEFINE_QUARK(an-report-error-quark, an_report_error)
+/* clang-format on */
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(json_t, json_decref)
+
+#define GP_END "END_OF_SIM_DATA" /* datablock terminator: no data line can equal it (fields are numbers) */
+#define CDF_EXACT_MAX 1000       /* up to this many delays the CDF is drawn exactly, else at 1000 quantiles */
+
+static gboolean input_error(GError **error, const char *path, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+static gboolean input_error(GError **error, const char *path, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  g_set_error(error, AN_REPORT_ERROR, AN_REPORT_ERROR_INPUT, "%s: %s", path, msg);
+  return FALSE;
+}
+
+/* The errno behind a GFileError, for a message in the C library's words ("No such file or directory"). */
+static int errno_from_file_error(const GError *e) {
+  static const struct {
+    GFileError code;
+    int err;
+  } map[] = {{G_FILE_ERROR_EXIST, EEXIST}, {G_FILE_ERROR_ISDIR, EISDIR},
+             {G_FILE_ERROR_ACCES, EACCES}, {G_FILE_ERROR_NAMETOOLONG, ENAMETOOLONG},
+             {G_FILE_ERROR_NOENT, ENOENT}, {G_FILE_ERROR_NOTDIR, ENOTDIR},
+             {G_FILE_ERROR_NXIO, ENXIO},   {G_FILE_ERROR_NODEV, ENODEV},
+             {G_FILE_ERROR_ROFS, EROFS},   {G_FILE_ERROR_LOOP, ELOOP},
+             {G_FILE_ERROR_NOSPC, ENOSPC}, {G_FILE_ERROR_NOMEM, ENOMEM},
+             {G_FILE_ERROR_MFILE, EMFILE}, {G_FILE_ERROR_NFILE, ENFILE},
+             {G_FILE_ERROR_BADF, EBADF},   {G_FILE_ERROR_INVAL, EINVAL},
+             {G_FILE_ERROR_PIPE, EPIPE},   {G_FILE_ERROR_AGAIN, EAGAIN},
+             {G_FILE_ERROR_INTR, EINTR},   {G_FILE_ERROR_IO, EIO},
+             {G_FILE_ERROR_PERM, EPERM},   {G_FILE_ERROR_NOSYS, ENOSYS}};
+  if (e && e->domain == G_FILE_ERROR)
+    for (size_t i = 0; i < G_N_ELEMENTS(map); i++)
+      if (map[i].code == (GFileError)e->code) return map[i].err;
+  return EIO;
+}
+
+/* ---- CSV reading (RFC 4180: quoted fields, doubled quotes, CRLF or LF) -------------------------------- */
+
+typedef struct {
+  char *path;
+  char *data;
+  gsize len, pos;
+  guint line;      /* line where the current record starts (1-based) */
+  guint next_line; /* line where the next record starts */
+  GString *buf;    /* the current record's fields, each NUL-terminated */
+  GArray *starts;  /* gsize offsets of the fields in buf */
+  GPtrArray *row;  /* char *, into buf: the current record */
+  char **header;   /* the first record */
+  guint ncols;
+} Csv;
+
+static void csv_free(Csv *c) {
+  if (!c) return;
+  g_free(c->path);
+  g_free(c->data);
+  g_string_free(c->buf, TRUE);
+  g_array_unref(c->starts);
+  g_ptr_array_unref(c->row);
+  g_strfreev(c->header);
+  g_free(c);
+}
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Csv, csv_free)
+
+static int csv_syntax(const Csv *c, GError **error, guint line, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
+static int csv_syntax(const Csv *c, GError **error, guint line, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  input_error(error, c->path, "line %u: %s", line, msg);
+  return -1;
+}
+
+/* Reads the next record into c->row. Returns 1, 0 at the end of the file, -1 on a syntax error. */
+static int csv_next(Csv *c, GError **error) {
+  if (c->pos >= c->len) return 0;
+  g_string_truncate(c->buf, 0);
+  g_array_set_size(c->starts, 0);
+  c->line = c->next_line;
+  const char *d = c->data;
+  for (;;) {
+    gsize start = c->buf->len;
+    g_array_append_val(c->starts, start);
+    if (c->pos < c->len && d[c->pos] == '"') {
+      c->pos++;
+      for (;;) {
+        if (c->pos >= c->len) return csv_syntax(c, error, c->line, "unterminated quoted field");
+        char ch = d[c->pos++];
+        if (ch == '"') {
+          if (c->pos < c->len && d[c->pos] == '"') {
+            g_string_append_c(c->buf, '"');
+            c->pos++;
+          } else {
+            break;
+          }
+        } else {
+          if (ch == '\0') return csv_syntax(c, error, c->next_line, "NUL byte in a field");
+          if (ch == '\n') c->next_line++;
+          g_string_append_c(c->buf, ch);
+        }
+      }
+      if (c->pos < c->len && d[c->pos] != ',' && d[c->pos] != '\n' && d[c->pos] != '\r')
+        return csv_syntax(c, error, c->next_line, "text after a closing quote");
+    } else {
+      while (c->pos < c->len && d[c->pos] != ',' && d[c->pos] != '\n' && d[c->pos] != '\r') {
+        char ch = d[c->pos++];
+        if (ch == '"') return csv_syntax(c, error, c->line, "quote inside an unquoted field");
+        if (ch == '\0') return csv_syntax(c, error, c->line, "NUL byte in a field");
+        g_string_append_c(c->buf, ch);
+      }
+    }
+    g_string_append_c(c->buf, '\0');
+    if (c->pos >= c->len) break;
+    if (d[c->pos] == ',') {
+      c->pos++;
+      continue;
+    }
+    if (d[c->pos] == '\r') c->pos++;
+    if (c->pos < c->len && d[c->pos] == '\n') c->pos++;
+    c->next_line++;
+    break;
+  }
+  g_ptr_array_set_size(c->row, 0);
+  for (guint i = 0; i < c->starts->len; i++)
+    g_ptr_array_add(c->row, c->buf->str + g_array_index(c->starts, gsize, i));
+  return 1;
+}
+
+/* Opens `path` and reads its header. A missing file, an empty one or a bad header is an error. */
+static Csv *csv_open(const char *path, GError **error) {
+  g_autoptr(Csv) c = g_new0(Csv, 1);
+  c->path = g_strdup(path);
+  c->buf = g_string_new(NULL);
+  c->starts = g_array_new(FALSE, FALSE, sizeof(gsize));
+  c->row = g_ptr_array_new();
+  c->next_line = 1;
+  g_autoptr(GError) e = NULL;
+  if (!g_file_get_contents(path, &c->data, &c->len, &e)) {
+    input_error(error, path, "%s", g_strerror(errno_from_file_error(e)));
+    return NULL;
+  }
+  int r = csv_next(c, error);
+  if (r < 0) return NULL;
+  if (r == 0) {
+    input_error(error, path, "empty file, expected a header line");
+    return NULL;
+  }
+  c->ncols = c->row->len;
+  c->header = g_new0(char *, (gsize)c->ncols + 1);
+  for (guint i = 0; i < c->ncols; i++) {
+    const char *h = g_ptr_array_index(c->row, i);
+    if (!*h) {
+      input_error(error, path, "line 1: empty column name (column %u)", i + 1);
+      return NULL;
+    }
+    c->header[i] = g_strdup(h);
+  }
+  return g_steal_pointer(&c);
+}
+
+/* The next data record, with as many fields as the header. Returns 1, 0 at the end, -1 on an error. */
+static int csv_row(Csv *c, GError **error) {
+  int r = csv_next(c, error);
+  if (r <= 0) return r;
+  if (c->row->len != c->ncols)
+    return csv_syntax(c, error, c->line, "%u fields, expected %u (as in the header)", c->row->len, c->ncols);
+  return 1;
+}
+
+static const char *csv_field(const Csv *c, int col) {
+  return g_ptr_array_index(c->row, (guint)col);
+}
+
+/* The index of column `name`, or -1 (and an error when `required`). */
+static int csv_col(const Csv *c, const char *name, gboolean required, GError **error) {
+  for (guint i = 0; i < c->ncols; i++)
+    if (strcmp(c->header[i], name) == 0) return (int)i;
+  if (required) input_error(error, c->path, "missing column '%s'", name);
+  return -1;
+}
+
+/* A whole field as a finite number. */
+static gboolean parse_num(const char *s, double *out) {
+  if (!*s) return FALSE;
+  char *end = NULL;
+  double v = g_ascii_strtod(s, &end);
+  if (*end || !isfinite(v)) return FALSE;
+  *out = v;
+  return TRUE;
+}
+
+/* Field `col` of the current row as a number; an empty field is NAN when `allow_empty`. */
+static gboolean csv_num(const Csv *c, int col, gboolean allow_empty, double *out, GError **error) {
+  const char *s = csv_field(c, col);
+  if (!*s && allow_empty) {
+    *out = NAN;
+    return TRUE;
+  }
+  if (parse_num(s, out)) return TRUE;
+  return input_error(error, c->path, "line %u: column '%s': not a number: '%s'", c->line, c->header[col], s);
+}
+
+/* ---- HTML and number formatting ----------------------------------------------------------------------- */
+
+/* `text` escaped for HTML; invalid UTF-8 (a CSV can hold anything) becomes U+FFFD first. */
+static void put_esc(GString *s, const char *text) {
+  g_autofree char *valid = g_utf8_make_valid(text, -1);
+  g_autofree char *e = g_markup_escape_text(valid, -1);
+  g_string_append(s, e);
+}
+
+/* A number for people: integers in full, else 4 significant digits (C locale, whatever the process's). */
+static void put_num(GString *s, double v) {
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+  if (isnan(v))
+    g_string_append(s, "–");
+  else if (fabs(v) < 1e15 && v == floor(v))
+    g_string_append(s, g_ascii_formatd(buf, sizeof buf, "%.0f", v));
+  else if (fabs(v) >= 1e4)
+    g_string_append(s, g_ascii_formatd(buf, sizeof buf, "%.0f", v));
+  else
+    g_string_append(s, g_ascii_formatd(buf, sizeof buf, "%.4g", v));
+}
+
+/* A number for gnuplot: exact. */
+static void gp_num(GString *s, double v) {
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+  g_string_append(s, g_ascii_formatd(buf, sizeof buf, "%.17g", v));
+}
+
+/* A gnuplot string literal: single quotes (no escapes inside), a quote doubled, line breaks as spaces. */
+static void gp_str(GString *s, const char *text) {
+  g_autofree char *valid = g_utf8_make_valid(text, -1);
+  g_string_append_c(s, '\'');
+  for (const char *p = valid; *p; p++) {
+    if (*p == '\'') g_string_append_c(s, '\'');
+    g_string_append_c(s, (*p == '\n' || *p == '\r') ? ' ' : *p);
+  }
+  g_string_append_c(s, '\'');
+}
+
+/* A string field of a datablock (tab-separated): no tab, line break or double quote. */
+static void gp_field(GString *s, const char *text) {
+  g_autofree char *valid = g_utf8_make_valid(text, -1);
+  if (!*valid) g_string_append_c(s, '-');
+  for (const char *p = valid; *p; p++)
+    g_string_append_c(s, (*p == '\t' || *p == '\n' || *p == '\r' || *p == '"') ? ' ' : *p);
+}
+
+static void gp_block_begin(GString *s, const char *name) {
+  g_string_append_printf(s, "$%s << " GP_END "\n", name);
+}
+static void gp_block_end(GString *s) {
+  g_string_append(s, GP_END "\n");
+}
+
+static json_t *jget(json_t *o, ...) G_GNUC_NULL_TERMINATED;
+static json_t *jget(json_t *o, ...) {
+  va_list ap;
+  va_start(ap, o);
+  for (const char *k = va_arg(ap, const char *); k && o; k = va_arg(ap, const char *))
+    o = json_object_get(o, k);
+  va_end(ap);
+  return o;
+}
+
+/* ---- gnuplot ------------------------------------------------------------------------------------------ */
+
+char *an_report_find_gnuplot(void) {
+  const char *env = g_getenv("SIM_GNUPLOT");
+  const char *prog = env ? env : "gnuplot";
+  if (!*prog) return NULL;
+  if (strchr(prog, '/'))
+    return g_file_test(prog, G_FILE_TEST_IS_REGULAR) && g_file_test(prog, G_FILE_TEST_IS_EXECUTABLE)
+               ? g_strdup(prog)
+               : NULL;
+  return g_find_program_in_path(prog);
+}
+
+typedef struct {
+  const char *dir;
+  GString *html;
+  char *gnuplot; /* NULL: figures omitted */
+  char *tmpdir;  /* created with the first figure */
+  guint n_fig;
+  GPtrArray *warnings;
+  AnReportStats stats;
+} Page;
+
+static void page_warn(Page *p, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void page_warn(Page *p, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  if (p->warnings)
+    g_ptr_array_add(p->warnings, msg);
+  else
+    g_free(msg);
+}
+
+/* Whether `tag` (a start tag's text) holds attribute `attr` (e.g. "id=") at `i`, after white space. */
+static gboolean attr_at(const GString *tag, gsize i, const char *attr) {
+  return i > 0 && g_ascii_isspace(tag->str[i - 1]) && strncmp(tag->str + i, attr, strlen(attr)) == 0;
+}
+
+/* Rewrites one tag of gnuplot's SVG (see report.h): ids and references to them prefixed, xlink gone. */
+static void svg_tag(GString *out, const char *tag, gsize len, const char *prefix) {
+  g_autoptr(GString) t = g_string_new_len(tag, (gssize)len);
+  g_autoptr(GString) r = g_string_sized_new(len + 16);
+  for (gsize i = 0; i < t->len;) {
+    if (attr_at(t, i, "xmlns:xlink=")) {
+      gsize j = i + strlen("xmlns:xlink=");
+      char q = t->str[j];
+      if (q == '"' || q == '\'') {
+        const char *close = strchr(t->str + j + 1, q);
+        if (close) {
+          i = (gsize)(close - t->str) + 1;
+          continue;
+        }
+      }
+    }
+    gsize skip = attr_at(t, i, "xlink:href=") ? strlen("xlink:") : 0; /* SVG 2's href, no namespace */
+    if (skip || attr_at(t, i, "href=")) {
+      i += skip;
+      g_string_append(r, "href=");
+      i += strlen("href=");
+      if (i + 1 < t->len && (t->str[i] == '\'' || t->str[i] == '"') && t->str[i + 1] == '#') {
+        g_string_append_len(r, t->str + i, 2);
+        g_string_append_printf(r, "%s-", prefix);
+        i += 2;
+      }
+      continue;
+    }
+    if (attr_at(t, i, "id='") || attr_at(t, i, "id=\"")) {
+      g_string_append_len(r, t->str + i, 4);
+      g_string_append_printf(r, "%s-", prefix);
+      i += 4;
+      continue;
+    }
+    if (strncmp(t->str + i, "url(#", 5) == 0) {
+      g_string_append_printf(r, "url(#%s-", prefix);
+      i += 5;
+      continue;
+    }
+    g_string_append_c(r, t->str[i++]);
+  }
+  g_string_append_len(out, r->str, (gssize)r->len);
+}
+
+/* gnuplot's SVG document made fit to sit inline in the page, or NULL if it holds no <svg> element. */
+static char *svg_inline(const char *raw, const char *prefix, const char *title) {
+  const char *p = strstr(raw, "<svg");
+  if (!p) return NULL;
+  g_autoptr(GString) out = g_string_sized_new(strlen(p) + 256);
+  gboolean titled = FALSE;
+  while (*p) {
+    if (*p != '<') {
+      const char *lt = strchr(p, '<');
+      gsize n = lt ? (gsize)(lt - p) : strlen(p);
+      g_string_append_len(out, p, (gssize)n);
+      p += n;
+      continue;
+    }
+    if (!titled && strncmp(p, "<title>", 7) == 0) {
+      const char *end = strstr(p, "</title>");
+      if (end) {
+        g_string_append(out, "<title>");
+        put_esc(out, title);
+        g_string_append(out, "</title>");
+        p = end + strlen("</title>");
+        titled = TRUE;
+        continue;
+      }
+    }
+    if (titled && strncmp(p, "<title>gnuplot_plot_", 20) == 0 && strstr(p, "</title>")) {
+      p = strstr(p, "</title>") + strlen("</title>"); /* a tooltip "gnuplot_plot_1" says nothing */
+      continue;
+    }
+    const char *q = p + 1;
+    char quote = 0;
+    for (; *q && (quote || *q != '>'); q++) {
+      if (quote && *q == quote)
+        quote = 0;
+      else if (!quote && (*q == '"' || *q == '\''))
+        quote = *q;
+    }
+    if (*q == '>') q++;
+    svg_tag(out, p, (gsize)(q - p), prefix);
+    p = q;
+  }
+  while (out->len && g_ascii_isspace(out->str[out->len - 1]))
+    g_string_truncate(out, out->len - 1);
+  return g_string_free(g_steal_pointer(&out), FALSE);
+}
+
+/* The last non-empty line of `text` (for a one-line error message), or NULL. */
+static char *last_line(const char *text) {
+  g_auto(GStrv) lines = g_strsplit(text ? text : "", "\n", -1);
+  for (guint i = g_strv_length(lines); i > 0; i--) {
+    g_strstrip(lines[i - 1]);
+    if (*lines[i - 1]) return g_strdup(lines[i - 1]);
+  }
+  return NULL;
+}
+
+/* Runs gnuplot on `body` with the SVG terminal of width x height; returns its standard output. */
+static char *gnuplot_run(Page *p, const char *id, int width, int height, const GString *body,
+                         GError **error) {
+  if (!p->tmpdir) {
+    p->tmpdir = g_dir_make_tmp("sim-report-XXXXXX", error);
+    if (!p->tmpdir) return NULL;
+  }
+  g_autofree char *name = g_strdup_printf("%s.gp", id);
+  g_autofree char *script = g_build_filename(p->tmpdir, name, NULL);
+  g_autoptr(GString) s = g_string_new("set encoding utf8\n");
+  g_string_append_printf(s,
+                         "set terminal svg size %d,%d dynamic noenhanced font 'sans-serif,12' "
+                         "background '#ffffff'\nset output\nset datafile separator '\\t'\n",
+                         width, height);
+  g_string_append_len(s, body->str, (gssize)body->len);
+  if (!g_file_set_contents(script, s->str, (gssize)s->len, error)) return NULL;
+  char *argv[] = {p->gnuplot, (char *)"-d", script, NULL};
+  g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "LC_ALL", "C", TRUE);
+  g_autofree char *out = NULL, *err = NULL;
+  int status = 0;
+  gboolean ok =
+      g_spawn_sync(NULL, argv, env, G_SPAWN_STDIN_FROM_DEV_NULL, NULL, NULL, &out, &err, &status, error);
+  g_unlink(script);
+  if (!ok) return NULL;
+  g_autoptr(GError) wait_error = NULL;
+  if (!g_spawn_check_wait_status(status, &wait_error)) {
+    g_autofree char *line = last_line(err);
+    g_set_error(error, AN_REPORT_ERROR, AN_REPORT_ERROR_INPUT, "%s", line ? line : wait_error->message);
+    return NULL;
+  }
+  return g_steal_pointer(&out);
+}
+
+/* One <figure>: gnuplot's drawing of `body` (or why there is none), then `note_html` if any. */
+static void page_figure(Page *p, const char *id, const char *title, int width, int height,
+                        const GString *body, const char *note_html) {
+  GString *h = p->html;
+  p->n_fig++;
+  g_string_append_printf(h, "<figure id=\"fig-%s\">\n<figcaption>Figure %u. ", id, p->n_fig);
+  put_esc(h, title);
+  g_string_append(h, "</figcaption>\n");
+  if (!p->gnuplot) {
+    g_string_append(h, "<p class=\"omitted\">Figure omitted: gnuplot not found.</p>\n");
+  } else {
+    g_autoptr(GError) e = NULL;
+    g_autofree char *raw = gnuplot_run(p, id, width, height, body, &e);
+    g_autofree char *prefix = g_strdup_printf("fig-%s", id);
+    g_autofree char *svg = raw ? svg_inline(raw, prefix, title) : NULL;
+    if (svg) {
+      g_string_append(h, svg);
+      g_string_append_c(h, '\n');
+      p->stats.figures++;
+    } else {
+      const char *why = e ? e->message : "no SVG in its output";
+      p->stats.figures_failed++;
+      page_warn(p, "figure %u (%s): gnuplot failed: %s", p->n_fig, title, why);
+      g_string_append(h, "<p class=\"notice\">Figure omitted: gnuplot failed: ");
+      put_esc(h, why);
+      g_string_append(h, "</p>\n");
+    }
+  }
+  if (note_html) g_string_append_printf(h, "<p class=\"note\">%s</p>\n", note_html);
+  g_string_append(h, "</figure>\n");
+}
+
+/* A figure that cannot be drawn from these inputs. */
+static void page_no_figure(Page *p, const char *id, const char *title, const char *why) {
+  p->n_fig++;
+  g_string_append_printf(p->html, "<figure id=\"fig-%s\">\n<figcaption>Figure %u. ", id, p->n_fig);
+  put_esc(p->html, title);
+  g_string_append(p->html, "</figcaption>\n<p class=\"omitted\">");
+  put_esc(p->html, why);
+  g_string_append(p->html, "</p>\n</figure>\n");
+}
+
+/* Common gnuplot settings of the figures. */
+static void gp_style(GString *s) {
+  g_string_append(s, "set grid lc rgb '#dddddd'\nset border lc rgb '#555555'\nset key noautotitle\n"
+                     "set linetype 1 lc rgb '#1f77b4' lw 2 pt 7\nset linetype 2 lc rgb '#d62728' lw 2 pt 5\n"
+                     "set linetype 3 lc rgb '#2ca02c' lw 2 pt 9\nset linetype 4 lc rgb '#ff7f0e' lw 2 pt 11\n"
+                     "set linetype 5 lc rgb '#9467bd' lw 2 pt 13\nset linetype 6 lc rgb '#8c564b' lw 2 pt 7\n"
+                     "set linetype 7 lc rgb '#e377c2' lw 2 pt 5\nset linetype 8 lc rgb '#7f7f7f' lw 2 pt 9\n"
+                     "set linetype cycle 8\n");
+}
+
+/* ---- Tables ------------------------------------------------------------------------------------------- */
+
+static void table_begin(GString *h, const char *caption, const char *const *cols, guint n) {
+  g_string_append(h, "<table>\n");
+  if (caption) {
+    g_string_append(h, "<caption>");
+    put_esc(h, caption);
+    g_string_append(h, "</caption>\n");
+  }
+  g_string_append(h, "<thead><tr>");
+  for (guint i = 0; i < n; i++) {
+    g_string_append(h, "<th>");
+    put_esc(h, cols[i]);
+    g_string_append(h, "</th>");
+  }
+  g_string_append(h, "</tr></thead>\n<tbody>\n");
+}
+
+static void table_end(GString *h) {
+  g_string_append(h, "</tbody>\n</table>\n");
+}
+
+static void td_text(GString *h, const char *text) {
+  g_string_append(h, "<td>");
+  put_esc(h, text);
+  g_string_append(h, "</td>");
+}
+
+static void td_num(GString *h, double v) {
+  g_string_append(h, "<td class=\"num\">");
+  put_num(h, v);
+  g_string_append(h, "</td>");
+}
+
+/* A CSV field in a table: numbers formatted, anything else as text. */
+static void td_field(GString *h, const char *field) {
+  double v;
+  if (parse_num(field, &v))
+    td_num(h, v);
+  else
+    td_text(h, field);
+}
+
+/* One row of the key metrics table, if `v` is a number. */
+static void metric_row(GString *h, const char *label, json_t *v, const char *unit) {
+  if (!json_is_number(v)) return;
+  g_string_append(h, "<tr>");
+  td_text(h, label);
+  td_num(h, json_number_value(v));
+  td_text(h, unit ? unit : "");
+  g_string_append(h, "</tr>\n");
+}
+
+/* ---- The run page ------------------------------------------------------------------------------------- */
+
+static json_t *load_summary(const char *path, GError **error) {
+  json_error_t je;
+  if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+    input_error(error, path, "%s", g_strerror(ENOENT));
+    return NULL;
+  }
+  json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+  if (!doc) {
+    if (je.line > 0)
+      input_error(error, path, "line %d, column %d: %s", je.line, je.column, je.text);
+    else
+      input_error(error, path, "%s", je.text);
+    return NULL;
+  }
+  if (!json_is_object(doc)) {
+    json_decref(doc);
+    input_error(error, path, "not a JSON object");
+    return NULL;
+  }
+  return doc;
+}
+
+static void page_head(GString *h, const char *title, const AnReportOptions *opt) {
+  g_string_append(h, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+  if (opt && opt->generator) {
+    g_string_append(h, "<meta name=\"generator\" content=\"");
+    put_esc(h, opt->generator);
+    g_string_append(h, "\">\n");
+  }
+  g_string_append(h, "<title>");
+  put_esc(h, title);
+  g_string_append(
+      h, "</title>\n<style>\n"
+         "body{font-family:sans-serif;max-width:1000px;margin:1.5em auto;padding:0 "
+         "1em;color:#222;line-height:1.4}\n"
+         "h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ccc}\n"
+         "table{border-collapse:collapse;margin:0.8em 0;font-size:0.9em}\n"
+         "caption{text-align:left;font-weight:bold;padding:0.3em 0}\n"
+         "th,td{border:1px solid #ccc;padding:0.2em 0.6em;text-align:left}th{background:#f3f3f3}\n"
+         "td.num{text-align:right;font-variant-numeric:tabular-nums}\n"
+         "figure{margin:1.5em 0}figcaption{font-weight:bold;margin-bottom:0.4em}\n"
+         "figure svg{display:block;width:100%;height:auto}\n"
+         ".notice{background:#fff4ce;border:1px solid #e0c36b;padding:0.5em 0.8em}\n"
+         ".omitted{color:#666;font-style:italic}.note{font-size:0.9em;color:#444}\n"
+         "dl.meta{display:grid;grid-template-columns:max-content auto;gap:0.1em 1em;font-size:0.9em}\n"
+         "dl.meta dt{font-weight:bold}dl.meta dd{margin:0;word-break:break-all}\n"
+         "footer{margin-top:3em;font-size:0.8em;color:#666}\n"
+         "</style>\n</head>\n<body>\n<h1>");
+  put_esc(h, title);
+  g_string_append(h, "</h1>\n");
+}
+
+static void page_tail(Page *p, const AnReportOptions *opt) {
+  g_string_append(p->html, "<footer>Made by <code>sim report</code>");
+  if (opt && opt->generator) {
+    g_string_append(p->html, " (");
+    put_esc(p->html, opt->generator);
+    g_string_append(p->html, ")");
+  }
+  g_string_append(p->html, " from <code>");
+  put_esc(p->html, p->dir);
+  g_string_append(p->html, "</code>.</footer>\n</body>\n</html>\n");
+}
+
+static void meta_item(GString *h, const char *name, const char *value) {
+  if (!value) return;
+  g_string_append(h, "<dt>");
+  put_esc(h, name);
+  g_string_append(h, "</dt><dd>");
+  put_esc(h, value);
+  g_string_append(h, "</dd>\n");
+}
+
+static void run_meta(Page *p, json_t *summary) {
+  json_t *hd = json_object_get(summary, "header");
+  GString *h = p->html;
+  g_string_append(h, "<dl class=\"meta\">\n");
+  meta_item(h, "directory", p->dir);
+  meta_item(h, "scenario", json_string_value(jget(hd, "scenario", "name", NULL)));
+  meta_item(h, "scenario file", json_string_value(json_object_get(hd, "scenario_file")));
+  json_t *seed = json_object_get(hd, "seed");
+  if (json_is_integer(seed)) {
+    g_autofree char *s = g_strdup_printf("%" JSON_INTEGER_FORMAT, json_integer_value(seed));
+    meta_item(h, "seed", s);
+  }
+  const char *ver = json_string_value(json_object_get(hd, "version"));
+  const char *git = json_string_value(json_object_get(hd, "git_describe"));
+  if (ver) {
+    g_autofree char *s =
+        g_strdup_printf("sim %s%s%s%s", ver, git ? " (" : "", git ? git : "", git ? ")" : "");
+    meta_item(h, "made by", s);
+  }
+  json_t *cmd = json_object_get(hd, "command_line");
+  if (json_is_array(cmd)) {
+    g_autoptr(GString) s = g_string_new(NULL);
+    size_t i;
+    json_t *a;
+    json_array_foreach(cmd, i, a) {
+      if (i) g_string_append_c(s, ' ');
+      g_string_append(s, json_string_value(a) ? json_string_value(a) : "?");
+    }
+    meta_item(h, "command line", s->str);
+  }
+  g_string_append(h, "</dl>\n");
+}
+
+static void key_metrics(Page *p, json_t *s) {
+  GString *h = p->html;
+  g_string_append(h, "<h2 id=\"metrics\">Key metrics</h2>\n");
+  const char *cols[] = {"metric", "value", "unit"};
+  table_begin(h, NULL, cols, 3);
+  static const struct {
+    const char *key, *label, *unit;
+  } chain[] = {
+      {"heights", "chain.heights", "blocks"},
+      {"blocks_total", "chain.blocks_total", "blocks"},
+      {"main", "chain.main", "blocks"},
+      {"uncles_included", "chain.uncles_included", "blocks"},
+      {"forks_unreferenced", "chain.forks_unreferenced", "blocks"},
+      {"uncle_rate", "chain.uncle_rate (uncles per main block)", NULL},
+      {"stale_share", "chain.stale_share (non-main / all blocks)", NULL},
+      {"empty_share", "chain.empty_share (empty / all blocks)", NULL},
+      {"mean_interval_s", "chain.mean_interval_s", "s"},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(chain); i++)
+    metric_row(h, chain[i].label, jget(s, "chain", chain[i].key, NULL), chain[i].unit);
+  metric_row(h, "runs.max (longest run of one pool)", jget(s, "runs", "max", NULL), "blocks");
+  const char *k;
+  json_t *v;
+  g_autoptr(GString) ge = g_string_new(NULL);
+  json_object_foreach(jget(s, "runs", "count_ge", NULL), k, v) {
+    g_string_append_printf(ge, "%s≥%s: ", ge->len ? ", " : "", k);
+    put_num(ge, json_number_value(v));
+  }
+  if (ge->len) {
+    g_string_append(h, "<tr>");
+    td_text(h, "runs.count_ge (maximal runs of length ≥ k)");
+    td_text(h, ge->str);
+    td_text(h, "runs");
+    g_string_append(h, "</tr>\n");
+  }
+  metric_row(h, "one_miner_forks.count", jget(s, "one_miner_forks", "count", NULL), NULL);
+
+  json_t *prop = json_object_get(s, "propagation");
+  metric_row(h, "propagation.vantage_delay_ms.median (first observer excluded)",
+             jget(prop, "vantage_delay_ms", "median", NULL), "ms");
+  metric_row(h, "propagation.vantage_delay_ms.p90", jget(prop, "vantage_delay_ms", "p90", NULL), "ms");
+  metric_row(h, "propagation.vantage_delay_incl_first_ms.median",
+             jget(prop, "vantage_delay_incl_first_ms", "median", NULL), "ms");
+  json_object_foreach(json_object_get(prop, "vantage_delay_by_vantage_ms"), k, v) {
+    g_autofree char *label = g_strdup_printf("propagation.vantage_delay_by_vantage_ms.%s.median", k);
+    metric_row(h, label, json_object_get(v, "median"), "ms");
+  }
+  metric_row(h, "propagation.blocks_seen_by_all", json_object_get(prop, "blocks_seen_by_all"), "blocks");
+  json_object_foreach(json_object_get(prop, "first_seen_share"), k, v) {
+    g_autofree char *label = g_strdup_printf("propagation.first_seen_share.%s", k);
+    metric_row(h, label, v, NULL);
+  }
+
+  json_t *tx = json_object_get(s, "tx");
+  static const char *const tx_counts[] = {"unique", "created", "committed", "never_committed", "evicted"};
+  for (size_t i = 0; i < G_N_ELEMENTS(tx_counts); i++) {
+    g_autofree char *label = g_strdup_printf("tx.%s", tx_counts[i]);
+    metric_row(h, label, json_object_get(tx, tx_counts[i]), "transactions");
+  }
+  json_object_foreach(json_object_get(tx, "commit_s"), k, v) {
+    static const char *const stats[] = {"median", "mean", "p90"};
+    for (size_t i = 0; i < G_N_ELEMENTS(stats); i++) {
+      g_autofree char *label = g_strdup_printf("tx.commit_s.%s.%s", k, stats[i]);
+      metric_row(h, label, json_object_get(v, stats[i]), "s");
+    }
+  }
+  metric_row(h, "tx.out_of_order_share", json_object_get(tx, "out_of_order_share"), NULL);
+  metric_row(h, "tx.propagation_ms.median", jget(tx, "propagation_ms", "median", NULL), "ms");
+  metric_row(h, "tx.propagation_ms.p90", jget(tx, "propagation_ms", "p90", NULL), "ms");
+  metric_row(h, "sim.events", jget(s, "sim", "events", NULL), NULL);
+  metric_row(h, "sim.wall_s (wall clock)", jget(s, "sim", "wall_s", NULL), "s");
+  table_end(h);
+}
+
+/* -- Figure 1: propagation CDF -- */
+
+gboolean an_report_read_delays(const char *path, GPtrArray **names_out, GPtrArray **delays_out,
+                               GError **error) {
+  g_return_val_if_fail(path != NULL && names_out != NULL && delays_out != NULL, FALSE);
+  g_autoptr(Csv) c = csv_open(path, error);
+  if (!c) return FALSE;
+  int first = csv_col(c, "FirstObservation", TRUE, error);
+  if (first < 0) return FALSE;
+  int pool = csv_col(c, "MiningPool", TRUE, error);
+  if (pool < 0) return FALSE;
+  if (pool <= first + 1)
+    return input_error(error, path, "no <V>Diff column between FirstObservation and MiningPool");
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+  g_autoptr(GPtrArray) delays = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+  for (int i = first + 1; i < pool; i++) {
+    const char *h = c->header[i];
+    if (!g_str_has_suffix(h, "Diff") || strlen(h) == strlen("Diff"))
+      return input_error(error, path,
+                         "column '%s' between FirstObservation and MiningPool is not a <V>Diff column", h);
+    g_ptr_array_add(names, g_strndup(h, strlen(h) - strlen("Diff")));
+    g_ptr_array_add(delays, g_array_new(FALSE, FALSE, sizeof(double)));
+  }
+  guint nv = names->len;
+  g_autofree double *d = g_new(double, nv);
+  int r;
+  while ((r = csv_row(c, error)) > 0) {
+    gboolean all = TRUE;
+    for (guint v = 0; v < nv; v++) {
+      if (!csv_num(c, first + 1 + (int)v, TRUE, &d[v], error)) return FALSE;
+      if (isnan(d[v])) all = FALSE;
+    }
+    if (!all) continue;
+    const char *fo = csv_field(c, first);
+    guint fv = G_MAXUINT;
+    for (guint v = 0; v < nv && fv == G_MAXUINT; v++)
+      if (strcmp(fo, g_ptr_array_index(names, v)) == 0) fv = v;
+    if (fv == G_MAXUINT)
+      return input_error(error, path, "line %u: FirstObservation '%s' is not a vantage point of the header",
+                         c->line, fo);
+    for (guint v = 0; v < nv; v++) {
+      if (v == fv) continue;
+      double ms = d[v] * 1000.0;
+      g_array_append_val((GArray *)g_ptr_array_index(delays, v), ms);
+    }
+  }
+  if (r < 0) return FALSE;
+  *names_out = g_steal_pointer(&names);
+  *delays_out = g_steal_pointer(&delays);
+  return TRUE;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The CDF of sorted `x` as a datablock: exact steps up to CDF_EXACT_MAX values, else 1000 quantiles. */
+static void cdf_block(GString *s, const char *name, const double *x, size_t n) {
+  gp_block_begin(s, name);
+  if (n <= CDF_EXACT_MAX) {
+    gp_num(s, x[0]);
+    g_string_append(s, "\t0\n");
+    for (size_t i = 0; i < n; i++) {
+      gp_num(s, x[i]);
+      g_string_append_c(s, '\t');
+      gp_num(s, (double)(i + 1) / (double)n);
+      g_string_append_c(s, '\n');
+    }
+  } else {
+    for (int j = 0; j <= CDF_EXACT_MAX; j++) {
+      double f = (double)j / CDF_EXACT_MAX;
+      gp_num(s, gsl_stats_quantile_from_sorted_data(x, 1, n, f));
+      g_string_append_c(s, '\t');
+      gp_num(s, f);
+      g_string_append_c(s, '\n');
+    }
+  }
+  gp_block_end(s);
+}
+
+static void stats_row(GString *h, const char *name, const double *x, size_t n) {
+  g_string_append(h, "<tr>");
+  td_text(h, name);
+  td_num(h, (double)n);
+  td_num(h, n ? gsl_stats_quantile_from_sorted_data(x, 1, n, 0.5) : NAN);
+  td_num(h, n ? gsl_stats_mean(x, 1, n) : NAN);
+  td_num(h, n ? gsl_stats_quantile_from_sorted_data(x, 1, n, 0.9) : NAN);
+  td_num(h, n ? gsl_stats_quantile_from_sorted_data(x, 1, n, 0.99) : NAN);
+  g_string_append(h, "</tr>\n");
+}
+
+static const char *const TITLE_PROP =
+    "Block propagation: delay after the first observation, CDF per vantage point";
+static const char *const TITLE_FIRST = "First-seen shares per pool and vantage point";
+static const char *const TITLE_RUNS = "Run lengths against the i.i.d. expectation";
+static const char *const TITLE_COMMIT = "Commit time against confirmations k, per vantage point";
+static const char *const TITLE_POOLS = "Main share against hash share and reward share, per pool";
+
+static gboolean fig_propagation(Page *p, json_t *summary, GError **error) {
+  g_autofree char *path = g_build_filename(p->dir, "observations.csv", NULL);
+  if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+    if (json_object_get(summary, "propagation"))
+      page_no_figure(p, "propagation", TITLE_PROP, "observations.csv not found: figure omitted.");
+    return TRUE;
+  }
+  g_autoptr(GPtrArray) names = NULL, delays = NULL;
+  if (!an_report_read_delays(path, &names, &delays, error)) return FALSE;
+  g_autoptr(GArray) all = g_array_new(FALSE, FALSE, sizeof(double));
+  for (guint v = 0; v < names->len; v++) {
+    GArray *a = g_ptr_array_index(delays, v);
+    if (a->len) qsort(a->data, a->len, sizeof(double), cmp_double);
+    g_array_append_vals(all, a->data, a->len);
+  }
+  if (all->len) qsort(all->data, all->len, sizeof(double), cmp_double);
+  if (!all->len) {
+    page_no_figure(p, "propagation", TITLE_PROP,
+                   names->len < 2 ? "One vantage point only: no delay after the first observation."
+                                  : "No block was seen by every vantage point: figure omitted.");
+    return TRUE;
+  }
+  g_autoptr(GString) s = g_string_new(NULL);
+  gp_style(s);
+  g_string_append(s, "set xlabel 'delay after the first observation (ms)'\n"
+                     "set ylabel 'share of the blocks seen by all'\nset yrange [0:1]\nset xrange [0:*]\n"
+                     "set key bottom right\n");
+  for (guint v = 0; v < names->len; v++) {
+    GArray *a = g_ptr_array_index(delays, v);
+    if (!a->len) continue;
+    g_autofree char *bn = g_strdup_printf("V%u", v);
+    cdf_block(s, bn, (const double *)a->data, a->len);
+  }
+  g_string_append(s, "plot ");
+  gboolean any = FALSE;
+  for (guint v = 0; v < names->len; v++) {
+    GArray *a = g_ptr_array_index(delays, v);
+    if (!a->len) continue;
+    const double *x = (const double *)a->data;
+    char med[G_ASCII_DTOSTR_BUF_SIZE];
+    g_ascii_formatd(med, sizeof med, "%.1f", gsl_stats_quantile_from_sorted_data(x, 1, a->len, 0.5));
+    g_autofree char *label =
+        g_strdup_printf("%s (n = %u, median %s ms)", (const char *)g_ptr_array_index(names, v), a->len, med);
+    g_string_append_printf(s, "%s$V%u using 1:2 with %s lt %u title ", any ? ", " : "", v,
+                           a->len <= CDF_EXACT_MAX ? "steps" : "lines", v + 1);
+    gp_str(s, label);
+    any = TRUE;
+  }
+  g_string_append_c(s, '\n');
+  page_figure(
+      p, "propagation", TITLE_PROP, 860, 460, s,
+      "For each block every vantage point saw: each vantage point's reception time minus the earliest "
+      "one, leaving out the first observer's zero (observations.csv, to the millisecond).");
+  const char *cols[] = {"vantage point", "delays", "median (ms)", "mean (ms)", "p90 (ms)", "p99 (ms)"};
+  table_begin(p->html, "Delay after the first observation (first observer excluded)", cols, 6);
+  for (guint v = 0; v < names->len; v++) {
+    GArray *a = g_ptr_array_index(delays, v);
+    stats_row(p->html, g_ptr_array_index(names, v), (const double *)a->data, a->len);
+  }
+  stats_row(p->html, "all", (const double *)all->data, all->len);
+  table_end(p->html);
+  return TRUE;
+}
+
+/* -- Figure 2: first-seen shares -- */
+
+static void fig_first_seen(Page *p, json_t *summary) {
+  json_t *prop = json_object_get(summary, "propagation");
+  json_t *by_pool = json_object_get(prop, "first_seen_share_by_pool");
+  json_t *overall = json_object_get(prop, "first_seen_share");
+  if (!json_is_object(overall) || json_object_size(overall) == 0) return;
+  /* Vantage points in the order of first_seen_share (the vantage table's). */
+  g_autoptr(GPtrArray) vps = g_ptr_array_new();
+  const char *k;
+  json_t *v;
+  json_object_foreach(overall, k, v) g_ptr_array_add(vps, (gpointer)k);
+
+  g_autoptr(GString) s = g_string_new(NULL);
+  gp_style(s);
+  gp_block_begin(s, "F");
+  g_autoptr(GString) rows = g_string_new(NULL);
+  const char *pool;
+  json_t *shares;
+  json_object_foreach(by_pool, pool, shares) {
+    gp_field(s, pool);
+    g_string_append(rows, "<tr>");
+    td_text(rows, pool);
+    for (guint i = 0; i < vps->len; i++) {
+      json_t *x = json_object_get(shares, g_ptr_array_index(vps, i));
+      double d = json_is_number(x) ? json_number_value(x) : 0;
+      g_string_append_c(s, '\t');
+      gp_num(s, d);
+      if (json_is_number(x))
+        td_num(rows, d);
+      else
+        td_text(rows, "");
+    }
+    g_string_append_c(s, '\n');
+    g_string_append(rows, "</tr>\n");
+  }
+  gp_field(s, "all blocks");
+  g_string_append(rows, "<tr>");
+  td_text(rows, "all blocks");
+  for (guint i = 0; i < vps->len; i++) {
+    json_t *x = json_object_get(overall, g_ptr_array_index(vps, i));
+    g_string_append_c(s, '\t');
+    gp_num(s, json_number_value(x));
+    td_num(rows, json_number_value(x));
+  }
+  g_string_append(rows, "</tr>\n");
+  g_string_append_c(s, '\n');
+  gp_block_end(s);
+  g_string_append(s, "set style data histograms\nset style histogram rowstacked\n"
+                     "set style fill solid 0.85 border rgb '#ffffff'\nset boxwidth 0.75\nset yrange [0:1]\n"
+                     "set ylabel 'share of the blocks seen by all, by first observer'\n"
+                     "set xtics rotate by -40 left scale 0\nset key outside right top\nset grid noxtics\n"
+                     "plot ");
+  for (guint i = 0; i < vps->len; i++) {
+    g_string_append_printf(s, "%s$F using %u%s lt %u title ", i ? ", " : "", i + 2, i ? "" : ":xtic(1)",
+                           i + 1);
+    gp_str(s, g_ptr_array_index(vps, i));
+  }
+  g_string_append_c(s, '\n');
+  page_figure(p, "first-seen", TITLE_FIRST, 900, 480, s,
+              "Per pool (and over all blocks): the share of its blocks seen by every vantage point that each "
+              "vantage point saw first (summary.json, propagation.first_seen_share_by_pool).");
+  g_autoptr(GPtrArray) cols = g_ptr_array_new();
+  g_ptr_array_add(cols, (gpointer) "pool");
+  for (guint i = 0; i < vps->len; i++)
+    g_ptr_array_add(cols, g_ptr_array_index(vps, i));
+  table_begin(p->html, "First-seen shares", (const char *const *)cols->pdata, cols->len);
+  g_string_append_len(p->html, rows->str, (gssize)rows->len);
+  table_end(p->html);
+}
+
+/* -- Figure 3: runs -- */
+
+static gboolean fig_runs(Page *p, GError **error) {
+  g_autofree char *path = g_build_filename(p->dir, "runs.csv", NULL);
+  g_autoptr(Csv) c = csv_open(path, error);
+  if (!c) return FALSE;
+  static const char *const need[] = {"length", "count", "count_ge", "expected_iid_ge"};
+  int col[4];
+  for (int i = 0; i < 4; i++)
+    if ((col[i] = csv_col(c, need[i], TRUE, error)) < 0) return FALSE;
+  g_autoptr(GString) obs = g_string_new(NULL), iid = g_string_new(NULL), rows = g_string_new(NULL);
+  double lo = INFINITY, max_len = 0;
+  guint n_obs = 0, n_iid = 0;
+  int r;
+  while ((r = csv_row(c, error)) > 0) {
+    double x[4];
+    for (int i = 0; i < 4; i++)
+      if (!csv_num(c, col[i], FALSE, &x[i], error)) return FALSE;
+    g_string_append(rows, "<tr>");
+    for (int i = 0; i < 4; i++)
+      td_num(rows, x[i]);
+    g_string_append(rows, "</tr>\n");
+    max_len = MAX(max_len, x[0]);
+    if (x[2] > 0) {
+      gp_num(obs, x[0]);
+      g_string_append_c(obs, '\t');
+      gp_num(obs, x[2]);
+      g_string_append_c(obs, '\n');
+      lo = MIN(lo, x[2]);
+      n_obs++;
+    }
+    if (x[3] > 0) {
+      gp_num(iid, x[0]);
+      g_string_append_c(iid, '\t');
+      gp_num(iid, x[3]);
+      g_string_append_c(iid, '\n');
+      lo = MIN(lo, x[3]);
+      n_iid++;
+    }
+  }
+  if (r < 0) return FALSE;
+  if (!n_obs && !n_iid) {
+    page_no_figure(p, "runs", TITLE_RUNS, "runs.csv has no run: figure omitted.");
+  } else {
+    g_autoptr(GString) s = g_string_new(NULL);
+    gp_style(s);
+    double ymin = pow(10, floor(log10(MAX(lo, 1e-6))));
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    g_string_append_printf(
+        s,
+        "set logscale y\nset format y '%%g'\nset yrange [%s:*]\n"
+        "set xrange [0.5:%g]\nset xtics 1\nset xlabel 'run length k (consecutive main blocks "
+        "by one pool)'\nset ylabel 'maximal runs of length >= k'\nset key top right\n",
+        g_ascii_formatd(buf, sizeof buf, "%g", ymin), max_len + 0.5);
+    gp_block_begin(s, "OBS");
+    g_string_append_len(s, obs->str, (gssize)obs->len);
+    gp_block_end(s);
+    gp_block_begin(s, "IID");
+    g_string_append_len(s, iid->str, (gssize)iid->len);
+    gp_block_end(s);
+    g_string_append(s, "plot ");
+    if (n_iid) g_string_append(s, "$IID using 1:2 with lines lt 2 dt 2 title 'i.i.d. expectation'");
+    if (n_obs)
+      g_string_append_printf(s, "%s$OBS using 1:2 with linespoints lt 1 title 'simulated'",
+                             n_iid ? ", " : "");
+    g_string_append_c(s, '\n');
+    page_figure(
+        p, "runs", TITLE_RUNS, 860, 460, s,
+        "Number of maximal runs of at least k consecutive main blocks by one pool (runs.csv count_ge), "
+        "and what independent mining at each pool's main share would give (expected_iid_ge). Zero counts "
+        "cannot be shown on the logarithmic axis.");
+  }
+  const char *cols[] = {"length", "runs", "runs ≥ length", "i.i.d. expectation ≥ length"};
+  table_begin(p->html, "Runs of consecutive main blocks by one pool (runs.csv)", cols, 4);
+  g_string_append_len(p->html, rows->str, (gssize)rows->len);
+  table_end(p->html);
+  return TRUE;
+}
+
+/* -- Figure 4: commit time -- */
+
+typedef struct {
+  char *vantage; /* "" for all */
+  GArray *rows;  /* CommitRow */
+} CommitSeries;
+
+typedef struct {
+  double k, pairs, median, mean, p90;
+} CommitRow;
+
+static void commit_series_free(gpointer x) {
+  CommitSeries *cs = x;
+  g_free(cs->vantage);
+  g_array_unref(cs->rows);
+  g_free(cs);
+}
+
+static gboolean fig_commit(Page *p, GError **error) {
+  g_autofree char *path = g_build_filename(p->dir, "tx_commit.csv", NULL);
+  if (!g_file_test(path, G_FILE_TEST_EXISTS)) return TRUE;
+  g_autoptr(Csv) c = csv_open(path, error);
+  if (!c) return FALSE;
+  static const char *const need[] = {"k", "vantage", "pairs", "median_s", "mean_s", "p90_s"};
+  int col[6];
+  for (int i = 0; i < 6; i++)
+    if ((col[i] = csv_col(c, need[i], TRUE, error)) < 0) return FALSE;
+  g_autoptr(GPtrArray) series = g_ptr_array_new_with_free_func(commit_series_free);
+  g_autoptr(GString) rows = g_string_new(NULL);
+  int r;
+  double kmax = 0;
+  while ((r = csv_row(c, error)) > 0) {
+    CommitRow cr;
+    if (!csv_num(c, col[0], FALSE, &cr.k, error) || !csv_num(c, col[2], FALSE, &cr.pairs, error) ||
+        !csv_num(c, col[3], TRUE, &cr.median, error) || !csv_num(c, col[4], TRUE, &cr.mean, error) ||
+        !csv_num(c, col[5], TRUE, &cr.p90, error))
+      return FALSE;
+    const char *vp = csv_field(c, col[1]);
+    CommitSeries *cs = NULL;
+    for (guint i = 0; i < series->len && !cs; i++)
+      if (strcmp(((CommitSeries *)g_ptr_array_index(series, i))->vantage, vp) == 0)
+        cs = g_ptr_array_index(series, i);
+    if (!cs) {
+      cs = g_new0(CommitSeries, 1);
+      cs->vantage = g_strdup(vp);
+      cs->rows = g_array_new(FALSE, FALSE, sizeof(CommitRow));
+      g_ptr_array_add(series, cs);
+    }
+    g_array_append_val(cs->rows, cr);
+    kmax = MAX(kmax, cr.k);
+    g_string_append(rows, "<tr>");
+    td_num(rows, cr.k);
+    td_text(rows, *vp ? vp : "all");
+    td_num(rows, cr.pairs);
+    td_num(rows, cr.median);
+    td_num(rows, cr.mean);
+    td_num(rows, cr.p90);
+    g_string_append(rows, "</tr>\n");
+  }
+  if (r < 0) return FALSE;
+  if (!series->len) {
+    page_no_figure(p, "commit", TITLE_COMMIT, "tx_commit.csv has no row: figure omitted.");
+    return TRUE;
+  }
+  g_autoptr(GString) s = g_string_new(NULL);
+  gp_style(s);
+  for (guint i = 0; i < series->len; i++) {
+    CommitSeries *cs = g_ptr_array_index(series, i);
+    g_autofree char *bn = g_strdup_printf("C%u", i);
+    gp_block_begin(s, bn);
+    for (guint j = 0; j < cs->rows->len; j++) {
+      CommitRow *cr = &g_array_index(cs->rows, CommitRow, j);
+      double x[4] = {cr->k, cr->median, cr->mean, cr->p90};
+      for (int q = 0; q < 4; q++) {
+        if (q) g_string_append_c(s, '\t');
+        if (isnan(x[q]))
+          g_string_append(s, "NaN");
+        else
+          gp_num(s, x[q]);
+      }
+      g_string_append_c(s, '\n');
+    }
+    gp_block_end(s);
+  }
+  g_string_append_printf(s,
+                         "set multiplot layout 1,3\nset xrange [-1:%g]\nset xlabel 'k (confirmations)'\n"
+                         "set yrange [0:*]\nset key top left Left reverse\nset xtics (",
+                         kmax + 1);
+  /* ticks at the k values of the file */
+  CommitSeries *first = g_ptr_array_index(series, 0);
+  for (guint j = 0; j < first->rows->len; j++) {
+    if (j) g_string_append(s, ", ");
+    gp_num(s, g_array_index(first->rows, CommitRow, j).k);
+  }
+  g_string_append(s, ")\n");
+  static const char *const stat_names[] = {"median", "mean", "p90"};
+  for (int q = 0; q < 3; q++) {
+    g_string_append_printf(s, "set title '%s'\nset ylabel %s\n", stat_names[q],
+                           q == 0 ? "'commit time (s)'" : "''");
+    if (q == 1) g_string_append(s, "unset key\n");
+    g_string_append(s, "plot ");
+    /* the vantage points first, then all of them (black, dashed) on top */
+    guint drawn = 0;
+    for (int pass = 0; pass < 2; pass++)
+      for (guint i = 0; i < series->len; i++) {
+        CommitSeries *cs = g_ptr_array_index(series, i);
+        gboolean all = !*cs->vantage;
+        if (all != (pass == 1)) continue;
+        g_string_append_printf(s, "%s$C%u using 1:%d with linespoints lt %u%s title ", drawn++ ? ", " : "", i,
+                               q + 2, all ? 8 : (i % 7) + 1, all ? " lc rgb '#000000' dt 2 pt 6" : "");
+        gp_str(s, all ? "all vantage points" : cs->vantage);
+      }
+    g_string_append_c(s, '\n');
+  }
+  g_string_append(s, "unset multiplot\n");
+  page_figure(
+      p, "commit", TITLE_COMMIT, 960, 420, s,
+      "Reception of the main block at height h + k minus the first reception of the transaction, over "
+      "every (committed transaction, vantage point) pair (tx_commit.csv; only these statistics are "
+      "written, not the samples).");
+  const char *cols[] = {"k", "vantage point", "pairs", "median (s)", "mean (s)", "p90 (s)"};
+  table_begin(p->html, "Commit time (tx_commit.csv)", cols, 6);
+  g_string_append_len(p->html, rows->str, (gssize)rows->len);
+  table_end(p->html);
+  return TRUE;
+}
+
+/* -- Figure 5: pools -- */
+
+static gboolean fig_pools(Page *p, GError **error) {
+  g_autofree char *path = g_build_filename(p->dir, "pools.csv", NULL);
+  g_autoptr(Csv) c = csv_open(path, error);
+  if (!c) return FALSE;
+  static const char *const need[] = {"pool", "hash_share", "main_share", "reward_share"};
+  int col[4];
+  for (int i = 0; i < 4; i++)
+    if ((col[i] = csv_col(c, need[i], TRUE, error)) < 0) return FALSE;
+  g_autoptr(GString) data = g_string_new(NULL), rows = g_string_new(NULL);
+  guint n = 0;
+  int r;
+  while ((r = csv_row(c, error)) > 0) {
+    double x[3];
+    for (int i = 0; i < 3; i++)
+      if (!csv_num(c, col[i + 1], FALSE, &x[i], error)) return FALSE;
+    gp_field(data, csv_field(c, col[0]));
+    for (int i = 0; i < 3; i++) {
+      g_string_append_c(data, '\t');
+      gp_num(data, x[i]);
+    }
+    g_string_append_c(data, '\n');
+    g_string_append(rows, "<tr>");
+    for (guint i = 0; i < c->ncols; i++) {
+      if ((int)i == col[0])
+        td_text(rows, csv_field(c, (int)i));
+      else
+        td_field(rows, csv_field(c, (int)i));
+    }
+    g_string_append(rows, "</tr>\n");
+    n++;
+  }
+  if (r < 0) return FALSE;
+  if (!n) {
+    page_no_figure(p, "pools", TITLE_POOLS, "pools.csv has no pool: figure omitted.");
+  } else {
+    g_autoptr(GString) s = g_string_new(NULL);
+    gp_style(s);
+    gp_block_begin(s, "P");
+    g_string_append_len(s, data->str, (gssize)data->len);
+    gp_block_end(s);
+    g_string_append(s, "set style data histograms\nset style histogram clustered gap 1\n"
+                       "set style fill solid 0.85 border rgb '#ffffff'\nset yrange [0:*]\n"
+                       "set ylabel 'share'\nset xtics rotate by -40 left scale 0\nset key top right\n"
+                       "set grid noxtics\n"
+                       "plot $P using 2:xtic(1) lt 8 title 'hash share', $P using 3 lt 1 title 'main share', "
+                       "$P using 4 lt 3 title 'reward share'\n");
+    page_figure(
+        p, "pools", TITLE_POOLS, 960, 460, s,
+        "Per pool: its share of the hash power, of the main-chain blocks, and of all rewards (blocks, "
+        "uncles and nephew bonuses), from pools.csv.");
+  }
+  table_begin(p->html, "Pools (pools.csv)", (const char *const *)c->header, c->ncols);
+  g_string_append_len(p->html, rows->str, (gssize)rows->len);
+  table_end(p->html);
+  return TRUE;
+}
+
+static gboolean render_run(Page *p, const AnReportOptions *opt, GError **error) {
+  g_autofree char *spath = g_build_filename(p->dir, "summary.json", NULL);
+  g_autoptr(json_t) summary = load_summary(spath, error);
+  if (!summary) return FALSE;
+  const char *name = json_string_value(jget(summary, "header", "scenario", "name", NULL));
+  g_autofree char *base = g_path_get_basename(p->dir);
+  g_autofree char *title = g_strdup_printf("sim report: %s", name ? name : base);
+  page_head(p->html, title, opt);
+  run_meta(p, summary);
+  if (!p->gnuplot) g_string_append(p->html, "<p class=\"notice\">gnuplot not found: figures omitted.</p>\n");
+  key_metrics(p, summary);
+  g_string_append(p->html, "<h2 id=\"figures\">Figures</h2>\n");
+  if (!fig_propagation(p, summary, error)) return FALSE;
+  fig_first_seen(p, summary);
+  if (!fig_runs(p, error)) return FALSE;
+  if (!fig_commit(p, error)) return FALSE;
+  if (!fig_pools(p, error)) return FALSE;
+  page_tail(p, opt);
+  return TRUE;
+}
+
+/* ---- The sweep page ----------------------------------------------------------------------------------- */
+
+typedef struct {
+  char *name;
+  int mean, sd, ci95; /* columns; sd and ci95 may be -1 */
+} SweepMetric;
+
+static void sweep_metric_free(gpointer x) {
+  SweepMetric *m = x;
+  g_free(m->name);
+  g_free(m);
+}
+
+typedef struct {
+  char *path;
+  char **header;
+  guint ncols;
+  int n_col;          /* also the number of parameters */
+  GPtrArray *rows;    /* char ** (GStrv) */
+  GArray *lines;      /* guint: each row's line in the file */
+  GPtrArray *metrics; /* SweepMetric * */
+} Sweep;
+
+static void sweep_free(Sweep *sw) {
+  if (!sw) return;
+  g_free(sw->path);
+  g_strfreev(sw->header);
+  if (sw->rows) g_ptr_array_unref(sw->rows);
+  if (sw->lines) g_array_unref(sw->lines);
+  if (sw->metrics) g_ptr_array_unref(sw->metrics);
+  g_free(sw);
+}
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Sweep, sweep_free)
+
+static Sweep *sweep_load(const char *path, GError **error) {
+  g_autoptr(Csv) c = csv_open(path, error);
+  if (!c) return NULL;
+  g_autoptr(Sweep) sw = g_new0(Sweep, 1);
+  sw->path = g_strdup(path);
+  sw->rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
+  sw->lines = g_array_new(FALSE, FALSE, sizeof(guint));
+  sw->metrics = g_ptr_array_new_with_free_func(sweep_metric_free);
+  sw->n_col = csv_col(c, "n", TRUE, error);
+  if (sw->n_col < 0) return NULL;
+  if (sw->n_col == 0) {
+    input_error(error, path, "no parameter column before 'n'");
+    return NULL;
+  }
+  for (guint i = (guint)sw->n_col + 1; i < c->ncols; i++) {
+    const char *h = c->header[i];
+    if (!g_str_has_suffix(h, ".mean") || strlen(h) == strlen(".mean")) continue;
+    SweepMetric *m = g_new0(SweepMetric, 1);
+    m->name = g_strndup(h, strlen(h) - strlen(".mean"));
+    m->mean = (int)i;
+    g_autofree char *sd = g_strconcat(m->name, ".sd", NULL), *ci = g_strconcat(m->name, ".ci95", NULL);
+    m->sd = csv_col(c, sd, FALSE, NULL);
+    m->ci95 = csv_col(c, ci, FALSE, NULL);
+    g_ptr_array_add(sw->metrics, m);
+  }
+  if (!sw->metrics->len) {
+    input_error(error, path, "no metric column (<metric>.mean) after 'n'");
+    return NULL;
+  }
+  int r;
+  while ((r = csv_row(c, error)) > 0) {
+    double x;
+    if (!csv_num(c, sw->n_col, FALSE, &x, error)) return NULL;
+    for (guint i = 0; i < sw->metrics->len; i++) {
+      SweepMetric *m = g_ptr_array_index(sw->metrics, i);
+      if (!csv_num(c, m->mean, TRUE, &x, error)) return NULL;
+      if (m->sd >= 0 && !csv_num(c, m->sd, TRUE, &x, error)) return NULL;
+      if (m->ci95 >= 0 && !csv_num(c, m->ci95, TRUE, &x, error)) return NULL;
+    }
+    char **row = g_new0(char *, (gsize)c->ncols + 1);
+    for (guint i = 0; i < c->ncols; i++)
+      row[i] = g_strdup(csv_field(c, (int)i));
+    g_ptr_array_add(sw->rows, row);
+    g_array_append_val(sw->lines, c->line);
+  }
+  if (r < 0) return NULL;
+  if (!sw->rows->len) {
+    input_error(error, path, "no data row");
+    return NULL;
+  }
+  sw->header = g_steal_pointer(&c->header);
+  sw->ncols = c->ncols;
+  return g_steal_pointer(&sw);
+}
+
+static SweepMetric *sweep_metric(const Sweep *sw, const char *name) {
+  for (guint i = 0; i < sw->metrics->len; i++) {
+    SweepMetric *m = g_ptr_array_index(sw->metrics, i);
+    if (strcmp(m->name, name) == 0) return m;
+  }
+  return NULL;
+}
+
+/* The metrics to draw (SweepMetric *, not owned), as report.h says. */
+static GPtrArray *sweep_choose(const Sweep *sw, const AnReportOptions *opt, GError **error) {
+  GPtrArray *out = g_ptr_array_new();
+  if (opt && opt->metrics && opt->metrics[0]) {
+    for (const char *const *m = opt->metrics; *m; m++) {
+      SweepMetric *sm = sweep_metric(sw, *m);
+      if (!sm) {
+        g_ptr_array_unref(out);
+        input_error(error, sw->path, "no metric '%s' (no column '%s.mean')", *m, *m);
+        return NULL;
+      }
+      if (!g_ptr_array_find(out, sm, NULL)) g_ptr_array_add(out, sm); /* once: figure ids are unique */
+    }
+    return out;
+  }
+  static const char *const key[] = {"chain.uncle_rate", "chain.stale_share", "runs.max"};
+  for (size_t i = 0; i < G_N_ELEMENTS(key); i++)
+    if (sweep_metric(sw, key[i])) g_ptr_array_add(out, sweep_metric(sw, key[i]));
+  static const char *const largest[] = {AN_REPORT_LARGEST_POOL_METRICS};
+  SweepMetric *lp = NULL;
+  for (size_t i = 0; i < G_N_ELEMENTS(largest) && !lp; i++)
+    lp = sweep_metric(sw, largest[i]);
+  for (guint i = 0; i < sw->metrics->len && !lp; i++) {
+    SweepMetric *m = g_ptr_array_index(sw->metrics, i);
+    if (g_str_has_prefix(m->name, "pools") && strstr(m->name, "share")) lp = m;
+  }
+  if (lp) g_ptr_array_add(out, lp);
+  if (out->len == 0)
+    for (guint j = 0; j < MIN(4u, sw->metrics->len); j++)
+      g_ptr_array_add(out, g_ptr_array_index(sw->metrics, j));
+  return out;
+}
+
+static double row_num(char **row, int col) {
+  double v;
+  return col >= 0 && parse_num(row[col], &v) ? v : NAN;
+}
+
+/* A figure id from a metric name: letters, digits and '-'. */
+static char *id_of(const char *name) {
+  GString *s = g_string_new("sweep-");
+  for (const char *q = name; *q; q++)
+    g_string_append_c(s, g_ascii_isalnum(*q) ? g_ascii_tolower(*q) : '-');
+  return g_string_free(s, FALSE);
+}
+
+static void sweep_figure(Page *p, const Sweep *sw, const SweepMetric *m) {
+  guint nrows = sw->rows->len;
+  /* x: the first parameter, numeric if every value is a number; else category indexes. */
+  gboolean numeric = TRUE;
+  double xmin = INFINITY, xmax = -INFINITY;
+  for (guint i = 0; i < nrows; i++) {
+    double v = row_num(g_ptr_array_index(sw->rows, i), 0);
+    if (isnan(v)) numeric = FALSE;
+    xmin = MIN(xmin, v);
+    xmax = MAX(xmax, v);
+  }
+  g_autoptr(GPtrArray) cats = g_ptr_array_new(); /* the first parameter's values, first-seen order */
+  g_autofree double *x = g_new(double, nrows);
+  for (guint i = 0; i < nrows; i++) {
+    char **row = g_ptr_array_index(sw->rows, i);
+    if (numeric) {
+      x[i] = row_num(row, 0);
+      continue;
+    }
+    guint j = 0;
+    while (j < cats->len && strcmp(g_ptr_array_index(cats, j), row[0]) != 0)
+      j++;
+    if (j == cats->len) g_ptr_array_add(cats, row[0]);
+    x[i] = j;
+  }
+  /* Series: the other parameters' values. */
+  g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func(g_free);
+  g_autofree guint *series_of = g_new(guint, nrows);
+  for (guint i = 0; i < nrows; i++) {
+    char **row = g_ptr_array_index(sw->rows, i);
+    g_autoptr(GString) key = g_string_new(NULL);
+    for (int c = 1; c < sw->n_col; c++)
+      g_string_append_printf(key, "%s%s = %s", c > 1 ? ", " : "", sw->header[c], row[c]);
+    guint j = 0;
+    while (j < keys->len && strcmp(g_ptr_array_index(keys, j), key->str) != 0)
+      j++;
+    if (j == keys->len) g_ptr_array_add(keys, g_strdup(key->str));
+    series_of[i] = j;
+  }
+  g_autoptr(GString) s = g_string_new(NULL);
+  gp_style(s);
+  g_autofree guint *order = g_new(guint, nrows);
+  guint drawn = 0;
+  g_autoptr(GString) plot = g_string_new("plot ");
+  for (guint k = 0; k < keys->len; k++) {
+    /* this series' rows sorted by x (insertion sort: tables are small) */
+    guint n = 0;
+    for (guint i = 0; i < nrows; i++) {
+      if (series_of[i] != k || isnan(row_num(g_ptr_array_index(sw->rows, i), m->mean))) continue;
+      guint j = n++;
+      while (j > 0 && x[order[j - 1]] > x[i]) {
+        order[j] = order[j - 1];
+        j--;
+      }
+      order[j] = i;
+    }
+    if (!n) continue;
+    g_autofree char *bn = g_strdup_printf("S%u", k);
+    gp_block_begin(s, bn);
+    for (guint j = 0; j < n; j++) {
+      char **row = g_ptr_array_index(sw->rows, order[j]);
+      double mean = row_num(row, m->mean), ci = row_num(row, m->ci95);
+      if (isnan(ci)) ci = 0;
+      gp_num(s, x[order[j]]);
+      g_string_append_c(s, '\t');
+      gp_num(s, mean);
+      g_string_append_c(s, '\t');
+      gp_num(s, mean - ci);
+      g_string_append_c(s, '\t');
+      gp_num(s, mean + ci);
+      g_string_append_c(s, '\n');
+    }
+    gp_block_end(s);
+    guint lt = (k % 8) + 1;
+    if (drawn) g_string_append(plot, ", ");
+    if (m->ci95 >= 0)
+      g_string_append_printf(
+          plot, "$S%u using 1:3:4 with filledcurves lt %u fs transparent solid 0.2 noborder, ", k, lt);
+    g_string_append_printf(plot, "$S%u using 1:2 with linespoints lt %u title ", k, lt);
+    gp_str(plot, keys->len > 1 ? (const char *)g_ptr_array_index(keys, k)
+                               : (m->ci95 >= 0 ? "mean ± 95% CI" : "mean"));
+    drawn++;
+  }
+  g_autofree char *title = g_strdup_printf("%s against %s", m->name, sw->header[0]);
+  g_autofree char *id = id_of(m->name);
+  if (!drawn) {
+    page_no_figure(p, id, title, "No value of this metric in table.csv: figure omitted.");
+    return;
+  }
+  g_string_append(s, "set xlabel ");
+  gp_str(s, sw->header[0]);
+  g_string_append(s, "\nset ylabel ");
+  gp_str(s, m->name);
+  g_string_append(s, "\nset key outside top center horizontal\n");
+  if (numeric && xmin > 0 && xmax / xmin >= 100) g_string_append(s, "set logscale x\n");
+  if (numeric && xmin == xmax) {
+    char a[G_ASCII_DTOSTR_BUF_SIZE], b[G_ASCII_DTOSTR_BUF_SIZE];
+    double pad = xmin != 0 ? fabs(xmin) * 0.5 : 1;
+    g_string_append_printf(s, "set xrange [%s:%s]\n", g_ascii_formatd(a, sizeof a, "%.17g", xmin - pad),
+                           g_ascii_formatd(b, sizeof b, "%.17g", xmax + pad));
+  }
+  if (!numeric) {
+    g_string_append_printf(s, "set xrange [-0.5:%u.5]\nset xtics (", cats->len - 1);
+    for (guint j = 0; j < cats->len; j++) {
+      if (j) g_string_append(s, ", ");
+      gp_str(s, g_ptr_array_index(cats, j));
+      g_string_append_printf(s, " %u", j);
+    }
+    g_string_append(s, ")\n");
+  }
+  g_string_append_len(s, plot->str, (gssize)plot->len);
+  g_string_append_c(s, '\n');
+  g_autofree char *note =
+      m->ci95 >= 0
+          ? g_markup_printf_escaped("The mean of %s over the replicates of each point, with a band of ± its "
+                                    "95%% confidence half-width (%s.ci95), from table.csv.",
+                                    m->name, m->name)
+          : g_markup_printf_escaped("The mean of %s over the replicates of each point, from table.csv "
+                                    "(which has no %s.ci95 column).",
+                                    m->name, m->name);
+  page_figure(p, id, title, 860, 460, s, note);
+}
+
+static gboolean render_sweep(Page *p, const AnReportOptions *opt, GError **error) {
+  g_autofree char *path = g_build_filename(p->dir, "table.csv", NULL);
+  g_autoptr(Sweep) sw = sweep_load(path, error);
+  if (!sw) return FALSE;
+  g_autoptr(GPtrArray) chosen = sweep_choose(sw, opt, error);
+  if (!chosen) return FALSE;
+  g_autofree char *base = g_path_get_basename(p->dir);
+  g_autofree char *title = g_strdup_printf("sim report: %s (sweep)", base);
+  page_head(p->html, title, opt);
+  GString *h = p->html;
+  g_string_append(h, "<dl class=\"meta\">\n");
+  meta_item(h, "directory", p->dir);
+  g_autoptr(GString) params = g_string_new(NULL);
+  for (int c = 0; c < sw->n_col; c++)
+    g_string_append_printf(params, "%s%s", c ? ", " : "", sw->header[c]);
+  meta_item(h, "parameters", params->str);
+  g_autofree char *npoints = g_strdup_printf("%u", sw->rows->len);
+  meta_item(h, "points", npoints);
+  g_string_append(h, "</dl>\n");
+  if (!p->gnuplot) g_string_append(h, "<p class=\"notice\">gnuplot not found: figures omitted.</p>\n");
+
+  g_string_append(h, "<h2 id=\"metrics\">Points (table.csv)</h2>\n");
+  g_autoptr(GPtrArray) cols = g_ptr_array_new_with_free_func(g_free);
+  for (int c = 0; c <= sw->n_col; c++)
+    g_ptr_array_add(cols, g_strdup(sw->header[c]));
+  for (guint i = 0; i < sw->metrics->len; i++)
+    g_ptr_array_add(
+        cols, g_strdup_printf("%s (mean ± ci95)", ((SweepMetric *)g_ptr_array_index(sw->metrics, i))->name));
+  table_begin(h, NULL, (const char *const *)cols->pdata, cols->len);
+  for (guint r = 0; r < sw->rows->len; r++) {
+    char **row = g_ptr_array_index(sw->rows, r);
+    g_string_append(h, "<tr>");
+    for (int c = 0; c <= sw->n_col; c++)
+      td_field(h, row[c]);
+    for (guint i = 0; i < sw->metrics->len; i++) {
+      SweepMetric *m = g_ptr_array_index(sw->metrics, i);
+      double mean = row_num(row, m->mean), ci = row_num(row, m->ci95);
+      g_string_append(h, "<td class=\"num\">");
+      put_num(h, mean);
+      if (!isnan(ci)) {
+        g_string_append(h, " ± ");
+        put_num(h, ci);
+      }
+      g_string_append(h, "</td>");
+    }
+    g_string_append(h, "</tr>\n");
+  }
+  table_end(h);
+  g_string_append(h, "<h2 id=\"figures\">Figures</h2>\n");
+  for (guint i = 0; i < chosen->len; i++)
+    sweep_figure(p, sw, g_ptr_array_index(chosen, i));
+  page_tail(p, opt);
+  return TRUE;
+}
+
+/* ---- Entry points ------------------------------------------------------------------------------------- */
+
+static void remove_tmpdir(const char *dir) {
+  if (!dir) return;
+  GDir *d = g_dir_open(dir, 0, NULL);
+  if (d) {
+    for (const char *n = g_dir_read_name(d); n; n = g_dir_read_name(d)) {
+      g_autofree char *f = g_build_filename(dir, n, NULL);
+      g_unlink(f);
+    }
+    g_dir_close(d);
+  }
+  g_rmdir(dir);
+}
+
+char *an_report_render(const char *dir, const AnReportOptions *opt, GPtrArray *warnings, AnReportStats *stats,
+                       GError **error) {
+  g_return_val_if_fail(dir != NULL, NULL);
+  if (!g_file_test(dir, G_FILE_TEST_EXISTS)) {
+    input_error(error, dir, "%s", g_strerror(ENOENT));
+    return NULL;
+  }
+  if (!g_file_test(dir, G_FILE_TEST_IS_DIR)) {
+    input_error(error, dir, "not a directory");
+    return NULL;
+  }
+  Page p = {.dir = dir, .html = g_string_sized_new(1 << 16), .warnings = warnings};
+  p.gnuplot = an_report_find_gnuplot();
+  p.stats.gnuplot_found = p.gnuplot != NULL;
+  if (!p.gnuplot) page_warn(&p, "gnuplot not found: figures omitted");
+  g_autofree char *table = g_build_filename(dir, "table.csv", NULL);
+  p.stats.sweep = g_file_test(table, G_FILE_TEST_EXISTS);
+  gboolean ok = p.stats.sweep ? render_sweep(&p, opt, error) : render_run(&p, opt, error);
+  remove_tmpdir(p.tmpdir);
+  g_free(p.tmpdir);
+  g_free(p.gnuplot);
+  if (stats) *stats = p.stats;
+  if (!ok) {
+    g_string_free(p.html, TRUE);
+    return NULL;
+  }
+  return g_string_free(p.html, FALSE);
+}
+
+gboolean an_report_write(const char *dir, const char *out_path, const AnReportOptions *opt,
+                         GPtrArray *warnings, AnReportStats *stats, GError **error) {
+  g_return_val_if_fail(dir != NULL, FALSE);
+  g_autofree char *html = an_report_render(dir, opt, warnings, stats, error);
+  if (!html) return FALSE;
+  g_autofree char *dflt = g_build_filename(dir, "report.html", NULL);
+  const char *path = out_path ? out_path : dflt;
+  g_autofree char *parent = g_path_get_dirname(path);
+  if (g_mkdir_with_parents(parent, 0777) != 0) {
+    int e = errno;
+    g_set_error(error, AN_REPORT_ERROR, AN_REPORT_ERROR_OUTPUT, "%s: cannot create directory: %s", parent,
+                g_strerror(e));
+    return FALSE;
+  }
+  g_autoptr(GError) e = NULL;
+  if (!g_file_set_contents_full(path, html, -1, G_FILE_SET_CONTENTS_CONSISTENT | G_FILE_SET_CONTENTS_DURABLE,
+                                0644, &e)) {
+    g_set_error(error, AN_REPORT_ERROR, AN_REPORT_ERROR_OUTPUT, "%s: %s", path,
+                g_strerror(errno_from_file_error(e)));
+    return FALSE;
+  }
+  return TRUE;
+}
