@@ -1305,7 +1305,10 @@ static Sweep *sweep_load(const char *path, GError **error) {
   sw->rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
   sw->lines = g_array_new(FALSE, FALSE, sizeof(guint));
   sw->metrics = g_ptr_array_new_with_free_func(sweep_metric_free);
-  sw->n_col = csv_col(c, "n", TRUE, error);
+  /* `sim sweep` writes point, the parameters, replicates, then KEY:mean, KEY:sd, KEY:ci95; the older shape
+   * (parameters, n, KEY.mean ...) is read too. */
+  sw->n_col = csv_col(c, "replicates", FALSE, NULL);
+  if (sw->n_col < 0) sw->n_col = csv_col(c, "n", TRUE, error);
   if (sw->n_col < 0) return NULL;
   if (sw->n_col == 0) {
     input_error(error, path, "no parameter column before 'n'");
@@ -1313,11 +1316,12 @@ static Sweep *sweep_load(const char *path, GError **error) {
   }
   for (guint i = (guint)sw->n_col + 1; i < c->ncols; i++) {
     const char *h = c->header[i];
-    if (!g_str_has_suffix(h, ".mean") || strlen(h) == strlen(".mean")) continue;
+    const char *sep = g_str_has_suffix(h, ":mean") ? ":" : ".";
+    if (!(g_str_has_suffix(h, ".mean") || g_str_has_suffix(h, ":mean")) || strlen(h) == strlen(".mean")) continue;
     SweepMetric *m = g_new0(SweepMetric, 1);
     m->name = g_strndup(h, strlen(h) - strlen(".mean"));
     m->mean = (int)i;
-    g_autofree char *sd = g_strconcat(m->name, ".sd", NULL), *ci = g_strconcat(m->name, ".ci95", NULL);
+    g_autofree char *sd = g_strconcat(m->name, sep, "sd", NULL), *ci = g_strconcat(m->name, sep, "ci95", NULL);
     m->sd = csv_col(c, sd, FALSE, NULL);
     m->ci95 = csv_col(c, ci, FALSE, NULL);
     g_ptr_array_add(sw->metrics, m);
@@ -1349,6 +1353,24 @@ static Sweep *sweep_load(const char *path, GError **error) {
   }
   sw->header = g_steal_pointer(&c->header);
   sw->ncols = c->ncols;
+  /* A leading point index is not a parameter: drop it so that column 0 is the first parameter. */
+  if (sw->n_col > 1 && strcmp(sw->header[0], "point") == 0) {
+    g_free(sw->header[0]);
+    memmove(sw->header, sw->header + 1, sizeof(char *) * sw->ncols);
+    for (guint k = 0; k < sw->rows->len; k++) {
+      char **row = g_ptr_array_index(sw->rows, k);
+      g_free(row[0]);
+      memmove(row, row + 1, sizeof(char *) * sw->ncols);
+    }
+    sw->ncols--;
+    sw->n_col--;
+    for (guint i = 0; i < sw->metrics->len; i++) {
+      SweepMetric *m = g_ptr_array_index(sw->metrics, i);
+      m->mean--;
+      if (m->sd >= 0) m->sd--;
+      if (m->ci95 >= 0) m->ci95--;
+    }
+  }
   return g_steal_pointer(&sw);
 }
 
@@ -1382,6 +1404,12 @@ static GPtrArray *sweep_choose(const Sweep *sw, const AnReportOptions *opt, GErr
   SweepMetric *lp = NULL;
   for (size_t i = 0; i < G_N_ELEMENTS(largest) && !lp; i++)
     lp = sweep_metric(sw, largest[i]);
+  /* `sim sweep` names pool metrics pools[NAME].key, in the scenario's pool order (largest first in the
+   * shipped scenarios): the first pool's main share, else any pool share. */
+  for (guint i = 0; i < sw->metrics->len && !lp; i++) {
+    SweepMetric *m = g_ptr_array_index(sw->metrics, i);
+    if (g_str_has_prefix(m->name, "pools[") && g_str_has_suffix(m->name, "].main_share")) lp = m;
+  }
   for (guint i = 0; i < sw->metrics->len && !lp; i++) {
     SweepMetric *m = g_ptr_array_index(sw->metrics, i);
     if (g_str_has_prefix(m->name, "pools") && strstr(m->name, "share")) lp = m;

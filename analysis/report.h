@@ -11,8 +11,9 @@
  *    against k per vantage point (only these statistics are written, not per-transaction samples).
  * blocks.csv is not read: every figure comes from the files above.
  *
- * A sweep directory is one that holds table.csv: one row per point; the first columns are the swept
- * parameters, then `n` (replicates), then per metric `<metric>.mean`, `<metric>.sd`, `<metric>.ci95` (sd
+ * A sweep directory is one that holds table.csv: one row per point. As `sim sweep` writes it: `point`, the
+ * swept parameters, `replicates`, then per metric `<metric>:mean`, `<metric>:sd`, `<metric>:ci95`; the
+ * shape without `point`, with `n` for the replicates and `.mean` / `.sd` / `.ci95` suffixes is read too (sd
  * and ci95 may be missing or empty). It gets the table and, per chosen metric, the mean against the first
  * parameter with a band of mean ± ci95, one line per combination of the other parameters' values. A first
  * parameter whose values are all numbers is a numeric axis (logarithmic when all are positive and span a

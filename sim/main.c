@@ -17,6 +17,7 @@ static const struct {
     {"validate", sim_cmd_validate, "check scenario files without running them"},
     {"models", sim_cmd_models, "list every model and scenario section with its parameters"},
     {"report", sim_cmd_report, "turn a results directory (or a sweep's) into one self-contained HTML page"},
+    {"sweep", sim_cmd_sweep, "run a study: points x replicates of a scenario, resumable, sharded; its table"},
     {"bench", sim_cmd_bench, "benchmarks: the engine (phold) and the workloads of BENCH.md (scenarios)"},
 };
 

@@ -656,3 +656,61 @@ gboolean sim_json_set_path(json_t *root, const char *assignment, GError **error)
   }
   g_assert_not_reached();
 }
+
+json_t *sim_json_get_path(json_t *root, const char *path, GError **error) {
+  g_return_val_if_fail(root != NULL && path != NULL, NULL);
+  g_return_val_if_fail(error == NULL || *error == NULL, NULL);
+  const char *s = path;
+  if (g_str_has_prefix(s, "$."))
+    s += 2;
+  else if (s[0] == '$')
+    s += 1;
+  if (!s[0]) {
+    g_set_error(error, SIM_PARAMS_ERROR, SIM_PARAMS_ERROR_SYNTAX, "empty path");
+    return NULL;
+  }
+  g_autoptr(GArray) segs = g_array_new(FALSE, TRUE, sizeof(PathSeg));
+  g_array_set_clear_func(segs, path_seg_clear);
+  g_autofree char *msg = NULL;
+  if (!path_split(s, segs, &msg)) {
+    g_set_error(error, SIM_PARAMS_ERROR, SIM_PARAMS_ERROR_SYNTAX, "bad path \"%s\": %s", path, msg);
+    return NULL;
+  }
+  json_t *cur = root;
+  for (guint k = 0; k < segs->len; k++) {
+    const PathSeg *seg = &g_array_index(segs, PathSeg, k);
+    gsize clen = seg->start;
+    if (clen && s[clen - 1] == '.') clen--;
+    /* The path up to and including this segment, and its container's, for messages. */
+    const PathSeg *next = k + 1 < segs->len ? &g_array_index(segs, PathSeg, k + 1) : NULL;
+    gsize end = next ? next->start : strlen(s);
+    if (end && s[end - 1] == '.') end--;
+    g_autofree char *here = g_strdup_printf("$.%.*s", (int)end, s);
+    g_autofree char *container = clen ? g_strdup_printf("$.%.*s", (int)clen, s) : g_strdup("$");
+    if (seg->is_index) {
+      if (!json_is_array(cur)) {
+        g_set_error(error, SIM_PARAMS_ERROR, SIM_PARAMS_ERROR_PATH, "%s is not an array", container);
+        return NULL;
+      }
+      gsize size = json_array_size(cur);
+      if (seg->index >= size) {
+        g_set_error(error, SIM_PARAMS_ERROR, SIM_PARAMS_ERROR_PATH,
+                    "%s does not exist (the array has %" G_GSIZE_FORMAT " element%s)", here, size,
+                    size == 1 ? "" : "s");
+        return NULL;
+      }
+      cur = json_array_get(cur, seg->index);
+      continue;
+    }
+    if (!json_is_object(cur)) {
+      g_set_error(error, SIM_PARAMS_ERROR, SIM_PARAMS_ERROR_PATH, "%s is not an object", container);
+      return NULL;
+    }
+    cur = json_object_get(cur, seg->name);
+    if (!cur) {
+      g_set_error(error, SIM_PARAMS_ERROR, SIM_PARAMS_ERROR_PATH, "%s does not exist", here);
+      return NULL;
+    }
+  }
+  return cur;
+}

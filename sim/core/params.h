@@ -125,6 +125,11 @@ char *sim_json_child_path(const char *path, const char *key);
  * and sets `error` (domain SIM_PARAMS_ERROR) naming the path. */
 gboolean sim_json_set_path(json_t *root, const char *assignment, GError **error);
 
+/* The value at `path` in `root` (same path syntax as sim_json_set_path, without "=VALUE"), borrowed from
+ * `root`. NULL with `error` set (domain SIM_PARAMS_ERROR) when the path is malformed or does not exist;
+ * the message names the first missing part: "$.network.delay.median_mss does not exist". */
+json_t *sim_json_get_path(json_t *root, const char *path, GError **error);
+
 #define SIM_PARAMS_ERROR (sim_params_error_quark())
 GQuark sim_params_error_quark(void);
 typedef enum { SIM_PARAMS_ERROR_PATH, SIM_PARAMS_ERROR_SYNTAX } SimParamsError;

@@ -36,10 +36,10 @@ print(json.dumps(d, sort_keys=False))' "$1"
 # --- help and usage ---
 expect_rc 0 "sim --help" -- "$SIM" --help
 contains "$tmp/out" "Usage: sim" "sim --help"
-for c in run validate models report bench; do contains "$tmp/out" "  $c" "sim --help lists $c"; done
+for c in run validate models report sweep bench; do contains "$tmp/out" "  $c" "sim --help lists $c"; done
 expect_rc 0 "sim --version" -- "$SIM" --version
 contains "$tmp/out" "sim 0.1.0" "version"
-for c in run validate models report "bench phold"; do
+for c in run validate models report sweep "bench phold"; do
   expect_rc 0 "sim $c --help" -- "$SIM" $c --help
   contains "$tmp/out" "Usage:" "sim $c --help"
 done
@@ -245,6 +245,153 @@ if [ $rc -eq 130 ]; then ok; else bad "interrupted run: exit $rc, expected 130";
 contains "$tmp/err" "interrupted; no output written" "interrupted message"
 left=$(ls -A "$tmp/int/out" 2>/dev/null | tr '\n' ' ')
 [ -z "$left" ] && ok || bad "interrupted run left files: $left"
+
+# --- sweep: 2 points x 2 replicates of tiny; one process, shards + merge, resume, bad inputs ---
+sw="$tmp/sw"
+mkdir -p "$sw"
+cp scenarios/tiny.json "$sw/tiny.json"
+printf '%s\n' '{"name": "t", "base": "tiny.json", "replicates": 2, "sets": ["stop.heights=150"],' \
+  ' "parameters": [{"path": "network.delay.median_ms", "values": [300, 900]}]}' >"$sw/s.json"
+# sweep ARGS...: runs `sim sweep ARGS...` inside $sw, stdout/stderr in $tmp/out, $tmp/err; sets $rc.
+sweep() { (cd "$sw" && "$SIM" sweep "$@") >"$tmp/out" 2>"$tmp/err"; rc=$?; }
+sweep s.json --out one --jobs 2
+[ $rc -eq 0 ] && ok || bad "sweep: exit $rc $(cat "$tmp/err")"
+contains "$tmp/out" "sweep t: 2 points x 2 replicates = 4 runs; shard 0/1: 4 runs, 4 ran, 0 already complete, 0 failed" "sweep report"
+contains "$tmp/out" "wrote one/table.csv and one/table.json: 2 points, 4 of 4 runs complete" "sweep table report"
+ls -A "$sw/one" | tr '\n' ' ' >"$tmp/ls"
+[ "$(cat "$tmp/ls")" = "runs sweep.json table.csv table.json " ] && ok || bad "sweep dir: $(cat "$tmp/ls")"
+(cd "$sw/one/runs" && ls -A . p0-r0) | tr '\n' ' ' >"$tmp/ls"
+[ "$(cat "$tmp/ls")" = ".: p0-r0 p0-r1 p1-r0 p1-r1  p0-r0: blocks.csv pools.csv runs.csv summary.json " ] && ok || bad "sweep runs: $(cat "$tmp/ls")"
+# The seed of p0-r0: the splitmix64 mix of (7, 0, 0), computed in Python.
+contains "$sw/one/runs/p0-r0/summary.json" '"seed": 5620672417314516668' "sweep derived seed"
+contains "$sw/one/runs/p1-r1/summary.json" '"median_ms": 900' "sweep point value applied"
+# The table against the runs' own summaries (mean, sd, Student-t 95% half-width with t(0.975, 1)).
+python3 -c '
+import csv, json, math, statistics, sys
+d = sys.argv[1]
+rows = list(csv.DictReader(open(d + "/table.csv")))
+t1 = 12.706204736172541
+bad = []
+if [r["network.delay.median_ms"] for r in rows] != ["300", "900"]: bad.append("point values")
+for p, r in enumerate(rows):
+    for key, get in (("chain.uncle_rate", lambda s: s["chain"]["uncle_rate"]),
+                     ("pools[A].main_share", lambda s: s["pools"][0]["main_share"])):
+        v = [get(json.load(open(f"{d}/runs/p{p}-r{k}/summary.json"))) for k in range(2)]
+        want = (statistics.mean(v), statistics.stdev(v), t1 * statistics.stdev(v) / math.sqrt(2))
+        got = [float(r[f"{key}:{s}"]) for s in ("mean", "sd", "ci95")]
+        if any(abs(a - b) > 1e-9 * max(1, abs(b)) for a, b in zip(got, want)): bad.append(f"{p} {key} {got} {want}")
+    if r["replicates"] != "2": bad.append("replicates")
+if any(k.startswith("sim.wall_s") or k.startswith("header") for k in rows[0]): bad.append("wall-clock or header column")
+print("bad:", bad) if bad else print("ok")
+' "$sw/one" >"$tmp/chk" 2>&1
+[ "$(cat "$tmp/chk")" = "ok" ] && ok || bad "sweep table values: $(cat "$tmp/chk")"
+# Three shards in three directories, merged: the same table, byte for byte.
+for i in 0 1 2; do
+  sweep s.json --out sh$i --shard $i/3 --jobs 1 --quiet
+  [ $rc -eq 0 ] && ok || bad "sweep shard $i/3: exit $rc $(cat "$tmp/err")"
+done
+ls "$sw/sh1/runs" | tr '\n' ' ' >"$tmp/ls"
+[ "$(cat "$tmp/ls")" = "p0-r1 " ] && ok || bad "shard 1/3 ran: $(cat "$tmp/ls")"
+sweep merge sh0 sh1 sh2 --out merged
+[ $rc -eq 0 ] && ok || bad "sweep merge: exit $rc $(cat "$tmp/err")"
+contains "$tmp/out" "4 of 4 runs complete" "sweep merge report"
+same_file "$sw/one/table.csv" "$sw/merged/table.csv" "sweep: 3 shards merged = 1 process (table.csv)"
+same_file "$sw/one/table.json" "$sw/merged/table.json" "sweep: 3 shards merged = 1 process (table.json)"
+# Two shards sharing one directory (a cluster job array), then a merge in place.
+for i in 0 1; do sweep s.json --out shared --shard $i/2 --quiet; done
+sweep merge shared --quiet
+same_file "$sw/one/table.csv" "$sw/shared/table.csv" "sweep: shards in one directory = 1 process"
+# MPI: only when this sim was built with -Dmpi=enabled and mpirun exists.
+sweep s.json --out mpi --shard mpi --dry-run
+if grep -q "built without MPI" "$tmp/err"; then
+  [ $rc -eq 2 ] && ok || bad "--shard mpi without MPI: exit $rc"
+  contains "$tmp/err" "sim sweep: --shard mpi: this sim was built without MPI (meson setup -Dmpi=enabled)" "--shard mpi message"
+elif command -v mpirun >/dev/null; then
+  (cd "$sw" && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
+     mpirun -np 2 "$SIM" sweep s.json --out mpi --shard mpi --jobs 1 --quiet) >"$tmp/out" 2>"$tmp/err"
+  rc=$?; [ $rc -eq 0 ] && ok || bad "mpirun sweep: exit $rc $(head -c 600 "$tmp/err")"
+  same_file "$sw/one/table.csv" "$sw/mpi/table.csv" "sweep: mpirun -np 2 = 1 process"
+fi
+# Resume: a deleted run is redone, a half-written temp directory removed, complete runs left alone.
+cp "$sw/one/table.csv" "$tmp/table-before.csv"
+cp "$sw/one/runs/p0-r0/summary.json" "$tmp/p0r0-before.json"
+rm -rf "$sw/one/runs/p1-r0"
+mkdir -p "$sw/one/runs/.p0-r1.tmp-abcdef" && touch "$sw/one/runs/.p0-r1.tmp-abcdef/.summary.json.tmp-x"
+sweep s.json --out one
+[ $rc -eq 0 ] && ok || bad "sweep resume: exit $rc $(cat "$tmp/err")"
+contains "$tmp/out" "4 runs, 1 ran, 3 already complete, 0 failed" "sweep resume redid one run"
+[ ! -e "$sw/one/runs/.p0-r1.tmp-abcdef" ] && ok || bad "sweep resume left a temp directory"
+same_file "$tmp/p0r0-before.json" "$sw/one/runs/p0-r0/summary.json" "sweep resume left a complete run alone"
+same_file "$tmp/table-before.csv" "$sw/one/table.csv" "sweep resume: same table"
+# More replicates of the same study resume into the same directory.
+cp -r "$sw/one" "$sw/more"
+sed 's/"replicates": 2/"replicates": 3/' "$sw/s.json" >"$sw/s3.json"
+sweep s3.json --out more --quiet
+[ $rc -eq 0 ] && [ -e "$sw/more/runs/p1-r2/summary.json" ] && ok || bad "sweep with more replicates: exit $rc $(cat "$tmp/err")"
+# Dry run: the commands, nothing written.
+sweep s.json --out dry --dry-run
+[ $rc -eq 0 ] && ok || bad "sweep --dry-run: exit $rc"
+[ "$(head -1 "$tmp/out")" = "p0-r0 todo sim run tiny.json --set stop.heights=150 --set network.delay.median_ms=300 --seed 5620672417314516668 --out dry/runs/p0-r0 --quiet" ] && ok || bad "dry-run line: $(head -1 "$tmp/out")"
+contains "$tmp/out" "4 runs to do, 0 complete (shard 0/1 of 4 runs)" "dry-run count"
+[ ! -e "$sw/dry" ] && ok || bad "--dry-run wrote $sw/dry"
+# Bad input: exit 2 with the exact message, nothing written.
+sweep_bad() { # NAME JSON MESSAGE
+  printf '%s\n' "$2" >"$sw/$1.json"
+  sweep "$1.json" --out "never-$1"
+  [ $rc -eq 2 ] && ok || bad "sweep $1: exit $rc, expected 2"
+  [ "$(cat "$tmp/err")" = "$3" ] && ok || bad "sweep $1 message: $(cat "$tmp/err")"
+  [ ! -e "$sw/never-$1" ] && ok || bad "sweep $1 wrote its output directory"
+}
+sweep_bad badpath '{"base": "tiny.json", "parameters": [{"path": "network.delay.median_mss", "values": [1]}]}' \
+  'badpath.json: $.parameters[0].path: not in the base scenario tiny.json (with its defaults): $.network.delay.median_mss does not exist'
+sweep_bad empty '{"base": "tiny.json", "parameters": [{"path": "network.delay.median_ms", "values": []}]}' \
+  'empty.json: $.parameters[0].values: must be a non-empty array'
+sweep_bad rep0 '{"base": "tiny.json", "replicates": 0}' 'rep0.json: $.replicates: must be in [1, 100000] (got 0)'
+sweep_bad unknown '{"base": "tiny.json", "parameters": [{"path": "stop.heights", "value": [1]}]}' \
+  'unknown.json: $.parameters[0].value: unknown key (expected one of: path, values, range, comment)
+unknown.json: $.parameters[0]: give exactly one of "values" and "range"'
+sweep_bad badvalue '{"base": "tiny.json", "parameters": [{"path": "network.delay.median_ms", "values": [100, -5]}]}' \
+  'badvalue.json: $.parameters: point 1 (network.delay.median_ms=-5): tiny.json: $.network.delay.median_ms: must be > 0 (got -5)'
+sweep_bad nobase '{"base": "nope.json"}' 'nobase.json: $.base: cannot open nope.json: No such file or directory'
+sweep s.json --out never --shard 3/3
+[ $rc -eq 2 ] && ok || bad "sweep --shard 3/3: exit $rc"
+contains "$tmp/err" "sim sweep: --shard 3/3: i must be in [0, 3)" "shard out of range message"
+sed 's/300, 900/300, 901/' "$sw/s.json" >"$sw/s2.json"
+sweep s2.json --out one
+[ $rc -eq 2 ] && ok || bad "sweep into another sweep's directory: exit $rc"
+[ "$(cat "$tmp/err")" = "sim sweep: one holds results of a different sweep (its sweep.json does not match s2.json); use another --out" ] && ok || bad "different sweep message: $(cat "$tmp/err")"
+sweep merge one sh0 merged-other --out x
+[ $rc -eq 2 ] && ok || bad "merge of a non-sweep directory: exit $rc"
+contains "$tmp/err" "sim sweep merge: merged-other has no sweep.json: not a sweep results directory" "merge non-sweep message"
+# A run that fails (killed) is reported, the other finishes, the sweep exits 1; rerunning completes it.
+printf '%s\n' '{"base": "tiny.json", "sets": ["stop.heights=60000"],' \
+  ' "parameters": [{"path": "network.delay.median_ms", "values": [300, 900]}]}' >"$sw/long.json"
+(cd "$sw" && exec "$SIM" sweep long.json --out long --jobs 2) >"$tmp/out" 2>"$tmp/err" &
+spid=$!
+kids=""
+for _ in $(seq 100); do kids=$(pgrep -P $spid | tr '\n' ' '); [ "$(echo $kids | wc -w)" -eq 2 ] && break; sleep 0.05; done
+victim=$(echo $kids | cut -d' ' -f1)
+[ -n "$victim" ] && kill -KILL "$victim"
+wait $spid
+rc=$?
+[ $rc -eq 1 ] && ok || bad "sweep with a killed run: exit $rc, expected 1; $(cat "$tmp/err")"
+contains "$tmp/err" "failed (exit 137)" "killed run reported"
+contains "$tmp/out" "1 ran, 0 already complete, 1 failed" "the other run finished"
+ls -A "$sw/long/runs" | wc -l >"$tmp/n"
+[ "$(cat "$tmp/n")" = "1" ] && ok || bad "killed run left files: $(ls -A "$sw/long/runs")"
+sweep long.json --out long --quiet
+[ $rc -eq 0 ] && [ -e "$sw/long/runs/p0-r0/summary.json" ] && [ -e "$sw/long/runs/p1-r0/summary.json" ] && ok || bad "rerun after a failed run: exit $rc"
+# SIGINT: the runs are stopped, nothing half-written is left, exit 130.
+rm -rf "$sw/long"
+(cd "$sw" && exec "$SIM" sweep long.json --out long --jobs 2) >"$tmp/out" 2>"$tmp/err" &
+spid=$!
+for _ in $(seq 100); do [ "$(pgrep -P $spid | wc -l)" -eq 2 ] && break; sleep 0.05; done
+kill -INT $spid
+wait $spid
+rc=$?
+[ $rc -eq 130 ] && ok || bad "interrupted sweep: exit $rc, expected 130"
+left=$(ls -A "$sw/long/runs" 2>/dev/null | tr '\n' ' ')
+[ -z "$left" ] && ok || bad "interrupted sweep left: $left"
 
 # --- bench ---
 expect_rc 0 "bench phold" -- "$SIM" bench phold --events 200000 --pending 1000 --lps 100
