@@ -16,6 +16,7 @@ static const struct {
     {"run", sim_cmd_run, "run a scenario and write its results"},
     {"validate", sim_cmd_validate, "check scenario files without running them"},
     {"models", sim_cmd_models, "list every model and scenario section with its parameters"},
+    {"compare", sim_cmd_compare, "compare two result sets (runs, replicates or measured) side by side"},
     {"bench", sim_cmd_bench, "benchmarks: the engine (phold) and the workloads of BENCH.md (scenarios)"},
 };
 
