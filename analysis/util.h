@@ -1,6 +1,8 @@
-/* util.h: helpers shared by the analysis modules: CSV fields (RFC 4180), vantage-point name tables, JSON. */
+/* util.h: helpers shared by the analysis modules: CSV fields and records (RFC 4180), vantage-point name
+ * tables, JSON. */
 #pragma once
 
+#include <glib.h>
 #include <jansson.h>
 #include <stdio.h>
 
@@ -14,3 +16,12 @@ char **an_vantage_names_dup(const char *const *names, unsigned n);
 /* Sets `key` of `parent` to the object `o` (taking the reference), or drops `o` if it has no member: empty
  * statistics are left out of summaries rather than written as empty objects. */
 void an_json_set_nonempty(json_t *parent, const char *key, json_t *o);
+
+/* Reads one CSV record (RFC 4180: fields separated by commas, quoted fields may hold commas, doubled quotes
+ * and line breaks; a CR before a line break is dropped) from `in` into `fields`, which it empties first and
+ * fills with newly allocated strings (create it with g_ptr_array_new_with_free_func(g_free)). `line` counts
+ * the physical lines read so far: it is advanced past the record (start it at 0; the record began on line
+ * *line + 1 before the call). Returns TRUE for a record, FALSE at the end of the input (`error` unset) or for
+ * a malformed record: text after a closing quote, a quote left open at the end, or a read error (`error`
+ * set, G_FILE_ERROR, message without the file name). A last line without a line break is a record. */
+gboolean an_csv_read_record(FILE *in, GPtrArray *fields, guint *line, GError **error);

@@ -36,10 +36,10 @@ print(json.dumps(d, sort_keys=False))' "$1"
 # --- help and usage ---
 expect_rc 0 "sim --help" -- "$SIM" --help
 contains "$tmp/out" "Usage: sim" "sim --help"
-for c in run validate models report sweep bench; do contains "$tmp/out" "  $c" "sim --help lists $c"; done
+for c in run validate models report sweep compare bench; do contains "$tmp/out" "  $c" "sim --help lists $c"; done
 expect_rc 0 "sim --version" -- "$SIM" --version
 contains "$tmp/out" "sim 0.1.0" "version"
-for c in run validate models report sweep "bench phold"; do
+for c in run validate models report sweep compare "bench phold"; do
   expect_rc 0 "sim $c --help" -- "$SIM" $c --help
   contains "$tmp/out" "Usage:" "sim $c --help"
 done
@@ -232,6 +232,63 @@ contains "$tmp/err" "cannot open: No such file or directory" "run missing file m
 touch "$tmp/plainfile"
 expect_rc 2 "unwritable output directory" -- "$SIM" run scenarios/tiny.json --out "$tmp/plainfile/sub" --quiet
 contains "$tmp/err" "sim run: cannot create output directory $tmp/plainfile/sub: Not a directory" "unwritable dir message"
+
+# --- compare: two result sets side by side ---
+# $tmp/a/out and $tmp/c/out are tiny runs with seeds 7 and 8; $tmp/ga/out and $tmp/gb/out geo runs of one seed.
+expect_rc 0 "compare two tiny runs" -- "$SIM" compare "$tmp/a/out" "$tmp/c/out" --json "$tmp/cmp/cmp.json"
+contains "$tmp/out" "A: $tmp/a/out (1 run)" "compare names side A"
+contains "$tmp/out" "B: $tmp/c/out (1 run)" "compare names side B"
+if grep -qE '^chain\.heights +2000 +2000 +0 +\+0\.00%$' "$tmp/out"; then ok; else bad "compare chain.heights row: $(grep chain.heights "$tmp/out")"; fi
+if grep -qE '^pools\[Small\]\.hash_share +0\.1 +0\.1 ' "$tmp/out"; then ok; else bad "compare pools[Small] row"; fi
+if grep -q "wall_s\|events_per_s\|peak_rss" "$tmp/out"; then bad "compare printed wall-clock fields"; else ok; fi
+python3 - "$tmp/cmp/cmp.json" "$tmp/a/out/summary.json" "$tmp/c/out/summary.json" >"$tmp/chk" 2>&1 <<'PY'
+import json, sys
+c, a, b = (json.load(open(p)) for p in sys.argv[1:4])
+m = c["metrics"]["chain.uncle_rate"]
+errs = []
+if c["header"]["command"] != "compare": errs.append("header.command")
+if abs(m["a"] - a["chain"]["uncle_rate"]) > 1e-12 or abs(m["b"] - b["chain"]["uncle_rate"]) > 1e-12: errs.append("values")
+if abs(m["diff"] - (m["b"] - m["a"])) > 1e-12: errs.append("diff")
+if "ci_a" in m or "welch" in m: errs.append("interval with one run")
+if any(k.startswith("header") or k == "sim.wall_s" for k in c["metrics"]): errs.append("skipped keys present")
+if c["metrics"]["pools[A].main_share"]["a"] != a["pools"][0]["main_share"]: errs.append("pools[A]")
+print("; ".join(errs) if errs else "ok")
+PY
+[ "$(cat "$tmp/chk")" = "ok" ] && ok || bad "compare --json: $(cat "$tmp/chk")"
+[ "$(ls -A "$tmp/cmp" | tr '\n' ' ')" = "cmp.json " ] && ok || bad "compare --json left: $(ls -A "$tmp/cmp")"
+# Replicates: a comma-separated list; intervals and Welch's p-value.
+expect_rc 0 "compare replicates" -- "$SIM" compare "$tmp/a/out,$tmp/b/out" "$tmp/c/out,$tmp/a/out"
+contains "$tmp/out" "A: $tmp/a/out,$tmp/b/out (2 runs)" "compare counts replicates"
+contains "$tmp/out" "A 95% CI" "compare prints intervals with replicates"
+contains "$tmp/out" "p_Welch" "compare prints Welch's p with replicates"
+# --filter keeps only the keys with that prefix.
+expect_rc 0 "compare --filter" -- "$SIM" compare "$tmp/a/out" "$tmp/c/out" --filter 'pools['
+contains "$tmp/out" "shared metrics (44):" "compare --filter count (4 pools x 11 numeric fields)"
+if grep -q '^chain\.' "$tmp/out"; then bad "compare --filter kept chain keys"; else ok; fi
+# Delay distributions: the same seed gives identical delays (D = 0, p = 1).
+expect_rc 0 "compare geo distributions" -- "$SIM" compare "$tmp/ga/out" "$tmp/gb/out" --filter observations.
+if grep -qE '^observations\.vantage_delay_ms +([0-9]+) +\1 +[0-9.]+ +[0-9.]+ +0 +1$' "$tmp/out"; then ok; else bad "compare geo pooled KS row: $(cat "$tmp/out")"; fi
+contains "$tmp/out" "observations.vantage_delay_ms[" "compare geo per-vantage rows"
+# Bad inputs: exit 2, exact messages, nothing on stdout, no JSON written.
+expect_rc 2 "compare with one side" -- "$SIM" compare "$tmp/a/out"
+contains "$tmp/err" "sim compare: expected two result sets A and B" "compare one side message"
+expect_rc 2 "compare missing" -- "$SIM" compare "$tmp/a/out" "$tmp/nope" --json "$tmp/cmp2/x.json"
+if [ "$(cat "$tmp/err")" = "$tmp/nope: cannot open: No such file or directory" ]; then ok; else bad "compare missing message: $(cat "$tmp/err")"; fi
+[ ! -s "$tmp/out" ] && [ ! -e "$tmp/cmp2" ] && ok || bad "compare missing wrote output"
+echo "this is not json" >"$tmp/notjson.json"
+expect_rc 2 "compare not JSON" -- "$SIM" compare "$tmp/notjson.json" "$tmp/a/out"
+if [ "$(cat "$tmp/err")" = "$tmp/notjson.json: 1:4: '[' or '{' expected near 'this'" ]; then ok; else bad "compare not JSON message: $(cat "$tmp/err")"; fi
+echo '{"other": {"x": 1}}' >"$tmp/other.json"
+expect_rc 2 "compare nothing shared" -- "$SIM" compare "$tmp/a/out" "$tmp/other.json"
+if [ "$(cat "$tmp/err")" = "$tmp/other.json: no numeric metric shared with $tmp/a/out" ]; then ok; else bad "compare nothing shared message: $(cat "$tmp/err")"; fi
+expect_rc 2 "compare filter matches nothing" -- "$SIM" compare "$tmp/a/out" "$tmp/c/out" --filter nosuch.
+if [ "$(cat "$tmp/err")" = "$tmp/c/out: no numeric metric shared with $tmp/a/out under 'nosuch.'" ]; then ok; else bad "compare filter message: $(cat "$tmp/err")"; fi
+mkdir -p "$tmp/noresults"
+expect_rc 2 "compare directory without results" -- "$SIM" compare "$tmp/noresults" "$tmp/a/out"
+if [ "$(cat "$tmp/err")" = "$tmp/noresults: no summary.json in it or in its subdirectories" ]; then ok; else bad "compare empty dir message: $(cat "$tmp/err")"; fi
+expect_rc 2 "compare unwritable --json" -- "$SIM" compare "$tmp/a/out" "$tmp/c/out" --json "$tmp/plainfile/sub/x.json"
+if [ "$(cat "$tmp/err")" = "sim compare: cannot create output directory $tmp/plainfile/sub: Not a directory" ]; then ok; else bad "compare --json message: $(cat "$tmp/err")"; fi
+[ ! -s "$tmp/out" ] && ok || bad "compare printed a table although --json failed"
 
 # --- interruption: exit 130, nothing (not even a temp file) left behind ---
 mkdir -p "$tmp/int"
