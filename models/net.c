@@ -75,16 +75,19 @@ static const SimParamSpec pareto_params[] = {
      .help = "shape = shape_per_ms x mean in ms (SimBlock: 0.2)"},
 };
 
-static SimTime pareto_sample(const void *params, SimTime mean_ns, SimRng *rng) {
-  const ParetoParams *p = params;
+/* The distribution for pair mean `mean_ns`; FALSE where it is degenerate and the mean itself is used
+ * (shape <= 1 has no finite mean and scale <= 0 degenerates to 0: both would distort the pair mean). */
+static gboolean pareto_shape(const ParetoParams *p, SimTime mean_ns, double *scale_ms, double *shape) {
   double mean_ms = (double)mean_ns / 1e6;
-  double scale_ms = mean_ms - p->floor_ms;
-  double shape = p->shape_per_ms * mean_ms;
-  /* shape <= 1 has no finite mean and scale <= 0 degenerates to 0: both would distort the pair mean. */
-  if (!(shape > 1) || !(scale_ms > 0)) return mean_ns;
-  /* scale / U^(1/shape) = scale * exp(-ln U / shape): log and exp cost a third of pow. */
-  double x_ms = scale_ms * exp(-log(sim_rng_uniform_pos(rng)) / shape);
-  return x_ms < 9.2e12 ? (SimTime)(x_ms * 1e6 + 0.5) : SIM_TIME_MAX;
+  *scale_ms = mean_ms - p->floor_ms;
+  *shape = p->shape_per_ms * mean_ms;
+  return *shape > 1 && *scale_ms > 0;
+}
+
+static SimTime pareto_sample(const void *params, SimTime mean_ns, SimRng *rng) {
+  double scale_ms, shape;
+  if (!pareto_shape(params, mean_ns, &scale_ms, &shape)) return mean_ns;
+  return net_pareto_draw(scale_ms, shape, rng);
 }
 
 static SimTime pareto_floor(const void *params, SimTime mean_ns) {
@@ -1292,6 +1295,34 @@ SimTime net_edge_latency(const NetGeoParams *p, const NetTopology *t, guint64 e,
   if (!p->jitter.model) return mean;
   SimTime x = net_jitter_sample(&p->jitter, mean, rng);
   return x < 0 ? 0 : x;
+}
+
+void net_latency_draw_init(NetLatencyDraw *d, const NetGeoParams *p, SimTime mean_ns) {
+  memset(d, 0, sizeof *d);
+  d->mean_ns = mean_ns;
+  if (!p->jitter.model) { /* net_edge_latency() returns the mean as it is */
+    d->kind = NET_DRAW_FIXED;
+    d->fixed_ns = mean_ns;
+    return;
+  }
+  const NetJitterModel *m = (const NetJitterModel *)p->jitter.model;
+  if (m == &net_jitter_none) {
+    d->kind = NET_DRAW_FIXED;
+    d->fixed_ns = mean_ns < 0 ? 0 : mean_ns;
+    return;
+  }
+  if (m == &net_jitter_pareto) { /* pareto_sample() split in two */
+    if (!pareto_shape(p->jitter.params, mean_ns, &d->scale_ms, &d->shape)) {
+      d->kind = NET_DRAW_FIXED;
+      d->fixed_ns = mean_ns < 0 ? 0 : mean_ns;
+      return;
+    }
+    d->kind = NET_DRAW_PARETO;
+    return;
+  }
+  d->kind = NET_DRAW_MODEL;
+  d->model = m;
+  d->params = p->jitter.params;
 }
 
 SimTime net_transfer_ns(const NetTopology *t, guint32 u, guint32 v, double bytes) {

@@ -20,6 +20,7 @@
 
 #include <glib.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdint.h>
 
 #include "engine.h"
@@ -139,6 +140,25 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(NetTopology, net_topology_free)
  * mean alone when no jitter model is set). */
 SimTime net_edge_latency(const NetGeoParams *p, const NetTopology *t, guint64 e, SimRng *rng);
 
+/* One latency draw for a fixed pair mean, with the jitter model's per-mean work done once: for loops that
+ * draw many latencies over few distinct means (the relay keeps one per link class). net_latency_draw()
+ * returns exactly what net_edge_latency() returns for an edge with that mean and consumes the same random
+ * numbers, in the same order. */
+typedef enum { NET_DRAW_FIXED = 0, NET_DRAW_PARETO, NET_DRAW_MODEL } NetDrawKind;
+typedef struct {
+  NetDrawKind kind;
+  SimTime fixed_ns;       /* NET_DRAW_FIXED: the result; no random number is used */
+  double scale_ms, shape; /* NET_DRAW_PARETO: scale_ms / U^(1 / shape) */
+  SimTime mean_ns;        /* NET_DRAW_MODEL: the model's sample() is called with it */
+  const void *model;      /* NET_DRAW_MODEL: the NetJitterModel, and its params */
+  const void *params;
+} NetLatencyDraw;
+
+/* Fills `d` for pair mean `mean_ns` under p->jitter. `d` refers to p->jitter's params: keep `p` alive. */
+void net_latency_draw_init(NetLatencyDraw *d, const NetGeoParams *p, SimTime mean_ns);
+
+static inline SimTime net_latency_draw(const NetLatencyDraw *d, SimRng *rng);
+
 /* Transfer time of `bytes` over directed edge u -> v (serialisation only, no latency):
  * bytes * 8 / min(up_bps[u], down_bps[v]) seconds, rounded to the nearest ns; with t->inter_region_bps > 0
  * and u, v in different regions the bandwidth is also capped at inter_region_bps. */
@@ -173,6 +193,29 @@ extern const NetJitterModel net_jitter_empirical;
 
 static inline SimTime net_jitter_sample(const SimModelRef *ref, SimTime mean_ns, SimRng *rng) {
   return ((const NetJitterModel *)ref->model)->sample(ref->params, mean_ns, rng);
+}
+
+/* One draw of the "pareto" model once its scale and shape are known, in ns: scale / U^(1/shape), computed
+ * as scale * exp(-ln U / shape) (log and exp cost a third of pow). The model's sample() and
+ * net_latency_draw() both use it, so that the relay's loop needs no call and gets the same values. */
+static inline SimTime net_pareto_draw(double scale_ms, double shape, SimRng *rng) {
+  double x_ms = scale_ms * exp(-log(sim_rng_uniform_pos(rng)) / shape);
+  return x_ms < 9.2e12 ? (SimTime)(x_ms * 1e6 + 0.5) : SIM_TIME_MAX;
+}
+
+static inline SimTime net_latency_draw(const NetLatencyDraw *d, SimRng *rng) {
+  SimTime x;
+  switch (d->kind) {
+  case NET_DRAW_FIXED:
+    return d->fixed_ns;
+  case NET_DRAW_PARETO:
+    x = net_pareto_draw(d->scale_ms, d->shape, rng);
+    break;
+  default:
+    x = ((const NetJitterModel *)d->model)->sample(d->params, d->mean_ns, rng);
+    break;
+  }
+  return x < 0 ? 0 : x;
 }
 
 /* The geo network's parameter handling, used by the "geo" network model's table (geo.c defines the model). */

@@ -37,6 +37,9 @@ typedef struct {
 /* Scratch space and results of one propagation, reusable across blocks. Owned by one entity. */
 typedef struct RelayWork RelayWork;
 
+/* A work for topology `t`: pass that same topology, unchanged, to every propagation that uses the work
+ * (the Geth kernel keeps a packed copy of its per-edge data, made on first use). Free with
+ * relay_work_free(). */
 RelayWork *relay_work_new(const NetTopology *t);
 void relay_work_free(RelayWork *w);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(RelayWork, relay_work_free)
