@@ -761,6 +761,37 @@ static void test_topology_latency_means(void) {
   clear_geo(&p);
 }
 
+/* net_latency_draw() (the relay's per-class draw) returns exactly what net_edge_latency() returns, with the
+ * same random numbers, for every jitter model and every edge of a topology (small means included, where
+ * pareto falls back to the mean). */
+static void test_latency_draw_matches_edge(void) {
+  NetGeoParams p;
+  load_geo(&p, SETS("network.vantage_points[1].peers=90"));
+  g_autoptr(NetTopology) t = net_topology_build(&p, 99, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  const SimModelInfo *models[] = {NULL, &net_jitter_pareto.info, &net_jitter_lognormal.info,
+                                  &net_jitter_empirical.info};
+  for (guint k = 0; k < G_N_ELEMENTS(models); k++) {
+    p.jitter.model = models[k];
+    p.jitter.params = models[k] ? model_defaults(models[k]) : NULL;
+    SimRng a, b;
+    sim_rng_init(&a, 3, 100 + k);
+    sim_rng_init(&b, 3, 100 + k);
+    guint bad = 0;
+    for (guint64 e = 0; e < t->n_edges; e++) {
+      NetLatencyDraw d;
+      net_latency_draw_init(&d, &p, t->lat_mean_ns[e]);
+      for (int r = 0; r < 3; r++) bad += net_edge_latency(&p, t, e, &a) != net_latency_draw(&d, &b);
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(sim_rng_u64(&a), sim_rng_u64(&b)); /* the same numbers were consumed */
+    g_free(p.jitter.params);
+  }
+  p.jitter.model = NULL;
+  p.jitter.params = NULL;
+  clear_geo(&p);
+}
+
 static void test_transfer_ns(void) {
   double up[3] = {19.2e6, 20.7e6, 1e9}, down[3] = {52e6, 40e6, 1e9};
   NetTopology t = {.n_nodes = 3, .up_bps = up, .down_bps = down};
@@ -805,7 +836,7 @@ static void test_topology_error(void) {
 int register_suites(void) {
   ADD_SUITE("jitter", TEST(test_jitter_none), TEST(test_jitter_pareto_ks), TEST(test_jitter_pareto_fallback),
             TEST(test_jitter_lognormal_ks), TEST(test_jitter_empirical_ks), TEST(test_jitter_empirical_check),
-            TEST(test_jitter_tables));
+            TEST(test_jitter_tables), TEST(test_latency_draw_matches_edge));
   ADD_SUITE("geo-parse", TEST(test_parse_valid), TEST(test_parse_unknown_region_city),
             TEST(test_parse_unknown_region_vantage), TEST(test_parse_latency_not_square),
             TEST(test_parse_negative_latency), TEST(test_parse_bandwidth_zero),
