@@ -5,6 +5,7 @@
 
 #include "delay.h"
 #include "pow.h"
+#include "rdma.h"
 #include "geo.h"
 #include "relay.h"
 #include "uncles.h"
@@ -19,6 +20,10 @@ static const SimModelInfo *const relay_models[] = {&relay_geth.info, &relay_btc.
 static const SimModelInfo *const jitter_models[] = {&net_jitter_none.info, &net_jitter_pareto.info,
                                                     &net_jitter_lognormal.info, &net_jitter_empirical.info, NULL};
 
+static const SimModelInfo *const stack_models[] = {&sim_stack_tcp.info, &sim_stack_rdma_send.info,
+                                                  &sim_stack_rdma_write.info, &sim_stack_rdma_channel.info,
+                                                  NULL};
+
 static const struct {
   const char *family;
   const SimModelInfo *const *models;
@@ -28,9 +33,11 @@ static const struct {
     {"delay", delay_models},
     {"relay", relay_models},
     {"jitter", jitter_models},
+    {"stack", stack_models},
 };
 
-static const char *const family_names[] = {"network", "uncle_rule", "delay", "relay", "jitter", NULL};
+static const char *const family_names[] = {"network", "uncle_rule", "delay", "relay", "jitter", "stack",
+                                           NULL};
 
 const SimModelInfo *const *sim_models_family(const char *family) {
   for (guint i = 0; i < G_N_ELEMENTS(families); i++)

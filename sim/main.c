@@ -1,9 +1,12 @@
 /* main.c: the `sim` command: global options and dispatch to one subcommand. */
+#include <errno.h>
 #include <locale.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <gsl/gsl_errno.h>
+#include <gsl/gsl_version.h>
+#include <jansson.h>
 
 #include "cli.h"
 #include "sim-version.h"
@@ -20,6 +23,8 @@ static const struct {
     {"sweep", sim_cmd_sweep, "run a study: points x replicates of a scenario, resumable, sharded; its table"},
     {"compare", sim_cmd_compare, "compare two result sets (runs, replicates or measured) side by side"},
     {"bench", sim_cmd_bench, "benchmarks: the engine (phold) and the workloads of BENCH.md (scenarios)"},
+    {"bft", sim_cmd_bft, "PBFT ordering latency and throughput per messaging stack (TCP, RDMA)"},
+    {"sync", sim_cmd_sync, "node sync time per phase from a machine description; multi-machine IBD"},
 };
 
 static void print_help(FILE *out) {
@@ -36,6 +41,59 @@ gboolean sim_cli_parse(GOptionContext *ctx, const char *cmd, int *argc, char ***
   if (!g_option_context_parse(ctx, argc, argv, &e)) {
     sim_cli_usage_error(cmd, "%s", e->message);
     g_error_free(e);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+void sim_cli_print_header(const char *cmd, const char *command_line) {
+  printf("# sim %s (%s) %s\n# libraries: glib %u.%u.%u, gsl %s, jansson %s\n# command: %s\n", SIM_VERSION,
+         SIM_GIT_DESCRIBE, cmd, glib_major_version, glib_minor_version, glib_micro_version, gsl_version,
+         jansson_version_str(), command_line);
+}
+
+char *sim_cli_command_line(int argc, char **argv) {
+  GString *s = g_string_new("sim");
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    gboolean plain = *a != '\0';
+    for (const char *c = a; *c && plain; c++)
+      plain = g_ascii_isalnum(*c) || strchr("-_.,/=:+@%", *c) != NULL;
+    if (plain) {
+      g_string_append_printf(s, " %s", a);
+    } else {
+      g_autofree char *q = g_shell_quote(a);
+      g_string_append_printf(s, " %s", q);
+    }
+  }
+  return g_string_free(s, FALSE);
+}
+
+gboolean sim_cli_parse_int_list(const char *cmd, const char *opt, const char *text, gint64 min, gint64 max,
+                                const char *unit, GArray *out) {
+  g_auto(GStrv) items = g_strsplit(text, ",", -1);
+  for (char **it = items; *it; it++) {
+    char *end = NULL;
+    errno = 0;
+    gint64 v = g_ascii_strtoll(*it, &end, 10);
+    if (**it == '\0' || *end != '\0' || errno != 0) {
+      sim_cli_usage_error(cmd, "%s: '%s' is not an integer", opt, *it);
+      return FALSE;
+    }
+    if (v < min) {
+      sim_cli_usage_error(cmd, "%s must be >= %" G_GINT64_FORMAT "%s%s (got %" G_GINT64_FORMAT ")", opt, min,
+                          *unit ? " " : "", unit, v);
+      return FALSE;
+    }
+    if (v > max) {
+      sim_cli_usage_error(cmd, "%s must be <= %" G_GINT64_FORMAT "%s%s (got %" G_GINT64_FORMAT ")", opt, max,
+                          *unit ? " " : "", unit, v);
+      return FALSE;
+    }
+    g_array_append_val(out, v);
+  }
+  if (out->len == 0) {
+    sim_cli_usage_error(cmd, "%s: empty list", opt);
     return FALSE;
   }
   return TRUE;

@@ -1,0 +1,815 @@
+/* rdma.c: the "stack" model family (LogGP costs of TCP and RDMA stacks) and the PBFT / hybrid ordering
+ * service simulated on the event engine. */
+#include "rdma.h"
+
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+G_DEFINE_QUARK(sim - bft - error - quark, sim_bft_error)
+
+/* ---- LogGP costs ---- */
+
+uint64_t sim_loggp_chunks(const SimLogGP *lg, uint64_t bytes) {
+  if (lg->chunk_bytes == 0 || bytes <= lg->chunk_bytes) return 1;
+  return (bytes + lg->chunk_bytes - 1) / lg->chunk_bytes;
+}
+
+double sim_loggp_send_cpu_ns(const SimLogGP *lg, uint64_t bytes) {
+  return (double)sim_loggp_chunks(lg, bytes) * lg->o_s_ns + lg->O_ns_per_byte * (double)bytes;
+}
+
+double sim_loggp_recv_cpu_ns(const SimLogGP *lg, uint64_t bytes) {
+  return (double)sim_loggp_chunks(lg, bytes) * lg->o_r_ns + lg->O_ns_per_byte * (double)bytes;
+}
+
+static double bottleneck_ns_per_byte(const SimLogGP *lg) {
+  return MAX(lg->G_ns_per_byte, lg->dma_ns_per_byte);
+}
+
+double sim_loggp_gap_ns(const SimLogGP *lg, uint64_t bytes) {
+  return MAX((double)sim_loggp_chunks(lg, bytes) * lg->g_ns, (double)bytes * bottleneck_ns_per_byte(lg));
+}
+
+double sim_loggp_wire_ns(const SimLogGP *lg, uint64_t bytes) {
+  uint64_t mtu = MAX(lg->mtu_bytes, 1);
+  uint64_t first = MIN(bytes, mtu);
+  double t = lg->L_ns + (bytes > lg->inline_bytes ? lg->dma_read_ns : 0);
+  t += (double)first * (2 * lg->dma_ns_per_byte + lg->G_ns_per_byte);
+  t += (double)(bytes - first) * bottleneck_ns_per_byte(lg);
+  return t;
+}
+
+double sim_loggp_one_way_ns(const SimLogGP *lg, uint64_t bytes) {
+  return sim_loggp_send_cpu_ns(lg, bytes) + sim_loggp_wire_ns(lg, bytes) + sim_loggp_recv_cpu_ns(lg, bytes);
+}
+
+double sim_loggp_phase_ns(const SimLogGP *lg, uint64_t bytes, guint k, guint q, double cv_ns) {
+  g_return_val_if_fail(k >= 1, NAN);
+  double s = sim_loggp_send_cpu_ns(lg, bytes);
+  double spacing = MAX(s, sim_loggp_gap_ns(lg, bytes));
+  return s + (double)(k - 1) * spacing + sim_loggp_wire_ns(lg, bytes) +
+         (double)q * (sim_loggp_recv_cpu_ns(lg, bytes) + cv_ns);
+}
+
+double sim_loggp_stream_msgs_per_s(const SimLogGP *lg, uint64_t bytes) {
+  double t = MAX(MAX(sim_loggp_send_cpu_ns(lg, bytes), sim_loggp_gap_ns(lg, bytes)),
+                 sim_loggp_recv_cpu_ns(lg, bytes));
+  return t > 0 ? 1e9 / t : INFINITY;
+}
+
+/* ---- The stack models ----
+ * One parameter struct serves every stack; each table lists the fields its stack uses.
+ *
+ * Where the RDMA figures come from (ConnectX-4, 100 Gb/s, perftest ib_send_lat, half round trip:
+ * 0.83 µs at 32 B, 1.58 µs at 1 KiB, 2.26 µs at 4 KiB, 4.56 µs at 32 KiB; shared/data/perf-models.json):
+ *  - G = 0.08 ns/B is the 100 Gb/s line rate (the 4 KiB → 32 KiB slope, 0.0802 ns/B, agrees);
+ *  - 1 KiB → 4 KiB is one 4 KiB packet crossing three store-and-forward stages: slope 0.2214 ns/B =
+ *    2·G_dma + G, so G_dma = 0.0707 ns/B (14.1 GB/s: PCIe 3.0 x16);
+ *  - 32 B (inlined): o_s + L + o_r = 0.83 − 32·0.2214e-3 = 0.8229 µs;
+ *  - 1 KiB (not inlined): the NIC's DMA read of the payload adds 1.58 − 0.8229 − 1024·0.2214e-3 = 0.530 µs;
+ *  - the 32 KiB point is not used: the equations give 4.554 µs for it (tests/test_rdma.c).
+ * Only the sum o_s + L + o_r is measured; its split into host and NIC parts is an assumption. */
+
+typedef struct {
+  double o_s_us, o_r_us, L_us, G_ns_per_byte, g_us, O_ns_per_byte, dma_ns_per_byte, dma_read_us;
+  int64_t inline_bytes, mtu_bytes;
+  double post_send_us, poll_cq_us, post_recv_us, poll_mem_us, copy_ns_per_byte;
+  int64_t signal_every, recv_batch, buffer_bytes;
+} StackParams;
+
+#define CX4_G 0.08
+#define CX4_DMA 0.0707
+#define CX4_DMA_READ_US 0.530
+#define CX4_L_US 0.573 /* 0.8229 − post_send − poll_cq (o_s) − poll_cq − post_recv (o_r) */
+#define CX4_G_US 0.0067
+
+#define P_NUM(field, unit_, lo, hi, open, dflt, text)                                                        \
+  {                                                                                                          \
+    .name = #field, .type = SIM_PARAM_NUMBER, .unit = unit_, .min = lo, .max = hi, .min_open = open,         \
+    .def = dflt, .offset = offsetof(StackParams, field), .help = text                                        \
+  }
+#define P_INT(field, unit_, lo, hi, dflt, text)                                                              \
+  {                                                                                                          \
+    .name = #field, .type = SIM_PARAM_INT, .unit = unit_, .min = lo, .max = hi, .def = dflt,                 \
+    .offset = offsetof(StackParams, field), .help = text                                                     \
+  }
+
+#define FABRIC_PARAMS(L_default, L_help, mtu_default, mtu_help)                                              \
+  P_NUM(L_us, "us", 0, 1e6, FALSE, L_default, L_help),                                                       \
+      P_NUM(G_ns_per_byte, "ns/B", 0, 1e6, FALSE, CX4_G,                                                     \
+            "wire time per byte: 100 Gb/s, the ConnectX-4 fabric of the RDMA figures (its 4-32 KiB "         \
+            "ib_send_lat "                                                                                   \
+            "slope is 0.0802 ns/B); 0.8 for 10 Gb/s"),                                                       \
+      P_NUM(dma_ns_per_byte, "ns/B", 0, 1e6, FALSE, CX4_DMA,                                                 \
+            "host memory <-> NIC per byte at each end: (ib_send_lat slope 1-4 KiB, 0.2214 ns/B, - G) / 2 = " \
+            "14.1 GB/s, PCIe 3.0 x16"),                                                                      \
+      P_INT(mtu_bytes, "bytes", 1, 1 << 30, mtu_default, mtu_help)
+
+static const SimParamSpec tcp_params[] = {
+    P_NUM(o_s_us, "us", 0, 1e6, FALSE, 2.0,
+          "sender CPU per message (send() and the TCP/IP transmit path); with o_r and L it makes the ~10 us "
+          "small-message one-way latency of kernel TCP (DESIGN.md reference point); the 2/3/5 split is an "
+          "assumption"),
+    P_NUM(o_r_us, "us", 0, 1e6, FALSE, 3.0,
+          "receiver CPU per message (interrupt, softirq, TCP receive path, recv())"),
+    P_NUM(O_ns_per_byte, "ns/B", 0, 1e6, FALSE, 0.19,
+          "CPU per byte at each end (the copies): one core receives ~42 Gb/s of a long TCP flow with copying "
+          "its largest cost (Cai et al., Understanding Host Network Stack Overheads, SIGCOMM 2021): 8/42"),
+    FABRIC_PARAMS(5.0, "NIC, wire, switch, interrupt moderation and wake-up latency (rest of the ~10 us)",
+                  1500, "Ethernet frame payload: the store-and-forward unit"),
+    P_NUM(g_us, "us", 0, 1e6, FALSE, 0,
+          "smallest interval between two messages at the NIC (the CPU's o_s "
+          "binds first)"),
+};
+
+#define VERBS_PARAMS                                                                                         \
+  P_NUM(                                                                                                     \
+      post_send_us, "us", 0, 1e6, FALSE, 0.10,                                                               \
+      "CPU to build a send descriptor and ring the doorbell (assumed split of the measured 0.823 us; order " \
+      "of magnitude from Kalia et al., Design Guidelines for High Performance RDMA Systems, ATC 2016)"),     \
+      P_NUM(poll_cq_us, "us", 0, 1e6, FALSE, 0.05,                                                           \
+            "CPU to reap one completion (assumed split, as post_send_us)"),                                  \
+      P_NUM(g_us, "us", 0, 1e6, FALSE, CX4_G_US,                                                             \
+            "NIC message rate: 150 M messages/s (ConnectX-4 product brief)"),                                \
+      P_NUM(dma_read_us, "us", 0, 1e6, FALSE, CX4_DMA_READ_US,                                               \
+            "DMA read of a payload that is not inlined: ib_send_lat 1.58 us at 1 KiB - 0.823 us - 1024 B x " \
+            "0.2214 ns/B"),                                                                                  \
+      P_INT(inline_bytes, "bytes", 0, 1 << 20, 220,                                                          \
+            "largest inlined payload (mlx5 limit; any value in [32, 1023] fits the figures)")
+
+#define CX4_L_HELP                                                                                           \
+  "NIC, wire and switch: ib_send_lat 0.83 us at 32 B (ConnectX-4, 100 Gb/s) - 32 B x 0.2214 ns/B - o_s - "   \
+  "o_r"
+
+static const SimParamSpec rdma_send_params[] = {
+    VERBS_PARAMS,
+    P_NUM(post_recv_us, "us", 0, 1e6, FALSE, 0.05, "CPU to re-post one receive descriptor (assumed split)"),
+    FABRIC_PARAMS(CX4_L_US, CX4_L_HELP, 4096, "InfiniBand MTU"),
+};
+
+static const SimParamSpec rdma_write_params[] = {
+    VERBS_PARAMS,
+    P_NUM(poll_mem_us, "us", 0, 1e6, FALSE, 0.05,
+          "receiver CPU to see a written message by polling its last byte (no receive descriptor, no "
+          "completion; assumed like poll_cq_us)"),
+    FABRIC_PARAMS(CX4_L_US, CX4_L_HELP, 4096, "InfiniBand MTU"),
+};
+
+static const SimParamSpec rdma_channel_params[] = {
+    VERBS_PARAMS,
+    P_NUM(post_recv_us, "us", 0, 1e6, FALSE, 0.05, "CPU to re-post one receive descriptor (assumed split)"),
+    P_INT(signal_every, "", 1, 1 << 20, 16,
+          "selective signalling: one send in this many asks for a completion, so poll_cq_us is paid once "
+          "per this many sends"),
+    P_INT(recv_batch, "", 1, 1 << 20, 16, "receive descriptors are re-posted this many at a time"),
+    P_NUM(copy_ns_per_byte, "ns/B", 0, 1e6, FALSE, 0.1,
+          "CPU per byte at each end to copy a message into / out of a pooled registered buffer (one memcpy "
+          "at ~10 GB/s per core); pooling avoids registering memory per message"),
+    P_INT(buffer_bytes, "bytes", 1, INT64_C(1) << 32, 65536,
+          "size of one pooled buffer: a longer message is sent as several sends, each paying o_s, o_r and g"),
+    FABRIC_PARAMS(CX4_L_US, CX4_L_HELP, 4096, "InfiniBand MTU"),
+};
+
+static void fabric_loggp(const StackParams *p, SimLogGP *out) {
+  out->L_ns = p->L_us * 1e3;
+  out->G_ns_per_byte = p->G_ns_per_byte;
+  out->g_ns = p->g_us * 1e3;
+  out->dma_ns_per_byte = p->dma_ns_per_byte;
+  out->dma_read_ns = p->dma_read_us * 1e3;
+  out->inline_bytes = (uint64_t)p->inline_bytes;
+  out->mtu_bytes = (uint64_t)p->mtu_bytes;
+}
+
+static void tcp_loggp(const void *params, SimLogGP *out) {
+  const StackParams *p = params;
+  memset(out, 0, sizeof *out);
+  fabric_loggp(p, out);
+  out->o_s_ns = p->o_s_us * 1e3;
+  out->o_r_ns = p->o_r_us * 1e3;
+  out->O_ns_per_byte = p->O_ns_per_byte;
+}
+
+/* Plain send/receive as perftest runs it: every send signalled and reaped, one receive re-posted per
+ * message, application buffers registered up front (zero copy). */
+static void rdma_send_loggp(const void *params, SimLogGP *out) {
+  const StackParams *p = params;
+  memset(out, 0, sizeof *out);
+  fabric_loggp(p, out);
+  out->o_s_ns = (p->post_send_us + p->poll_cq_us) * 1e3;
+  out->o_r_ns = (p->poll_cq_us + p->post_recv_us) * 1e3;
+}
+
+/* One-sided write into a ring at the receiver, which polls memory. */
+static void rdma_write_loggp(const void *params, SimLogGP *out) {
+  const StackParams *p = params;
+  memset(out, 0, sizeof *out);
+  fabric_loggp(p, out);
+  out->o_s_ns = (p->post_send_us + p->poll_cq_us) * 1e3;
+  out->o_r_ns = p->poll_mem_us * 1e3;
+}
+
+/* Send/receive (the receiver owns its buffers: what BFT needs for safety) with pooled buffers, selective
+ * signalling and batched receive re-posting. */
+static void rdma_channel_loggp(const void *params, SimLogGP *out) {
+  const StackParams *p = params;
+  memset(out, 0, sizeof *out);
+  fabric_loggp(p, out);
+  out->o_s_ns = (p->post_send_us + p->poll_cq_us / (double)p->signal_every) * 1e3;
+  out->o_r_ns = (p->poll_cq_us + p->post_recv_us / (double)p->recv_batch) * 1e3;
+  out->O_ns_per_byte = p->copy_ns_per_byte;
+  out->chunk_bytes = (uint64_t)p->buffer_bytes;
+}
+
+const SimStackModel sim_stack_tcp = {
+    .info = {.name = "tcp",
+             .family = "stack",
+             .help = "kernel TCP sockets: ~10 us small-message latency, a copy at each end",
+             .params = tcp_params,
+             .n_params = G_N_ELEMENTS(tcp_params),
+             .params_size = sizeof(StackParams)},
+    .loggp = tcp_loggp,
+};
+
+const SimStackModel sim_stack_rdma_send = {
+    .info = {.name = "rdma-send",
+             .family = "stack",
+             .help = "RDMA send/receive as perftest's ib_send_lat runs it (ConnectX-4, 100 Gb/s): every send "
+                     "signalled, one receive re-posted per message, zero copy",
+             .params = rdma_send_params,
+             .n_params = G_N_ELEMENTS(rdma_send_params),
+             .params_size = sizeof(StackParams)},
+    .loggp = rdma_send_loggp,
+};
+
+const SimStackModel sim_stack_rdma_write = {
+    .info = {.name = "rdma-write",
+             .family = "stack",
+             .help = "one-sided RDMA write into a ring the receiver polls (ConnectX-4 figures, no receive "
+                     "descriptor or completion at the receiver)",
+             .params = rdma_write_params,
+             .n_params = G_N_ELEMENTS(rdma_write_params),
+             .params_size = sizeof(StackParams)},
+    .loggp = rdma_write_loggp,
+};
+
+const SimStackModel sim_stack_rdma_channel = {
+    .info = {.name = "rdma-channel",
+             .family = "stack",
+             .help =
+                 "an RDMA channel for BFT (after Rubin): send/receive semantics, pooled registered buffers "
+                 "(a copy at each end), selective signalling, batched receive re-posting",
+             .params = rdma_channel_params,
+             .n_params = G_N_ELEMENTS(rdma_channel_params),
+             .params_size = sizeof(StackParams)},
+    .loggp = rdma_channel_loggp,
+};
+
+static const SimStackModel *const stack_models[] = {&sim_stack_tcp, &sim_stack_rdma_send,
+                                                    &sim_stack_rdma_write, &sim_stack_rdma_channel, NULL};
+
+const SimStackModel *const *sim_stack_models(void) {
+  return stack_models;
+}
+
+const SimStackModel *sim_stack_find(const char *name) {
+  for (const SimStackModel *const *m = stack_models; *m; m++)
+    if (strcmp((*m)->info.name, name) == 0) return *m;
+  return NULL;
+}
+
+void sim_stack_loggp(const SimModelRef *ref, SimLogGP *out) {
+  g_return_if_fail(ref != NULL && ref->model != NULL && strcmp(ref->model->family, "stack") == 0);
+  ((const SimStackModel *)ref->model)->loggp(ref->params, out);
+}
+
+gboolean sim_stack_default_loggp(const char *name, SimLogGP *out) {
+  const SimStackModel *m = sim_stack_find(name);
+  if (!m) return FALSE;
+  StackParams p;
+  memset(&p, 0, sizeof p);
+  sim_params_defaults(m->info.params, m->info.n_params, &p);
+  m->loggp(&p, out);
+  return TRUE;
+}
+
+static SimTime ns_round(double ns) {
+  return ns >= 0x1.0p62 ? SIM_TIME_MAX : (SimTime)llround(ns);
+}
+
+SimTime sim_stack_message_ns(const SimModelRef *ref, uint64_t bytes) {
+  SimLogGP lg;
+  sim_stack_loggp(ref, &lg);
+  return ns_round(sim_loggp_one_way_ns(&lg, bytes));
+}
+
+SimTime sim_stack_message_ns_by_name(const char *name, uint64_t bytes) {
+  SimLogGP lg;
+  if (!sim_stack_default_loggp(name, &lg)) return -1;
+  return ns_round(sim_loggp_one_way_ns(&lg, bytes));
+}
+
+/* ---- The ordering service: configuration ---- */
+
+static const char *const kind_names[SIM_BFT_N_KINDS] = {"request", "pre-prepare", "prepare", "commit",
+                                                        "reply"};
+
+const char *sim_bft_kind_name(SimBftKind kind) {
+  g_return_val_if_fail(kind < SIM_BFT_N_KINDS, "?");
+  return kind_names[kind];
+}
+
+void sim_bft_config_default(SimBftConfig *cfg) {
+  *cfg = (SimBftConfig){.n = 4,
+                        .hybrid = FALSE,
+                        .clients = 8,
+                        .requests = 200,
+                        .batch = 8,
+                        .window = 4,
+                        .payload_bytes = 1024,
+                        .verify_us = 1.0,
+                        .verify_ns_per_byte = 0.5,
+                        .execute_us = 1.0,
+                        .usig_us = 0};
+}
+
+guint sim_bft_f(const SimBftConfig *cfg) {
+  return cfg->hybrid ? (cfg->n - 1) / 2 : (cfg->n - 1) / 3;
+}
+
+gboolean sim_bft_config_check(const SimBftConfig *cfg, GError **error) {
+#define BAD(...)                                                                                             \
+  do {                                                                                                       \
+    g_set_error(error, SIM_BFT_ERROR, SIM_BFT_ERROR_CONFIG, __VA_ARGS__);                                    \
+    return FALSE;                                                                                            \
+  } while (0)
+  if (cfg->hybrid) {
+    if (cfg->n < 3 || cfg->n % 2 == 0)
+      BAD("n must be 2f+1 >= 3 for the hybrid protocol: 3, 5, 7, ... (got %u)", cfg->n);
+  } else {
+    if (cfg->n < 4) BAD("n must be >= 4 for PBFT (n = 3f+1 with f >= 1) (got %u)", cfg->n);
+    if (cfg->n % 3 != 1)
+      BAD("n must be 3f+1 for PBFT: 4, 7, 10, ... (got %u); the hybrid protocol takes n = 2f+1", cfg->n);
+  }
+  if (cfg->n > SIM_BFT_MAX_N) BAD("n must be <= %u (got %u)", SIM_BFT_MAX_N, cfg->n);
+  if (cfg->clients < 1 || cfg->clients > 100000) BAD("clients must be in [1, 100000] (got %u)", cfg->clients);
+  if (cfg->requests < 1) BAD("requests must be >= 1 (got %u)", cfg->requests);
+  uint64_t state = (uint64_t)cfg->n * cfg->clients * cfg->requests;
+  if (state > SIM_BFT_MAX_STATE)
+    BAD("n x clients x requests must be <= %" G_GUINT64_FORMAT " (got %" G_GUINT64_FORMAT ")",
+        SIM_BFT_MAX_STATE, state);
+  if (cfg->batch < 1 || cfg->batch > SIM_BFT_MAX_BATCH)
+    BAD("batch must be in [1, %u] (got %u)", SIM_BFT_MAX_BATCH, cfg->batch);
+  if (cfg->window < 1 || cfg->window > 100000) BAD("window must be in [1, 100000] (got %u)", cfg->window);
+  if (cfg->payload_bytes > SIM_BFT_MAX_PAYLOAD_BYTES)
+    BAD("payload must be <= %" G_GUINT64_FORMAT " bytes (got %" G_GUINT64_FORMAT ")",
+        SIM_BFT_MAX_PAYLOAD_BYTES, cfg->payload_bytes);
+  const double costs[] = {cfg->verify_us, cfg->verify_ns_per_byte, cfg->execute_us, cfg->usig_us};
+  const char *const cost_names[] = {"verify_us", "verify_ns_per_byte", "execute_us", "usig_us"};
+  for (guint i = 0; i < G_N_ELEMENTS(costs); i++)
+    if (!(costs[i] >= 0 && costs[i] <= 1e9)) BAD("%s must be in [0, 1e9] (got %g)", cost_names[i], costs[i]);
+  return TRUE;
+#undef BAD
+}
+
+uint64_t sim_bft_messages_per_instance(guint n, gboolean hybrid, SimBftKind kind) {
+  uint64_t N = n;
+  switch (kind) {
+  case SIM_BFT_REQUEST:
+    return 1;
+  case SIM_BFT_PREPREPARE:
+    return N - 1;
+  case SIM_BFT_PREPARE:
+    return hybrid ? 0 : (N - 1) * (N - 1);
+  case SIM_BFT_COMMIT:
+    return hybrid ? (N - 1) * (N - 1) : N * (N - 1);
+  case SIM_BFT_REPLY:
+    return N;
+  case SIM_BFT_N_KINDS:
+    break;
+  }
+  g_return_val_if_reached(0);
+}
+
+static uint64_t request_bytes(const SimBftConfig *cfg) {
+  return SIM_BFT_HEADER_BYTES + cfg->payload_bytes;
+}
+
+static double verify_ns(const SimBftConfig *cfg, uint64_t bytes) {
+  return cfg->verify_us * 1e3 + cfg->verify_ns_per_byte * (double)bytes;
+}
+
+double sim_bft_closed_form_ns(const SimLogGP *lg, const SimBftConfig *cfg) {
+  guint n = cfg->n, f = sim_bft_f(cfg);
+  uint64_t req = request_bytes(cfg), pp = SIM_BFT_HEADER_BYTES + req, hdr = SIM_BFT_HEADER_BYTES;
+  double usig = cfg->hybrid ? cfg->usig_us * 1e3 : 0;
+  double t = sim_loggp_phase_ns(lg, req, 1, 1, verify_ns(cfg, req));
+  t += usig + sim_loggp_phase_ns(lg, pp, n - 1, 1, verify_ns(cfg, pp) + usig);
+  if (!cfg->hybrid) {
+    t += sim_loggp_phase_ns(lg, hdr, n - 1, 2 * f, verify_ns(cfg, hdr));
+    t += sim_loggp_phase_ns(lg, hdr, n - 1, 2 * f + 1, verify_ns(cfg, hdr));
+  } else {
+    t += usig + sim_loggp_phase_ns(lg, hdr, n - 1, f + 1, verify_ns(cfg, hdr) + usig);
+  }
+  t += cfg->execute_us * 1e3;
+  t += sim_loggp_phase_ns(lg, hdr, 1, f + 1, verify_ns(cfg, hdr));
+  return t;
+}
+
+/* ---- The ordering service: simulation ----
+ *
+ * Every host (replica or client) is one entity with one CPU, one NIC and one ingress link:
+ *  - a message reaching a host's ingress at t (last byte, unloaded) is in memory at
+ *    max(t, previous + m·G_b) and joins the CPU's FIFO;
+ *  - the CPU takes messages in that order: r(m) + c_v(m), then the protocol's reaction, whose sends cost
+ *    s(m) each on the same CPU;
+ *  - a send leaves the NIC at max(end of its CPU work, NIC free) and occupies the NIC for d(m).
+ * Events: NET (a message at a host's ingress), CPU (the CPU finished receiving the head of its FIFO), START
+ * (a client's first request). A message is (kind in aux, tag << 32 | bytes in payload), the tag being the
+ * sequence number or the request number. Batches (which requests a sequence number orders) are written by
+ * the primary into a table before the pre-prepare is sent and only read afterwards: the payload pool of
+ * DESIGN.md's event records. */
+
+enum { EV_NET = 1, EV_CPU, EV_START };
+
+enum { INST_PP = 1, INST_PREPARED = 2, INST_COMMITTED = 4, INST_EXECUTED = 8 };
+
+typedef struct {
+  SimEntityId src;
+  uint16_t kind;
+  uint64_t payload;
+  SimTime ready; /* in memory, waiting for the CPU */
+} QItem;
+
+typedef struct {
+  uint32_t client, request;
+} BatchEntry;
+
+typedef struct BftRun BftRun;
+
+typedef struct {
+  BftRun *run;
+  guint index; /* replica number, or client number */
+  gboolean is_client;
+  SimTime cpu_free, nic_free, rx_free;
+  gboolean cpu_busy;
+  QItem *q;
+  guint q_head, q_len, q_cap;
+  uint64_t sent[SIM_BFT_N_KINDS];
+  /* replica */
+  uint16_t *prepares, *commits;
+  uint8_t *flags;
+  uint32_t next_exec; /* lowest sequence number not executed */
+  /* primary */
+  BatchEntry *pending;
+  guint pend_head, pend_len, pend_cap;
+  uint32_t next_seq;
+  guint in_flight;
+  /* client */
+  uint32_t request; /* current request number, from 1 */
+  guint replies;
+  SimTime sent_at;
+  double *latency_ns;
+  guint done;
+  SimTime last_done;
+} BftHost;
+
+struct BftRun {
+  const SimLogGP *lg;
+  const SimBftConfig *cfg;
+  guint f, prepare_quorum, commit_quorum, reply_quorum;
+  uint32_t max_seq;
+  /* the batch table: written only by the primary, sequence numbers from 1 */
+  uint32_t *batch_start, *batch_count;
+  BatchEntry *batch_entries;
+  uint32_t n_entries;
+  BftHost *hosts;
+  SimEntityId n_hosts;
+};
+
+static inline uint64_t msg_pack(uint32_t tag, uint64_t bytes) {
+  return (uint64_t)tag << 32 | (bytes & 0xffffffffu);
+}
+static inline uint32_t msg_tag(uint64_t payload) {
+  return (uint32_t)(payload >> 32);
+}
+static inline uint64_t msg_bytes(uint64_t payload) {
+  return payload & 0xffffffffu;
+}
+
+static SimTime cost_ns(double ns) {
+  return ns_round(ns);
+}
+
+/* Sends one message: the CPU pays s(m) from *t_cpu on, the NIC takes it when both are ready. */
+static void host_send(SimCtx *ctx, BftHost *h, SimTime *t_cpu, SimEntityId dst, SimBftKind kind, uint32_t tag,
+                      uint64_t bytes) {
+  const SimLogGP *lg = h->run->lg;
+  *t_cpu += cost_ns(sim_loggp_send_cpu_ns(lg, bytes));
+  SimTime inject = MAX(*t_cpu, h->nic_free);
+  h->nic_free = inject + cost_ns(sim_loggp_gap_ns(lg, bytes));
+  SimTime arrive = inject + cost_ns(sim_loggp_wire_ns(lg, bytes));
+  sim_ctx_send(ctx, dst, arrive - sim_ctx_now(ctx), EV_NET, (uint16_t)kind, msg_pack(tag, bytes));
+  h->sent[kind]++;
+}
+
+static void multicast(SimCtx *ctx, BftHost *h, SimTime *t_cpu, SimBftKind kind, uint32_t tag,
+                      uint64_t bytes) {
+  for (guint r = 0; r < h->run->cfg->n; r++)
+    if (r != h->index) host_send(ctx, h, t_cpu, r, kind, tag, bytes);
+}
+
+static uint64_t preprepare_bytes(const BftRun *run, uint32_t seq) {
+  return SIM_BFT_HEADER_BYTES + (uint64_t)run->batch_count[seq] * request_bytes(run->cfg);
+}
+
+static void try_propose(SimCtx *ctx, BftHost *h, SimTime *t_cpu);
+
+static void try_execute(SimCtx *ctx, BftHost *h, SimTime *t_cpu) {
+  BftRun *run = h->run;
+  while (h->next_exec <= run->max_seq && (h->flags[h->next_exec] & INST_COMMITTED)) {
+    uint32_t seq = h->next_exec++;
+    h->flags[seq] |= INST_EXECUTED;
+    for (uint32_t i = 0; i < run->batch_count[seq]; i++) {
+      const BatchEntry *e = &run->batch_entries[run->batch_start[seq] + i];
+      *t_cpu += cost_ns(run->cfg->execute_us * 1e3);
+      host_send(ctx, h, t_cpu, run->cfg->n + e->client, SIM_BFT_REPLY, e->request, SIM_BFT_HEADER_BYTES);
+    }
+    if (h->index == 0) {
+      h->in_flight--;
+      try_propose(ctx, h, t_cpu);
+    }
+  }
+}
+
+static void check_committed(SimCtx *ctx, BftHost *h, SimTime *t_cpu, uint32_t seq) {
+  uint8_t fl = h->flags[seq];
+  gboolean ready = h->run->cfg->hybrid ? (fl & INST_PP) : (fl & INST_PREPARED);
+  if (ready && !(fl & INST_COMMITTED) && h->commits[seq] >= h->run->commit_quorum) {
+    h->flags[seq] |= INST_COMMITTED;
+    try_execute(ctx, h, t_cpu);
+  }
+}
+
+/* PBFT: prepared = the pre-prepare and 2f prepares (a backup's own counts); then commit to all. */
+static void check_prepared(SimCtx *ctx, BftHost *h, SimTime *t_cpu, uint32_t seq) {
+  uint8_t fl = h->flags[seq];
+  if ((fl & INST_PP) && !(fl & INST_PREPARED) && h->prepares[seq] >= h->run->prepare_quorum) {
+    h->flags[seq] |= INST_PREPARED;
+    h->commits[seq]++; /* its own */
+    multicast(ctx, h, t_cpu, SIM_BFT_COMMIT, seq, SIM_BFT_HEADER_BYTES);
+    check_committed(ctx, h, t_cpu, seq);
+  }
+}
+
+static void try_propose(SimCtx *ctx, BftHost *h, SimTime *t_cpu) {
+  BftRun *run = h->run;
+  const SimBftConfig *cfg = run->cfg;
+  while (h->pend_len > 0 && h->in_flight < cfg->window) {
+    uint32_t seq = ++h->next_seq;
+    g_assert(seq <= run->max_seq);
+    guint take = MIN(h->pend_len, cfg->batch);
+    run->batch_start[seq] = run->n_entries;
+    run->batch_count[seq] = take;
+    for (guint i = 0; i < take; i++) {
+      run->batch_entries[run->n_entries++] = h->pending[h->pend_head];
+      h->pend_head = (h->pend_head + 1) % h->pend_cap;
+      h->pend_len--;
+    }
+    h->in_flight++;
+    h->flags[seq] |= INST_PP;
+    if (cfg->hybrid) {
+      *t_cpu += cost_ns(cfg->usig_us * 1e3);
+      h->commits[seq]++; /* the primary's prepare is its commit */
+    }
+    multicast(ctx, h, t_cpu, SIM_BFT_PREPREPARE, seq, preprepare_bytes(run, seq));
+    check_committed(ctx, h, t_cpu, seq); /* hybrid with f = 0 never happens (n >= 3), but keep it exact */
+  }
+}
+
+static void replica_receive(SimCtx *ctx, BftHost *h, const QItem *m, SimTime *t_cpu) {
+  BftRun *run = h->run;
+  const SimBftConfig *cfg = run->cfg;
+  uint32_t tag = msg_tag(m->payload);
+  switch ((SimBftKind)m->kind) {
+  case SIM_BFT_REQUEST:
+    g_assert(h->index == 0 && h->pend_len < h->pend_cap);
+    h->pending[(h->pend_head + h->pend_len) % h->pend_cap] =
+        (BatchEntry){.client = m->src - cfg->n, .request = tag};
+    h->pend_len++;
+    try_propose(ctx, h, t_cpu);
+    break;
+  case SIM_BFT_PREPREPARE:
+    h->flags[tag] |= INST_PP;
+    if (cfg->hybrid) {
+      *t_cpu += cost_ns(cfg->usig_us * 1e3);
+      h->commits[tag] += 2; /* the primary's prepare and its own commit */
+      multicast(ctx, h, t_cpu, SIM_BFT_COMMIT, tag, SIM_BFT_HEADER_BYTES);
+      check_committed(ctx, h, t_cpu, tag);
+    } else {
+      h->prepares[tag]++; /* its own */
+      multicast(ctx, h, t_cpu, SIM_BFT_PREPARE, tag, SIM_BFT_HEADER_BYTES);
+      check_prepared(ctx, h, t_cpu, tag);
+    }
+    break;
+  case SIM_BFT_PREPARE:
+    h->prepares[tag]++;
+    check_prepared(ctx, h, t_cpu, tag);
+    break;
+  case SIM_BFT_COMMIT:
+    h->commits[tag]++;
+    check_committed(ctx, h, t_cpu, tag);
+    break;
+  case SIM_BFT_REPLY:
+  case SIM_BFT_N_KINDS:
+    g_assert_not_reached();
+  }
+}
+
+static void client_send_request(SimCtx *ctx, BftHost *h, SimTime *t_cpu) {
+  h->request++;
+  h->replies = 0;
+  h->sent_at = *t_cpu;
+  host_send(ctx, h, t_cpu, 0, SIM_BFT_REQUEST, h->request, request_bytes(h->run->cfg));
+}
+
+static void client_receive(SimCtx *ctx, BftHost *h, const QItem *m, SimTime *t_cpu) {
+  BftRun *run = h->run;
+  g_assert(m->kind == SIM_BFT_REPLY);
+  if (msg_tag(m->payload) != h->request || h->replies >= run->reply_quorum) return; /* a late reply */
+  if (++h->replies < run->reply_quorum) return;
+  h->latency_ns[h->done++] = (double)(*t_cpu - h->sent_at);
+  h->last_done = *t_cpu;
+  if (h->done < run->cfg->requests) client_send_request(ctx, h, t_cpu);
+}
+
+static double receive_cost_ns(const BftHost *h, const QItem *m) {
+  const SimBftConfig *cfg = h->run->cfg;
+  uint64_t bytes = msg_bytes(m->payload);
+  double t = sim_loggp_recv_cpu_ns(h->run->lg, bytes) + verify_ns(cfg, bytes);
+  if (cfg->hybrid && (m->kind == SIM_BFT_PREPREPARE || m->kind == SIM_BFT_COMMIT)) t += cfg->usig_us * 1e3;
+  return t;
+}
+
+/* Schedules the CPU event for the head of the FIFO. */
+static void cpu_start(SimCtx *ctx, BftHost *h) {
+  const QItem *head = &h->q[h->q_head];
+  SimTime start = MAX(head->ready, h->cpu_free);
+  SimTime done = start + cost_ns(receive_cost_ns(h, head));
+  h->cpu_busy = TRUE;
+  sim_ctx_send(ctx, sim_ctx_self(ctx), done - sim_ctx_now(ctx), EV_CPU, 0, 0);
+}
+
+static void host_handle(SimCtx *ctx, void *state, const SimEvent *ev) {
+  BftHost *h = state;
+  SimTime now = sim_ctx_now(ctx);
+  switch (ev->type) {
+  case EV_NET: {
+    uint64_t bytes = msg_bytes(ev->payload);
+    SimTime ready = MAX(now, h->rx_free + cost_ns((double)bytes * bottleneck_ns_per_byte(h->run->lg)));
+    h->rx_free = ready;
+    if (h->q_len == h->q_cap) {
+      guint cap = MAX(16, h->q_cap * 2);
+      QItem *q = g_new(QItem, cap);
+      for (guint i = 0; i < h->q_len; i++)
+        q[i] = h->q[(h->q_head + i) % h->q_cap];
+      g_free(h->q);
+      h->q = q;
+      h->q_head = 0;
+      h->q_cap = cap;
+    }
+    h->q[(h->q_head + h->q_len) % h->q_cap] =
+        (QItem){.src = sim_event_src(ev), .kind = ev->aux, .payload = ev->payload, .ready = ready};
+    h->q_len++;
+    if (!h->cpu_busy) cpu_start(ctx, h);
+    break;
+  }
+  case EV_CPU: {
+    QItem m = h->q[h->q_head];
+    h->q_head = (h->q_head + 1) % h->q_cap;
+    h->q_len--;
+    SimTime t_cpu = now;
+    if (h->is_client)
+      client_receive(ctx, h, &m, &t_cpu);
+    else
+      replica_receive(ctx, h, &m, &t_cpu);
+    h->cpu_free = t_cpu;
+    h->cpu_busy = FALSE;
+    if (h->q_len > 0) cpu_start(ctx, h);
+    break;
+  }
+  case EV_START: {
+    SimTime t_cpu = MAX(now, h->cpu_free);
+    client_send_request(ctx, h, &t_cpu);
+    h->cpu_free = t_cpu;
+    break;
+  }
+  default:
+    g_assert_not_reached();
+  }
+}
+
+static const SimEntityKind host_kind = {.name = "bft-host", .handle = host_handle};
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+gboolean sim_bft_run(const SimLogGP *lg, const SimBftConfig *cfg, SimBftResult *out, GError **error) {
+  g_return_val_if_fail(lg != NULL && cfg != NULL && out != NULL, FALSE);
+  if (!sim_bft_config_check(cfg, error)) return FALSE;
+  memset(out, 0, sizeof *out);
+
+  BftRun run = {.lg = lg, .cfg = cfg, .f = sim_bft_f(cfg)};
+  run.prepare_quorum = 2 * run.f;
+  run.commit_quorum = cfg->hybrid ? run.f + 1 : 2 * run.f + 1;
+  run.reply_quorum = run.f + 1;
+  uint64_t total = (uint64_t)cfg->clients * cfg->requests;
+  run.max_seq = (uint32_t)total; /* at least one request per batch */
+  run.batch_start = g_new0(uint32_t, run.max_seq + 1);
+  run.batch_count = g_new0(uint32_t, run.max_seq + 1);
+  run.batch_entries = g_new0(BatchEntry, total);
+  run.n_hosts = cfg->n + cfg->clients;
+  run.hosts = g_new0(BftHost, run.n_hosts);
+
+  g_autoptr(SimEngine) engine = sim_engine_new(0);
+  for (SimEntityId i = 0; i < run.n_hosts; i++) {
+    BftHost *h = &run.hosts[i];
+    h->run = &run;
+    h->is_client = i >= cfg->n;
+    h->index = h->is_client ? i - cfg->n : i;
+    if (!h->is_client) {
+      h->prepares = g_new0(uint16_t, run.max_seq + 1);
+      h->commits = g_new0(uint16_t, run.max_seq + 1);
+      h->flags = g_new0(uint8_t, run.max_seq + 1);
+      h->next_exec = 1;
+      if (i == 0) {
+        h->pend_cap = cfg->clients; /* one outstanding request per client */
+        h->pending = g_new(BatchEntry, h->pend_cap);
+      }
+    } else {
+      h->latency_ns = g_new0(double, cfg->requests);
+    }
+    SimEntityId id = sim_engine_add_entity(engine, &host_kind, h);
+    g_assert(id == i);
+  }
+  for (guint c = 0; c < cfg->clients; c++)
+    sim_engine_schedule(engine, cfg->n + c, cfg->n + c, 0, EV_START, 0, 0);
+  sim_engine_run(engine);
+
+  SimEngineStats st;
+  sim_engine_get_stats(engine, &st);
+  out->events = st.events;
+  for (SimEntityId i = 0; i < run.n_hosts; i++)
+    for (guint k = 0; k < SIM_BFT_N_KINDS; k++)
+      out->messages[k] += run.hosts[i].sent[k];
+  for (guint k = 0; k < SIM_BFT_N_KINDS; k++)
+    out->messages_total += out->messages[k];
+  out->instances = run.hosts[0].next_seq;
+
+  g_autofree double *lat = g_new(double, total);
+  uint64_t n_lat = 0;
+  for (guint c = 0; c < cfg->clients; c++) {
+    const BftHost *h = &run.hosts[cfg->n + c];
+    for (guint r = 0; r < h->done; r++)
+      lat[n_lat++] = h->latency_ns[r];
+  }
+  out->completed = n_lat;
+  SimTime last_done = 0;
+  for (guint c = 0; c < cfg->clients; c++)
+    last_done = MAX(last_done, run.hosts[cfg->n + c].last_done);
+  gboolean ok = TRUE;
+  if (n_lat != total) {
+    g_set_error(error, SIM_BFT_ERROR, SIM_BFT_ERROR_CONFIG,
+                "only %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " requests completed", n_lat, total);
+    ok = FALSE;
+  } else {
+    qsort(lat, n_lat, sizeof *lat, cmp_double);
+    double sum = 0;
+    for (uint64_t i = 0; i < n_lat; i++)
+      sum += lat[i];
+    out->latency_mean_us = sum / (double)n_lat / 1e3;
+    out->latency_p50_us = gsl_stats_quantile_from_sorted_data(lat, 1, n_lat, 0.5) / 1e3;
+    out->latency_p99_us = gsl_stats_quantile_from_sorted_data(lat, 1, n_lat, 0.99) / 1e3;
+    out->latency_max_us = lat[n_lat - 1] / 1e3;
+    out->makespan_s = sim_time_to_s(last_done);
+    out->throughput_rps = out->makespan_s > 0 ? (double)n_lat / out->makespan_s : 0;
+  }
+
+  for (SimEntityId i = 0; i < run.n_hosts; i++) {
+    BftHost *h = &run.hosts[i];
+    g_free(h->q);
+    g_free(h->prepares);
+    g_free(h->commits);
+    g_free(h->flags);
+    g_free(h->pending);
+    g_free(h->latency_ns);
+  }
+  g_free(run.hosts);
+  g_free(run.batch_start);
+  g_free(run.batch_count);
+  g_free(run.batch_entries);
+  return ok;
+}

@@ -1,0 +1,186 @@
+/* sync.h: how long a node takes to sync: snap-sync phases bounded by network, disk and CPU (Ethereum,
+ * after Nethermind), and initial block download across machines (Bitcoin, after Utreexo).
+ *
+ * Snap sync. Each phase p has work: bytes to download (served by peers at a phase-specific rate),
+ * random reads, bytes to write and CPU core-seconds. On a machine its time is the largest of
+ *
+ *   network  download_gb · 8000 / min(peer_mbps, net_mbps)                     s
+ *   reads    read_mops · 1e6 / min(disk_iops, readers · single_thread_iops)   s  (readers 0: one per vCPU)
+ *   writes   write_gb · 1000 / disk_write_mbps                                 s
+ *   CPU      cpu_core_h · 3600 / min(vcpus, threads)                           s  (threads 0: all vCPUs)
+ *
+ * (the resources overlap; the slowest binds). Healing repairs the state that changed while snap ran, so its
+ * reads grow with the snap phase's time: read_mops + read_mops_per_snap_min · snap minutes. A single-threaded
+ * reader reaches single_thread_iops (≈ 12.5 k on an SSD, Nethermind's talk), however fast the disk. Phases
+ * combine as Nethermind runs them:
+ *
+ *   head (time to follow the head) = snap + healing
+ *   full = max(head, old_headers) + old_bodies + old_receipts
+ *
+ * IBD. In order, a pipeline of k stages over n items takes Σ stage + (n − 1) · max stage. Out of order over
+ * N machines (Utreexo: any block can be validated given its proof) the serial part s (header download)
+ * bounds the speedup by Amdahl, S(N) = 1 / (s + (1 − s)/N), and the bytes (blocks + proofs) bound the time
+ * below by bytes / (N · link): T(N) = max(T(1) · (s + (1 − s)/N), bytes · 8 / (N · link_bps)).
+ *
+ * Units: seconds unless a name says otherwise; GB = 1e9 bytes; Mb/s = 1e6 bit/s; MB/s = 1e6 byte/s.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "params.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  SIM_SYNC_SNAP = 0,
+  SIM_SYNC_HEALING,
+  SIM_SYNC_OLD_HEADERS,
+  SIM_SYNC_OLD_BODIES,
+  SIM_SYNC_OLD_RECEIPTS,
+  SIM_SYNC_N_PHASES
+} SimSyncPhase;
+
+/* "snap", "healing", "old_headers", "old_bodies", "old_receipts": the JSON keys. */
+const char *sim_sync_phase_name(SimSyncPhase phase);
+
+/* Published per-phase times a machine file may carry for comparison: the five phases, then these. */
+enum { SIM_SYNC_PUB_ATTESTATION = SIM_SYNC_N_PHASES, SIM_SYNC_PUB_FULL, SIM_SYNC_N_PUB };
+/* "attestation", "full" (and the phase names below SIM_SYNC_N_PHASES). */
+const char *sim_sync_published_name(guint i);
+
+/* A machine. Fields are the JSON keys. */
+typedef struct {
+  char *name;
+  int64_t vcpus;
+  double disk_iops;                     /* random 4 KiB reads per second with enough parallel readers */
+  double single_thread_iops;            /* what one reader thread reaches */
+  double disk_write_mbps;               /* sequential writes, MB/s */
+  double net_mbps;                      /* network link, Mb/s */
+  double published_min[SIM_SYNC_N_PUB]; /* optional published times in minutes; NAN where absent */
+} SimSyncMachine;
+
+/* The work of one phase. Fields are the JSON keys. */
+typedef struct {
+  double download_gb;
+  double peer_mbps;              /* how fast peers serve this data */
+  double read_mops;              /* random reads, millions */
+  double read_mops_per_snap_min; /* healing only: more reads per minute the snap phase took (state that
+                                    changed meanwhile) */
+  int64_t readers;               /* reader threads; 0: one per vCPU */
+  double write_gb;
+  double cpu_core_h; /* CPU work, core-hours */
+  int64_t threads;   /* CPU parallelism; 0: all vCPUs */
+} SimSyncWork;
+
+/* A chain: the work of every phase. */
+typedef struct {
+  char *name;
+  SimSyncWork phase[SIM_SYNC_N_PHASES];
+} SimSyncChain;
+
+typedef enum {
+  SIM_SYNC_BOUND_NET = 0,
+  SIM_SYNC_BOUND_READS,
+  SIM_SYNC_BOUND_WRITES,
+  SIM_SYNC_BOUND_CPU
+} SimSyncBound;
+/* "network", "reads", "writes", "cpu". */
+const char *sim_sync_bound_name(SimSyncBound bound);
+
+typedef struct {
+  double net_s, read_s, write_s, cpu_s;
+  double time_s; /* the largest */
+  SimSyncBound bound;
+} SimSyncPhaseTime;
+
+typedef struct {
+  SimSyncPhaseTime phase[SIM_SYNC_N_PHASES];
+  double head_s; /* snap + healing: time to follow the head */
+  double full_s; /* max(head, old_headers) + old_bodies + old_receipts */
+} SimSyncResult;
+
+typedef enum { SIM_SYNC_TARGET_HEAD, SIM_SYNC_TARGET_FULL } SimSyncTarget;
+
+/* ---- Descriptions ---- */
+
+/* The built-in chain: Ethereum mainnet as Nethermind 1.21 synced it (September 2023), calibrated as the
+ * README explains. Owns `name`: free with sim_sync_chain_free() or sim_sync_chain_clear(). */
+SimSyncChain *sim_sync_chain_new_default(void);
+void sim_sync_chain_clear(SimSyncChain *chain);
+void sim_sync_chain_free(SimSyncChain *chain);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimSyncChain, sim_sync_chain_free)
+
+void sim_sync_machine_free(SimSyncMachine *machine);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimSyncMachine, sim_sync_machine_free)
+
+/* Built-in machine classes: Nethermind's three test machines, "high-end" (16 vCPU, 40 k IOPS), "mid-end"
+ * (8 vCPU, 10 k IOPS), "old-spec" (2 vCPU, 44 k IOPS), with their published times. NULL for another name.
+ * Free with sim_sync_machine_free(). */
+SimSyncMachine *sim_sync_machine_new_class(const char *name);
+/* Names of the built-in classes, NULL-terminated. */
+const char *const *sim_sync_machine_classes(void);
+
+/* Loads a machine (or chain) description: strict JSON (duplicate and unknown keys are errors), every
+ * problem reported to `diag` as "FILE:line:col: message" (syntax) or "FILE: $.path: message" (content).
+ * NULL on any problem. A chain file may give only some phases and some keys: the rest are the built-in
+ * chain's. Free with sim_sync_machine_free() / sim_sync_chain_free(). */
+SimSyncMachine *sim_sync_machine_load_file(const char *path, SimDiag *diag);
+SimSyncMachine *sim_sync_machine_load_data(const char *data, size_t len, SimDiag *diag);
+SimSyncChain *sim_sync_chain_load_file(const char *path, SimDiag *diag);
+SimSyncChain *sim_sync_chain_load_data(const char *data, size_t len, SimDiag *diag);
+
+/* Parameter tables, for help. */
+void sim_sync_describe(GString *out);
+
+/* ---- The model ---- */
+
+void sim_sync_phase_time(const SimSyncMachine *machine, const SimSyncWork *work, SimSyncPhaseTime *out);
+void sim_sync_run(const SimSyncMachine *machine, const SimSyncChain *chain, SimSyncResult *out);
+
+/* Wire-in hook: how long a node on `machine` takes to sync `chain` (the built-in chain if NULL) up to
+ * `target`, in seconds. For "a node joining during a scenario is unavailable until synced": a scenario
+ * gives each joining node a machine class and schedules its availability at join + this. */
+double sim_sync_duration_s(const SimSyncMachine *machine, const SimSyncChain *chain, SimSyncTarget target);
+/* The same for a built-in machine class and the built-in chain, as SimTime; -1 for an unknown class. */
+SimTime sim_sync_class_duration(const char *machine_class, SimSyncTarget target);
+
+/* Calibration as the shipped chain was made: each resource's work from the machine where that resource
+ * is scarcest, assuming it binds there in every phase: peer rates from `net_ref` (download volumes given),
+ * random reads from `read_ref` (healing's as reads per snap minute), CPU from `cpu_ref`, each from the
+ * machine's published_min. Writes get write_gb = download_gb; readers and threads 0. Fills `out`'s phases. */
+void sim_sync_calibrate(const SimSyncMachine *net_ref, const SimSyncMachine *read_ref,
+                        const SimSyncMachine *cpu_ref, const double download_gb[SIM_SYNC_N_PHASES],
+                        SimSyncChain *out);
+
+/* ---- IBD ---- */
+
+/* In-order pipeline: `n_items` through `n_stages` stages of the given per-item seconds. */
+double sim_sync_pipeline_s(uint64_t n_items, const double *stage_s, guint n_stages);
+/* Amdahl: 1 / (s + (1 − s)/n). */
+double sim_sync_amdahl_speedup(double serial_fraction, double n);
+
+typedef struct {
+  double single_s; /* IBD time on one machine, measured */
+  double serial_s; /* the part that does not parallelise (header download) */
+  double bytes;    /* blocks + proofs to download */
+  double link_bps; /* each machine's link, bit/s */
+} SimIbdParams;
+
+typedef struct {
+  guint machines;
+  double time_s;
+  double speedup;        /* single_s / time_s */
+  double amdahl_speedup; /* without the bandwidth floor */
+  double floor_s;        /* bytes · 8 / (machines · link_bps) */
+  gboolean bandwidth_bound;
+} SimIbdPoint;
+
+/* The Utreexo report's figures: 426 min, 4.403 s of headers, 500 GB (blocks + proofs with the proof
+ * cache), 1 Gb/s. */
+void sim_ibd_params_default(SimIbdParams *p);
+void sim_ibd_point(const SimIbdParams *p, guint machines, SimIbdPoint *out);
+
+G_END_DECLS

@@ -1,0 +1,194 @@
+/* cmd_sync.c: `sim sync MACHINE.json` (snap-sync phase times), `sim sync ibd` (multi-machine IBD speedup)
+ * and `sim sync describe` (the description files' keys). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "sync.h"
+
+#define CMD "sync"
+
+static void print_header(const char *command) {
+  sim_cli_print_header(CMD, command);
+}
+
+/* "7:03" for 423 minutes. */
+static char *hmm(double minutes) {
+  long m = lround(minutes);
+  return g_strdup_printf("%ld:%02ld", m / 60, m % 60);
+}
+
+static void row(gboolean csv, const char *name, const SimSyncPhaseTime *t, double time_s,
+                double published_min) {
+  g_autofree char *hm = hmm(time_s / 60);
+  g_autofree char *pub = isnan(published_min) ? g_strdup("") : g_strdup_printf("%.0f", published_min);
+  g_autofree char *err =
+      isnan(published_min) ? g_strdup("") : g_strdup_printf("%+.1f", (time_s / 60 / published_min - 1) * 100);
+  if (csv) {
+    if (t)
+      printf("%s,%.3f,%.3f,%.3f,%.3f,%.3f,%s,%s,%s,%s\n", name, t->net_s / 60, t->read_s / 60,
+             t->write_s / 60, t->cpu_s / 60, time_s / 60, hm, sim_sync_bound_name(t->bound), pub, err);
+    else
+      printf("%s,,,,,%.3f,%s,,%s,%s\n", name, time_s / 60, hm, pub, err);
+  } else if (t) {
+    printf("%-13s %11.1f %9.1f %10.1f %8.1f %9.1f %8s %-8s %13s %9s\n", name, t->net_s / 60, t->read_s / 60,
+           t->write_s / 60, t->cpu_s / 60, time_s / 60, hm, sim_sync_bound_name(t->bound), pub, err);
+  } else {
+    printf("%-13s %11s %9s %10s %8s %9.1f %8s %-8s %13s %9s\n", name, "", "", "", "", time_s / 60, hm, "",
+           pub, err);
+  }
+}
+
+static int sync_machine(int argc, char **argv, const char *command) {
+  g_autofree char *chain_path = NULL;
+  gboolean csv = FALSE;
+  GOptionEntry entries[] = {
+      {"chain", 0, 0, G_OPTION_ARG_FILENAME, &chain_path, "Chain description (default: the built-in mainnet)",
+       "FILE"},
+      {"csv", 0, 0, G_OPTION_ARG_NONE, &csv, "Comma-separated output instead of the aligned table", NULL},
+      G_OPTION_ENTRY_NULL};
+  g_autoptr(GOptionContext) ctx = g_option_context_new("MACHINE.json | ibd | describe - node sync time");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_option_context_set_description(
+      ctx,
+      "sim sync MACHINE.json [--chain FILE]   per-phase snap-sync times on a machine\n"
+      "sim sync ibd [--machines 1,2,4,8]      out-of-order IBD across machines ('sim sync ibd --help')\n"
+      "sim sync describe                      the keys of machine and chain files\n\n"
+      "Phase time = max(network, reads, writes, cpu); head = snap + healing; full = max(head, old_headers)\n"
+      "+ old_bodies + old_receipts. Bad files: 'FILE:line:col: message' or 'FILE: $.path: message', exit 2.\n"
+      "Shipped machines: scenarios/sync/{high-end,mid-end,old-spec}.json; chain: "
+      "scenarios/sync/mainnet-2023.json.");
+  if (!sim_cli_parse(ctx, CMD, &argc, &argv)) return SIM_EXIT_USAGE;
+  if (argc < 2) return sim_cli_usage_error(CMD, "missing MACHINE (a JSON file), 'ibd' or 'describe'");
+  if (argc > 2) return sim_cli_usage_error(CMD, "unexpected argument '%s'", argv[2]);
+
+  g_autoptr(SimDiag) mdiag = sim_diag_new(argv[1]);
+  g_autoptr(SimSyncMachine) m = sim_sync_machine_load_file(argv[1], mdiag);
+  g_autoptr(SimSyncChain) chain = NULL;
+  g_autoptr(SimDiag) cdiag = sim_diag_new(chain_path);
+  if (chain_path)
+    chain = sim_sync_chain_load_file(chain_path, cdiag);
+  else
+    chain = sim_sync_chain_new_default();
+  if (!m || !chain) {
+    if (sim_diag_count(mdiag)) {
+      g_autofree char *msgs = sim_diag_join(mdiag);
+      fprintf(stderr, "%s\n", msgs);
+    }
+    if (sim_diag_count(cdiag)) {
+      g_autofree char *msgs = sim_diag_join(cdiag);
+      fprintf(stderr, "%s\n", msgs);
+    }
+    return SIM_EXIT_USAGE;
+  }
+
+  SimSyncResult r;
+  sim_sync_run(m, chain, &r);
+  print_header(command);
+  printf("# machine: %s: %" G_GINT64_FORMAT
+         " vCPU, disk %.0f IOPS (%.0f per reader thread), writes %.0f MB/s, "
+         "network %.0f Mb/s\n",
+         m->name && *m->name ? m->name : argv[1], m->vcpus, m->disk_iops, m->single_thread_iops,
+         m->disk_write_mbps, m->net_mbps);
+  printf("# chain: %s\n", chain->name && *chain->name ? chain->name : chain_path);
+  printf("# phase time = max(network, reads, writes, cpu) in minutes; head = snap + healing (published: "
+         "attestation); full = max(head, old_headers) + old_bodies + old_receipts\n");
+  const double *pub = m->published_min;
+  gboolean all_pub = TRUE;
+  for (guint p = 0; p < SIM_SYNC_N_PHASES; p++)
+    all_pub &= !isnan(pub[p]);
+  if (all_pub && !isnan(pub[SIM_SYNC_PUB_FULL])) {
+    double full = MAX(pub[SIM_SYNC_SNAP] + pub[SIM_SYNC_HEALING], pub[SIM_SYNC_OLD_HEADERS]) +
+                  pub[SIM_SYNC_OLD_BODIES] + pub[SIM_SYNC_OLD_RECEIPTS];
+    printf("# pipeline on the published phase times: full = %.0f min (published %.0f, %+.1f%%)\n", full,
+           pub[SIM_SYNC_PUB_FULL], (full / pub[SIM_SYNC_PUB_FULL] - 1) * 100);
+  }
+  if (csv)
+    printf(
+        "phase,network_min,reads_min,writes_min,cpu_min,time_min,time_hmm,bound,published_min,error_pct\n");
+  else
+    printf("%-13s %11s %9s %10s %8s %9s %8s %-8s %13s %9s\n", "phase", "network_min", "reads_min",
+           "writes_min", "cpu_min", "time_min", "time_hmm", "bound", "published_min", "error_pct");
+  for (guint p = 0; p < SIM_SYNC_N_PHASES; p++)
+    row(csv, sim_sync_phase_name(p), &r.phase[p], r.phase[p].time_s, pub[p]);
+  row(csv, "head", NULL, r.head_s, pub[SIM_SYNC_PUB_ATTESTATION]);
+  row(csv, "full", NULL, r.full_s, pub[SIM_SYNC_PUB_FULL]);
+  return SIM_EXIT_OK;
+}
+
+static int sync_ibd(int argc, char **argv, const char *command) {
+  SimIbdParams p;
+  sim_ibd_params_default(&p);
+  g_autofree char *machines = NULL;
+  double ibd_min = p.single_s / 60, serial_s = p.serial_s, gb = p.bytes / 1e9, mbps = p.link_bps / 1e6;
+  gboolean csv = FALSE;
+  GOptionEntry entries[] = {
+      {"machines", 0, 0, G_OPTION_ARG_STRING, &machines, "Machine counts (default 1,2,4,8,16,32)",
+       "N[,N...]"},
+      {"ibd-min", 0, 0, G_OPTION_ARG_DOUBLE, &ibd_min, "IBD time on one machine (default 426, Utreexo)",
+       "MIN"},
+      {"serial-s", 0, 0, G_OPTION_ARG_DOUBLE, &serial_s, "Serial part: header download (default 4.403)", "S"},
+      {"gb", 0, 0, G_OPTION_ARG_DOUBLE, &gb, "Blocks + proofs to download (default 500)", "GB"},
+      {"mbps", 0, 0, G_OPTION_ARG_DOUBLE, &mbps, "Each machine's link (default 1000)", "MBPS"},
+      {"csv", 0, 0, G_OPTION_ARG_NONE, &csv, "Comma-separated output", NULL},
+      G_OPTION_ENTRY_NULL};
+  g_autoptr(GOptionContext) ctx = g_option_context_new("- out-of-order IBD over N machines (Utreexo)");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_option_context_set_description(
+      ctx, "T(N) = max(T(1)*(s + (1-s)/N), bytes*8/(N*link)), s = serial / T(1).\n"
+           "Defaults: the Utreexo report (426 min with full signature checks, 4.403 s "
+           "of headers, 450-500 GB with the proof cache).");
+  if (!sim_cli_parse(ctx, "sync ibd", &argc, &argv)) return SIM_EXIT_USAGE;
+  if (argc != 1) return sim_cli_usage_error("sync ibd", "unexpected argument '%s'", argv[1]);
+  g_autoptr(GArray) ns = g_array_new(FALSE, FALSE, sizeof(gint64));
+  if (!sim_cli_parse_int_list("sync ibd", "--machines", machines ? machines : "1,2,4,8,16,32", 1, 1000000, "",
+                              ns))
+    return SIM_EXIT_USAGE;
+  if (!(ibd_min > 0 && ibd_min < 1e9))
+    return sim_cli_usage_error("sync ibd", "--ibd-min must be > 0 (got %g)", ibd_min);
+  if (!(serial_s >= 0 && serial_s <= ibd_min * 60))
+    return sim_cli_usage_error("sync ibd", "--serial-s must be in [0, --ibd-min x 60] (got %g)", serial_s);
+  if (!(gb >= 0 && gb < 1e9)) return sim_cli_usage_error("sync ibd", "--gb must be >= 0 (got %g)", gb);
+  if (!(mbps > 0 && mbps < 1e9)) return sim_cli_usage_error("sync ibd", "--mbps must be > 0 (got %g)", mbps);
+  p.single_s = ibd_min * 60;
+  p.serial_s = serial_s;
+  p.bytes = gb * 1e9;
+  p.link_bps = mbps * 1e6;
+
+  double s = p.serial_s / p.single_s;
+  print_header(command);
+  printf("# serial part %g s of %g min: s = %.6g, parallel fraction %.6f (Utreexo report: 0.99982)\n",
+         p.serial_s, ibd_min, s, 1 - s);
+  printf("# bandwidth floor: %g GB (blocks + proofs) over N x %g Mb/s\n", gb, mbps);
+  if (csv)
+    printf("machines,time_min,speedup,amdahl_speedup,efficiency,floor_min,bound\n");
+  else
+    printf("%8s %9s %8s %14s %10s %9s %s\n", "machines", "time_min", "speedup", "amdahl_speedup",
+           "efficiency", "floor_min", "bound");
+  for (guint i = 0; i < ns->len; i++) {
+    SimIbdPoint pt;
+    sim_ibd_point(&p, (guint)g_array_index(ns, gint64, i), &pt);
+    const char *bound = pt.bandwidth_bound ? "bandwidth" : "amdahl";
+    if (csv)
+      printf("%u,%.3f,%.4f,%.4f,%.4f,%.3f,%s\n", pt.machines, pt.time_s / 60, pt.speedup, pt.amdahl_speedup,
+             pt.speedup / pt.machines, pt.floor_s / 60, bound);
+    else
+      printf("%8u %9.2f %8.3f %14.3f %10.4f %9.2f %s\n", pt.machines, pt.time_s / 60, pt.speedup,
+             pt.amdahl_speedup, pt.speedup / pt.machines, pt.floor_s / 60, bound);
+  }
+  return SIM_EXIT_OK;
+}
+
+int sim_cmd_sync(int argc, char **argv) {
+  g_autofree char *command = sim_cli_command_line(argc, argv);
+  if (argc >= 2 && strcmp(argv[1], "ibd") == 0) return sync_ibd(argc - 1, argv + 1, command);
+  if (argc >= 2 && strcmp(argv[1], "describe") == 0) {
+    if (argc > 2) return sim_cli_usage_error(CMD, "describe takes no arguments");
+    g_autoptr(GString) out = g_string_new(NULL);
+    sim_sync_describe(out);
+    fputs(out->str, stdout);
+    return SIM_EXIT_OK;
+  }
+  return sync_machine(argc, argv, command);
+}

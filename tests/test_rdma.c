@@ -1,0 +1,394 @@
+/* test_rdma.c: unit tests of the messaging stacks and the PBFT ordering service (models/rdma.c): LogGP
+ * costs and closed forms on hand-worked numbers, the derivation of the RDMA parameters from ConnectX-4's
+ * ib_send_lat figures, exact message counts per phase, a hand-traced simulation, and the comparison with
+ * Rubin's published RDMA-vs-TCP gains. */
+#include "cunit-main.h"
+#include "params.h"
+#include "rdma.h"
+#include "registry.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Helpers ---- */
+
+static json_t *perf_models(void) {
+  const char *dir = g_getenv("SIM_SHARED_DATA");
+  g_autofree char *path = g_build_filename(dir ? dir : "../shared/data", "perf-models.json", NULL);
+  json_error_t err;
+  json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
+  if (!root) fprintf(stderr, "%s: %s\n", path, err.text);
+  return root;
+}
+
+static SimLogGP stack(const char *name) {
+  SimLogGP lg;
+  gboolean ok = sim_stack_default_loggp(name, &lg);
+  CU_ASSERT_TRUE_FATAL(ok);
+  return lg;
+}
+
+/* A LogGP with round numbers for hand-worked cases. */
+static SimLogGP hand_loggp(void) {
+  return (SimLogGP){.o_s_ns = 1000,
+                    .o_r_ns = 2000,
+                    .O_ns_per_byte = 0.5,
+                    .L_ns = 5000,
+                    .G_ns_per_byte = 1,
+                    .g_ns = 300,
+                    .dma_ns_per_byte = 0.25,
+                    .dma_read_ns = 400,
+                    .inline_bytes = 100,
+                    .mtu_bytes = 1000,
+                    .chunk_bytes = 0};
+}
+
+/* ---- LogGP ---- */
+
+static void test_loggp_hand(void) {
+  SimLogGP lg = hand_loggp();
+  /* 2000 B, not inlined: two packets of 1000 B. */
+  CU_ASSERT_DOUBLE_EQUAL(sim_loggp_send_cpu_ns(&lg, 2000), 1000 + 1000, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(sim_loggp_recv_cpu_ns(&lg, 2000), 2000 + 1000, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(sim_loggp_gap_ns(&lg, 2000), 2000, 1e-9); /* max(300, 2000 × max(1, 0.25)) */
+  /* 5000 + 400 (DMA read) + 1000 × (2 × 0.25 + 1) + 1000 × 1 */
+  CU_ASSERT_DOUBLE_EQUAL(sim_loggp_wire_ns(&lg, 2000), 7900, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(sim_loggp_one_way_ns(&lg, 2000), 2000 + 7900 + 3000, 1e-9);
+  /* k = 3, q = 2, c_v = 100: 2000 + 2 × max(2000, 2000) + 7900 + 2 × (3000 + 100) */
+  CU_ASSERT_DOUBLE_EQUAL(sim_loggp_phase_ns(&lg, 2000, 3, 2, 100), 20100, 1e-9);
+  /* 50 B, inlined: no DMA read; spacing is the CPU's 1025 > g. */
+  CU_ASSERT_DOUBLE_EQUAL(sim_loggp_wire_ns(&lg, 50), 5000 + 50 * 1.5, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(sim_loggp_phase_ns(&lg, 50, 4, 3, 0), 1025 + 3 * 1025 + 5075 + 3 * 2025, 1e-9);
+  /* Chunks of 800 B: 3 sends, each paying o_s, o_r and g. */
+  lg.chunk_bytes = 800;
+  CU_ASSERT_EQUAL(sim_loggp_chunks(&lg, 2000), 3);
+  CU_ASSERT_EQUAL(sim_loggp_chunks(&lg, 800), 1);
+  CU_ASSERT_EQUAL(sim_loggp_chunks(&lg, 0), 1);
+  CU_ASSERT_DOUBLE_EQUAL(sim_loggp_send_cpu_ns(&lg, 2000), 3000 + 1000, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(sim_loggp_recv_cpu_ns(&lg, 2000), 6000 + 1000, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(sim_loggp_stream_msgs_per_s(&lg, 2000), 1e9 / 7000, 1e-6);
+  lg.g_ns = 1000; /* now the NIC's 3 × g binds the gap */
+  CU_ASSERT_DOUBLE_EQUAL(sim_loggp_gap_ns(&lg, 2000), 3000, 1e-9);
+}
+
+/* The RDMA parameters come from ConnectX-4's ib_send_lat at 32 B, 1 KiB, 4 KiB and the 100 Gb/s line rate;
+ * 32 KiB is held out. Re-derive them from perf-models.json and compare with the shipped defaults. */
+static void test_connectx4_derivation(void) {
+  g_autoptr(json_t) root = perf_models();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+  json_t *cx4 = json_object_get(json_object_get(root, "rdma_vs_tcp"), "connectx4_100g_ib_send_lat_us");
+  double t32 = json_number_value(json_object_get(cx4, "32B")),
+         t1k = json_number_value(json_object_get(cx4, "1KiB"));
+  double t4k = json_number_value(json_object_get(cx4, "4KiB")),
+         t32k = json_number_value(json_object_get(cx4, "32KiB"));
+  CU_ASSERT_DOUBLE_EQUAL(t32, 0.83, 1e-12);
+  double G = 8.0 / 100;                                    /* ns per byte at 100 Gb/s */
+  double first_packet = (t4k - t1k) * 1e3 / (4096 - 1024); /* 2·G_dma + G, ns/B */
+  double dma = (first_packet - G) / 2;
+  double fixed = t32 * 1e3 - 32 * first_packet;              /* o_s + L + o_r, ns */
+  double dma_read = t1k * 1e3 - fixed - 1024 * first_packet; /* ns */
+
+  SimLogGP lg = stack("rdma-send");
+  CU_ASSERT_DOUBLE_EQUAL(lg.G_ns_per_byte, G, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(lg.dma_ns_per_byte, dma, 1e-4);
+  CU_ASSERT_DOUBLE_EQUAL(lg.o_s_ns + lg.L_ns + lg.o_r_ns, fixed, 0.5);
+  CU_ASSERT_DOUBLE_EQUAL(lg.dma_read_ns, dma_read, 0.5);
+  /* The shipped stack reproduces the three fitted points ... */
+  CU_ASSERT_DOUBLE_EQUAL(sim_loggp_one_way_ns(&lg, 32) / 1e3, t32, 0.001);
+  CU_ASSERT_DOUBLE_EQUAL(sim_loggp_one_way_ns(&lg, 1024) / 1e3, t1k, 0.001);
+  CU_ASSERT_DOUBLE_EQUAL(sim_loggp_one_way_ns(&lg, 4096) / 1e3, t4k, 0.001);
+  /* ... and predicts the held-out 32 KiB point within 1% (4.554 vs 4.56 us). */
+  double p32k = sim_loggp_one_way_ns(&lg, 32768) / 1e3;
+  printf("\n  ConnectX-4 32 KiB: model %.4f us, published %.2f us (%+.2f%%)\n", p32k, t32k,
+         (p32k / t32k - 1) * 100);
+  CU_ASSERT_DOUBLE_EQUAL(p32k / t32k, 1.0, 0.01);
+  /* The 4-32 KiB slope is the line rate (0.0802 vs 0.08 ns/B): streaming beyond one packet. */
+  CU_ASSERT_DOUBLE_EQUAL((t32k - t4k) * 1e3 / (32768 - 4096), G, 0.001);
+}
+
+static void test_stack_family(void) {
+  const SimModelInfo *const *fam = sim_models_family("stack");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(fam);
+  const char *names[] = {"tcp", "rdma-send", "rdma-write", "rdma-channel"};
+  guint i = 0;
+  for (; fam[i]; i++)
+    CU_ASSERT_STRING_EQUAL(fam[i]->name, names[i]);
+  CU_ASSERT_EQUAL(i, 4);
+  /* Kernel TCP: the ~10 us small-message one-way latency it was built from. */
+  SimTime tcp0 = sim_stack_message_ns_by_name("tcp", 0);
+  CU_ASSERT_TRUE(tcp0 >= 10000 && tcp0 <= 10100);
+  CU_ASSERT_EQUAL(sim_stack_message_ns_by_name("nosuch", 10), -1);
+  /* RDMA write skips the receive descriptor: cheaper than send/receive, by o_r's difference. */
+  SimLogGP s = stack("rdma-send"), w = stack("rdma-write"), c = stack("rdma-channel");
+  CU_ASSERT_DOUBLE_EQUAL(sim_loggp_one_way_ns(&s, 64) - sim_loggp_one_way_ns(&w, 64), s.o_r_ns - w.o_r_ns,
+                         1e-9);
+  /* The channel signals one send in 16 and re-posts receives 16 at a time: o_s = 0.1 + 0.05/16 us. */
+  CU_ASSERT_DOUBLE_EQUAL(c.o_s_ns, 100 + 50.0 / 16, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(c.o_r_ns, 50 + 50.0 / 16, 1e-9);
+  CU_ASSERT_EQUAL(c.chunk_bytes, 65536);
+
+  /* The hook through a parsed model choice with an override equals the same numbers by hand. */
+  g_autoptr(json_t) obj = json_pack("{sssf}", "model", "tcp", "o_s_us", 4.0);
+  g_autoptr(SimDiag) diag = sim_diag_new(NULL);
+  SimModelRef ref;
+  CU_ASSERT_TRUE_FATAL(sim_model_ref_parse(&ref, "stack", "tcp", obj, "$.stack", diag));
+  SimLogGP t = stack("tcp");
+  t.o_s_ns = 4000;
+  CU_ASSERT_EQUAL(sim_stack_message_ns(&ref, 1000), (SimTime)llround(sim_loggp_one_way_ns(&t, 1000)));
+  sim_model_ref_clear(&ref);
+  /* Bad parameters are reported with their JSON path. */
+  g_autoptr(json_t) bad = json_pack("{sssi}", "model", "rdma-channel", "signal_every", 0);
+  CU_ASSERT_FALSE(sim_model_ref_parse(&ref, "stack", "tcp", bad, "$.s", diag));
+  CU_ASSERT_STRING_EQUAL(sim_diag_get(diag, 0), "$.s.signal_every: must be in [1, 1048576] (got 0)");
+  sim_model_ref_clear(&ref);
+}
+
+/* ---- The ordering service ---- */
+
+static SimBftConfig one_request(guint n, gboolean hybrid) {
+  SimBftConfig cfg;
+  sim_bft_config_default(&cfg);
+  cfg.n = n;
+  cfg.hybrid = hybrid;
+  cfg.clients = cfg.requests = cfg.batch = 1;
+  return cfg;
+}
+
+static void test_message_counts_formula(void) {
+  for (guint n = 4; n <= 40; n += 3) {
+    uint64_t N = n, sum = 0;
+    for (guint k = 0; k < SIM_BFT_N_KINDS; k++)
+      sum += sim_bft_messages_per_instance(n, FALSE, k);
+    CU_ASSERT_EQUAL(sum, 2 * N * N - N + 1);
+  }
+  CU_ASSERT_EQUAL(sim_bft_messages_per_instance(4, FALSE, SIM_BFT_PREPARE), 9);
+  CU_ASSERT_EQUAL(sim_bft_messages_per_instance(4, FALSE, SIM_BFT_COMMIT), 12);
+  CU_ASSERT_EQUAL(sim_bft_messages_per_instance(3, TRUE, SIM_BFT_PREPARE), 0);
+  CU_ASSERT_EQUAL(sim_bft_messages_per_instance(3, TRUE, SIM_BFT_COMMIT), 4);
+}
+
+/* What the simulation sends equals the protocol's counts, per phase, exactly. */
+static void test_message_counts_simulated(void) {
+  SimLogGP lg = stack("tcp");
+  for (guint n = 4; n <= 13; n += 3) {
+    SimBftConfig cfg = one_request(n, FALSE);
+    SimBftResult r;
+    g_autoptr(GError) e = NULL;
+    CU_ASSERT_TRUE_FATAL(sim_bft_run(&lg, &cfg, &r, &e));
+    for (guint k = 0; k < SIM_BFT_N_KINDS; k++)
+      CU_ASSERT_EQUAL(r.messages[k], sim_bft_messages_per_instance(n, FALSE, k));
+    CU_ASSERT_EQUAL(r.messages_total, 2 * (uint64_t)n * n - n + 1);
+    CU_ASSERT_EQUAL(r.instances, 1);
+  }
+  for (guint n = 3; n <= 9; n += 2) {
+    SimBftConfig cfg = one_request(n, TRUE);
+    SimBftResult r;
+    g_autoptr(GError) e = NULL;
+    CU_ASSERT_TRUE_FATAL(sim_bft_run(&lg, &cfg, &r, &e));
+    for (guint k = 0; k < SIM_BFT_N_KINDS; k++)
+      CU_ASSERT_EQUAL(r.messages[k], sim_bft_messages_per_instance(n, TRUE, k));
+  }
+  /* Many clients, batches: requests and replies per request, the rest per instance. */
+  SimBftConfig cfg;
+  sim_bft_config_default(&cfg);
+  cfg.n = 7;
+  cfg.clients = 5;
+  cfg.requests = 30;
+  cfg.batch = 3;
+  cfg.window = 2;
+  SimBftResult r;
+  g_autoptr(GError) e = NULL;
+  CU_ASSERT_TRUE_FATAL(sim_bft_run(&lg, &cfg, &r, &e));
+  uint64_t R = 150, I = r.instances;
+  CU_ASSERT_EQUAL(r.completed, R);
+  CU_ASSERT_TRUE(I >= R / 3 && I < R); /* batches of 1..3, some of more than one */
+  CU_ASSERT_EQUAL(r.messages[SIM_BFT_REQUEST], R);
+  CU_ASSERT_EQUAL(r.messages[SIM_BFT_REPLY], 7 * R);
+  CU_ASSERT_EQUAL(r.messages[SIM_BFT_PREPREPARE], 6 * I);
+  CU_ASSERT_EQUAL(r.messages[SIM_BFT_PREPARE], 36 * I);
+  CU_ASSERT_EQUAL(r.messages[SIM_BFT_COMMIT], 42 * I);
+}
+
+/* A stack where every message costs the same (G = 0): o_s 1 us, o_r 2 us, L 5 us; c_v 0.5 us, execution 1 us.
+ */
+static SimLogGP flat_loggp(void) {
+  return (SimLogGP){.o_s_ns = 1000, .o_r_ns = 2000, .L_ns = 5000, .mtu_bytes = 1500};
+}
+
+static SimBftConfig flat_config(void) {
+  SimBftConfig cfg = one_request(4, FALSE);
+  cfg.verify_us = 0.5;
+  cfg.verify_ns_per_byte = 0;
+  cfg.execute_us = 1;
+  return cfg;
+}
+
+/* phase(k, q) = 1000 + (k − 1)·1000 + 5000 + q·2500 ns; n = 4, f = 1:
+ * request 8500 + pre-prepare 10500 + prepare (q 2) 13000 + commit (q 3) 15500 + execution 1000 + reply (q 2)
+ * 11000 = 59500 ns. */
+static void test_closed_form_hand(void) {
+  SimLogGP lg = flat_loggp();
+  SimBftConfig cfg = flat_config();
+  CU_ASSERT_DOUBLE_EQUAL(sim_loggp_phase_ns(&lg, 64, 3, 2, 500), 13000, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(sim_bft_closed_form_ns(&lg, &cfg), 59500, 1e-9);
+  /* Hybrid n = 3, f = 1: request 8500 + prepare (k 2, q 1) 9500 + commit (k 2, q 2) 12000 + 1000 + reply
+   * 11000. */
+  cfg.hybrid = TRUE;
+  cfg.n = 3;
+  CU_ASSERT_DOUBLE_EQUAL(sim_bft_closed_form_ns(&lg, &cfg), 42000, 1e-9);
+}
+
+/* The same case traced by hand through the simulation (README, "Performance models: RDMA vs TCP"):
+ * request at the primary 6000, processed 8500, pre-prepares reach the backups at 14500/15500/16500; the
+ * primary has 2 prepares at 28000 and commits; the commit quorum completes at 38500 (replicas 0, 1) and
+ * 39500 (2, 3); replies from 0 and 1 reach the client at 45500; the second is processed at 50500. */
+static void test_simulation_hand_traced(void) {
+  SimLogGP lg = flat_loggp();
+  SimBftConfig cfg = flat_config();
+  SimBftResult r;
+  g_autoptr(GError) e = NULL;
+  CU_ASSERT_TRUE_FATAL(sim_bft_run(&lg, &cfg, &r, &e));
+  CU_ASSERT_EQUAL(r.completed, 1);
+  CU_ASSERT_DOUBLE_EQUAL(r.latency_mean_us, 50.5, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(r.makespan_s, 50.5e-6, 1e-15);
+  /* Below the closed form here: own votes are free, and the quorum's receptions overlap. */
+  CU_ASSERT_TRUE(r.latency_mean_us * 1e3 < sim_bft_closed_form_ns(&lg, &cfg));
+}
+
+/* More load, more replicas, bigger payloads: latency grows, throughput falls; RDMA beats TCP; the run is
+ * deterministic. */
+static void test_simulation_trends(void) {
+  SimLogGP tcp = stack("tcp"), ch = stack("rdma-channel");
+  SimBftConfig cfg;
+  sim_bft_config_default(&cfg);
+  cfg.clients = 4;
+  cfg.requests = 50;
+  SimBftResult a, b, c, d, a2;
+  g_autoptr(GError) e = NULL;
+  CU_ASSERT_TRUE_FATAL(sim_bft_run(&tcp, &cfg, &a, &e));
+  CU_ASSERT_TRUE_FATAL(sim_bft_run(&tcp, &cfg, &a2, &e));
+  CU_ASSERT_EQUAL(memcmp(&a, &a2, sizeof a), 0);
+  CU_ASSERT_TRUE_FATAL(sim_bft_run(&ch, &cfg, &b, &e));
+  CU_ASSERT_TRUE(b.throughput_rps > 2 * a.throughput_rps);
+  CU_ASSERT_TRUE(b.latency_mean_us < a.latency_mean_us / 2);
+  cfg.n = 10;
+  CU_ASSERT_TRUE_FATAL(sim_bft_run(&tcp, &cfg, &c, &e));
+  CU_ASSERT_TRUE(c.latency_mean_us > a.latency_mean_us && c.throughput_rps < a.throughput_rps);
+  cfg.n = 4;
+  cfg.payload_bytes = 65536;
+  CU_ASSERT_TRUE_FATAL(sim_bft_run(&tcp, &cfg, &d, &e));
+  CU_ASSERT_TRUE(d.latency_mean_us > a.latency_mean_us && d.throughput_rps < a.throughput_rps);
+  CU_ASSERT_TRUE(a.latency_p50_us <= a.latency_p99_us && a.latency_p99_us <= a.latency_max_us);
+  /* Unloaded, the closed form is within 25% of the simulation for n = 4 and 7 on every stack. */
+  for (const SimStackModel *const *m = sim_stack_models(); *m; m++) {
+    SimLogGP lg = stack((*m)->info.name);
+    for (guint n = 4; n <= 7; n += 3) {
+      SimBftConfig one = one_request(n, FALSE);
+      SimBftResult u;
+      CU_ASSERT_TRUE_FATAL(sim_bft_run(&lg, &one, &u, &e));
+      double ratio = sim_bft_closed_form_ns(&lg, &one) / (u.latency_mean_us * 1e3);
+      if (!(ratio > 1.0 && ratio < 1.25))
+        printf("\n  %s n=%u closed/simulated %.3f\n", (*m)->info.name, n, ratio);
+      CU_ASSERT_TRUE(ratio > 1.0 && ratio < 1.25);
+    }
+  }
+}
+
+static void expect_config_error(const SimBftConfig *cfg, const char *message) {
+  g_autoptr(GError) e = NULL;
+  CU_ASSERT_FALSE(sim_bft_config_check(cfg, &e));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+  if (strcmp(e->message, message) != 0) printf("\n  got: %s\n  expected: %s\n", e->message, message);
+  CU_ASSERT_STRING_EQUAL(e->message, message);
+}
+
+static void test_config_errors(void) {
+  SimBftConfig cfg;
+  sim_bft_config_default(&cfg);
+  cfg.n = 3;
+  expect_config_error(&cfg, "n must be >= 4 for PBFT (n = 3f+1 with f >= 1) (got 3)");
+  cfg.n = 5;
+  expect_config_error(&cfg,
+                      "n must be 3f+1 for PBFT: 4, 7, 10, ... (got 5); the hybrid protocol takes n = 2f+1");
+  cfg.hybrid = TRUE;
+  cfg.n = 4;
+  expect_config_error(&cfg, "n must be 2f+1 >= 3 for the hybrid protocol: 3, 5, 7, ... (got 4)");
+  cfg.n = 5;
+  g_autoptr(GError) e = NULL;
+  CU_ASSERT_TRUE(sim_bft_config_check(&cfg, &e));
+  CU_ASSERT_EQUAL(sim_bft_f(&cfg), 2);
+  cfg.batch = 0;
+  expect_config_error(&cfg, "batch must be in [1, 128] (got 0)");
+  cfg.batch = 1;
+  cfg.payload_bytes = SIM_BFT_MAX_PAYLOAD_BYTES + 1;
+  expect_config_error(&cfg, "payload must be <= 16777216 bytes (got 16777217)");
+  cfg.payload_bytes = 0;
+  cfg.verify_us = -1;
+  expect_config_error(&cfg, "verify_us must be in [0, 1e9] (got -1)");
+  SimLogGP lg = stack("tcp");
+  SimBftResult r;
+  g_autoptr(GError) e2 = NULL;
+  CU_ASSERT_FALSE(sim_bft_run(&lg, &cfg, &r, &e2));
+  CU_ASSERT_TRUE(g_error_matches(e2, SIM_BFT_ERROR, SIM_BFT_ERROR_CONFIG));
+}
+
+/* ---- Rubin's comparison: RDMA channel vs kernel TCP between two servers on a 10 Gb/s switch ---- */
+
+typedef struct {
+  uint64_t bytes;
+  double latency_gain, throughput_gain;
+} Gain;
+
+static Gain rubin_gain(uint64_t bytes) {
+  SimLogGP tcp = stack("tcp"), ch = stack("rdma-channel");
+  tcp.G_ns_per_byte = ch.G_ns_per_byte = 0.8; /* 10 Gb/s */
+  Gain g = {.bytes = bytes};
+  g.latency_gain = 1 - sim_loggp_one_way_ns(&ch, bytes) / sim_loggp_one_way_ns(&tcp, bytes);
+  g.throughput_gain = sim_loggp_stream_msgs_per_s(&ch, bytes) / sim_loggp_stream_msgs_per_s(&tcp, bytes) - 1;
+  return g;
+}
+
+/* Published (perf-models.json, rubin_2018_seed): 33-43% lower latency and 33-43% higher throughput. The
+ * stacks were not fitted to these. What the model gives (README): the latency gain falls from 79% at 1 KiB
+ * through Rubin's range near 16 KiB to 20% at 100 KB; the throughput gain is 290% at 1 KiB (TCP's receive
+ * CPU binds), 15% at 4 KiB and 0 from 16 KiB on (both saturate 10 Gb/s). So the check holds only for the
+ * latency gain of messages around 16 KiB; these assertions pin that finding. */
+static void test_rubin_range(void) {
+  g_autoptr(json_t) root = perf_models();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+  json_t *rubin = json_object_get(json_object_get(root, "rdma_vs_tcp"), "rubin_2018_seed");
+  CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(rubin, "rdma_channel_vs_tcp_latency")),
+                         "33-43% lower");
+  CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(rubin, "rdma_channel_vs_tcp_throughput")),
+                         "33-43% higher");
+  const double lo = 0.33, hi = 0.43;
+  const uint64_t sizes[] = {1024, 4096, 16384, 32768, 65536, 102400};
+  Gain g[G_N_ELEMENTS(sizes)];
+  printf("\n  bytes   latency gain   throughput gain   (Rubin: 33-43%% / 33-43%%)\n");
+  for (guint i = 0; i < G_N_ELEMENTS(sizes); i++) {
+    g[i] = rubin_gain(sizes[i]);
+    printf("  %6" G_GUINT64_FORMAT "  %11.1f%%  %15.1f%%\n", sizes[i], g[i].latency_gain * 100,
+           g[i].throughput_gain * 100);
+  }
+  /* The latency gain shrinks with size and crosses Rubin's range around 16 KiB. */
+  for (guint i = 1; i < G_N_ELEMENTS(sizes); i++)
+    CU_ASSERT_TRUE(g[i].latency_gain < g[i - 1].latency_gain);
+  CU_ASSERT_TRUE(g[1].latency_gain > hi);                             /* 4 KiB and less: above the range */
+  CU_ASSERT_TRUE(g[2].latency_gain >= lo && g[2].latency_gain <= hi); /* 16 KiB: inside */
+  CU_ASSERT_TRUE(g[3].latency_gain < lo);                             /* 32 KiB and more: below */
+  /* Throughput: above the range for 1 KiB, none from 16 KiB on: never inside it at these sizes. */
+  CU_ASSERT_TRUE(g[0].throughput_gain > hi);
+  for (guint i = 0; i < G_N_ELEMENTS(sizes); i++)
+    CU_ASSERT_FALSE(g[i].throughput_gain >= lo && g[i].throughput_gain <= hi);
+  CU_ASSERT_DOUBLE_EQUAL(g[2].throughput_gain, 0, 1e-12);
+}
+
+int register_suites(void) {
+  ADD_SUITE("loggp", TEST(test_loggp_hand), TEST(test_connectx4_derivation), TEST(test_stack_family));
+  ADD_SUITE("bft", TEST(test_message_counts_formula), TEST(test_message_counts_simulated),
+            TEST(test_closed_form_hand), TEST(test_simulation_hand_traced), TEST(test_simulation_trends),
+            TEST(test_config_errors));
+  ADD_SUITE("published", TEST(test_rubin_range));
+  return 0;
+}
