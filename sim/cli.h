@@ -10,6 +10,7 @@ int sim_cmd_run(int argc, char **argv);
 int sim_cmd_validate(int argc, char **argv);
 int sim_cmd_models(int argc, char **argv);
 int sim_cmd_bench(int argc, char **argv);
+int sim_cmd_numa(int argc, char **argv);
 
 /* Parses `argv` with `ctx`; on a usage error prints "sim CMD: message" and a hint on stderr and returns
  * FALSE. `--help` prints on stdout and exits 0 (GOption's behaviour). */

@@ -17,6 +17,7 @@ static const struct {
     {"validate", sim_cmd_validate, "check scenario files without running them"},
     {"models", sim_cmd_models, "list every model and scenario section with its parameters"},
     {"bench", sim_cmd_bench, "benchmarks: the engine (phold) and the workloads of BENCH.md (scenarios)"},
+    {"numa", sim_cmd_numa, "NUMA model: predict, tune, measure this machine, place pages by weights"},
 };
 
 static void print_help(FILE *out) {
