@@ -7,6 +7,7 @@
 #include "pow.h"
 #include "rdma.h"
 #include "geo.h"
+#include "numa_model.h"
 #include "relay.h"
 #include "uncles.h"
 
@@ -34,10 +35,12 @@ static const struct {
     {"relay", relay_models},
     {"jitter", jitter_models},
     {"stack", stack_models},
+    {"numa_policy", sim_numa_policy_list},
+    {"numa_app", sim_numa_app_list},
 };
 
 static const char *const family_names[] = {"network", "uncle_rule", "delay", "relay", "jitter", "stack",
-                                           NULL};
+                                           "numa_policy", "numa_app", NULL};
 
 const SimModelInfo *const *sim_models_family(const char *family) {
   for (guint i = 0; i < G_N_ELEMENTS(families); i++)

@@ -15,6 +15,7 @@ int sim_cmd_sweep(int argc, char **argv);
 int sim_cmd_compare(int argc, char **argv);
 int sim_cmd_bft(int argc, char **argv);
 int sim_cmd_sync(int argc, char **argv);
+int sim_cmd_numa(int argc, char **argv);
 
 /* Parses `argv` with `ctx`; on a usage error prints "sim CMD: message" and a hint on stderr and returns
  * FALSE. `--help` prints on stdout and exits 0 (GOption's behaviour). */

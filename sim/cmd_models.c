@@ -17,7 +17,7 @@ static void describe_model(const SimModelInfo *m, GString *out) {
 
 int sim_cmd_models(int argc, char **argv) {
   g_autoptr(GOptionContext) ctx = g_option_context_new("[FAMILY] - list models and their parameters");
-  g_option_context_set_description(ctx, "Families: network, uncle_rule, delay, relay, jitter, stack; "
+  g_option_context_set_description(ctx, "Families: network, uncle_rule, delay, relay, jitter, stack, numa_policy, numa_app; "
                                          "'scenario' lists the scenario's own sections.");
   if (!sim_cli_parse(ctx, "models", &argc, &argv)) return SIM_EXIT_USAGE;
   if (argc > 2) return sim_cli_usage_error("models", "expected at most one FAMILY");

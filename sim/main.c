@@ -25,6 +25,7 @@ static const struct {
     {"bench", sim_cmd_bench, "benchmarks: the engine (phold) and the workloads of BENCH.md (scenarios)"},
     {"bft", sim_cmd_bft, "PBFT ordering latency and throughput per messaging stack (TCP, RDMA)"},
     {"sync", sim_cmd_sync, "node sync time per phase from a machine description; multi-machine IBD"},
+    {"numa", sim_cmd_numa, "NUMA model: predict, tune, measure this machine, place pages by weights"},
 };
 
 static void print_help(FILE *out) {

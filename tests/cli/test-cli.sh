@@ -36,10 +36,10 @@ print(json.dumps(d, sort_keys=False))' "$1"
 # --- help and usage ---
 expect_rc 0 "sim --help" -- "$SIM" --help
 contains "$tmp/out" "Usage: sim" "sim --help"
-for c in run validate models report sweep compare bench bft sync; do contains "$tmp/out" "  $c" "sim --help lists $c"; done
+for c in run validate models report sweep compare bench bft sync numa; do contains "$tmp/out" "  $c" "sim --help lists $c"; done
 expect_rc 0 "sim --version" -- "$SIM" --version
 contains "$tmp/out" "sim 0.1.0" "version"
-for c in run validate models report sweep compare "bench phold" bft sync "sync ibd"; do
+for c in run validate models report sweep compare "bench phold" bft sync "sync ibd" "numa predict" "numa tune" "numa measure" "numa place"; do
   expect_rc 0 "sim $c --help" -- "$SIM" $c --help
   contains "$tmp/out" "Usage:" "sim $c --help"
 done
@@ -59,7 +59,7 @@ for w in "family delay:" "lognormal" "median_ms" "no-self-uncle" "pool-delay" "h
   contains "$tmp/out" "$w" "sim models lists $w"
 done
 expect_rc 2 "models unknown family" -- "$SIM" models nosuch
-contains "$tmp/err" "sim models: unknown family 'nosuch' (expected one of: scenario, network, uncle_rule, delay, relay, jitter, stack)" "models unknown family message"
+contains "$tmp/err" "sim models: unknown family 'nosuch' (expected one of: scenario, network, uncle_rule, delay, relay, jitter, stack, numa_policy, numa_app)" "models unknown family message"
 expect_rc 0 "models relay" -- "$SIM" models relay
 contains "$tmp/out" "geth-1.8.23" "models relay lists geth"
 contains "$tmp/out" "bitcoin-compact" "models relay lists bitcoin-compact"
@@ -548,6 +548,74 @@ expect_rc 2 "sync ibd zero machines" -- "$SIM" sync ibd --machines 0,2
 contains "$tmp/err" "sim sync ibd: --machines must be >= 1 (got 0)" "sync ibd zero machines message"
 expect_rc 2 "sync ibd negative bandwidth" -- "$SIM" sync ibd --mbps -5
 contains "$tmp/err" "sim sync ibd: --mbps must be > 0 (got -5)" "sync ibd negative bandwidth message"
+# --- numa: the model on machine files, this machine's matrix and placement ---
+expect_rc 0 "sim numa --help" -- "$SIM" numa --help
+contains "$tmp/out" "predict MACHINE.json" "sim numa --help"
+expect_rc 2 "numa without subcommand" -- "$SIM" numa
+contains "$tmp/err" "sim numa: missing subcommand (predict, tune, measure, place)" "numa without subcommand message"
+for f in models/machines/*.json; do
+  expect_rc 0 "numa predict $f" -- "$SIM" numa predict "$f"
+  contains "$tmp/out" "canonical" "numa predict $f lists canonical"
+done
+# The published DRAM+CXL machine: kernel auto weights 28:3; 1:1 predicted 48.97 (measured 48.73), 9:1 231.69.
+expect_rc 0 "numa predict cxl 1:1" -- "$SIM" numa predict models/machines/dram-cxl.json --weights 1,1
+contains "$tmp/out" "(28:3)" "kernel auto weights 28:3"
+contains "$tmp/out" "weights              48.97" "1:1 interleave predicted 48.97 GB/s"
+expect_rc 0 "numa predict cxl 9:1" -- "$SIM" numa predict models/machines/dram-cxl.json --weights 9,1 --policy canonical
+contains "$tmp/out" "weights             231.69" "9:1 predicted 231.69 GB/s"
+expect_rc 0 "numa predict json" -- "$SIM" numa predict models/machines/amd-opteron-8node.json --workers 0,1 --json
+python3 - "$tmp/out" >"$tmp/chk" 2>&1 <<'EOF2'
+import json, sys
+d = json.load(open(sys.argv[1]))
+g = {p["policy"]: p["gbps"] for p in d["policies"]}
+ok = d["header"]["tool"] == "sim" and d["workers"] == [0, 1]
+ok = ok and abs(g["canonical"] - 49.8) < 1e-9 and g["canonical"] >= g["uniform-workers"] >= g["first-touch"]
+print("ok" if ok else "bad: %s" % g)
+EOF2
+[ "$(cat "$tmp/chk")" = "ok" ] && ok || bad "numa predict --json: $(cat "$tmp/chk")"
+for f in tests/data/numa-bad/*.json; do
+  expect_rc 2 "numa predict $f" -- "$SIM" numa predict "$f"
+  if diff -u "${f%.json}.err" "$tmp/err" >"$tmp/diff"; then ok; else bad "message for $f: $(cat "$tmp/diff")"; fi
+done
+expect_rc 2 "numa predict missing file" -- "$SIM" numa predict "$tmp/nope.json"
+if [ "$(cat "$tmp/err")" = "$tmp/nope.json: cannot open: No such file or directory" ]; then ok; else bad "numa missing file: $(cat "$tmp/err")"; fi
+expect_rc 2 "numa empty worker set" -- "$SIM" numa predict models/machines/intel-xeon-2s.json --workers ''
+if [ "$(head -1 "$tmp/err")" = "sim numa predict: --workers: empty worker set" ]; then ok; else bad "empty workers: $(cat "$tmp/err")"; fi
+expect_rc 2 "numa worker without CPUs" -- "$SIM" numa predict models/machines/dram-cxl.json --workers 1
+contains "$tmp/err" "sim numa predict: --workers: node 1 has no CPUs" "worker without CPUs message"
+expect_rc 2 "numa unknown policy" -- "$SIM" numa predict models/machines/dram-cxl.json --policy nosuch
+contains "$tmp/err" "unknown policy 'nosuch' (expected one of: all, first-touch, uniform-workers" "unknown policy message"
+# The tuner moves a latency-bound application's pages home and matches the oracle.
+expect_rc 0 "numa tune latency-bound" -- "$SIM" numa tune models/machines/intel-xeon-2s.json --workers 0 --mlp 1 --latency-sensitivity 1
+contains "$tmp/out" "tuner:  share 1.000" "tuner moves to local pages"
+contains "$tmp/out" "the tuner reaches 100.0% of the oracle" "tuner matches the oracle"
+expect_rc 2 "numa tune bad mlp and sensitivity" -- "$SIM" numa tune models/machines/intel-xeon-2s.json --mlp 0 --latency-sensitivity 2
+if [ "$(cat "$tmp/err")" = "sim numa tune: app.mlp: must be in [1, 1000] (got 0)
+sim numa tune: app.latency_sensitivity: must be in [0, 1] (got 2)" ]; then ok; else bad "bad mlp message: $(cat "$tmp/err")"; fi
+expect_rc 2 "numa tune cross-field check" -- "$SIM" numa tune models/machines/intel-xeon-2s.json --set util_flat=0.9
+contains "$tmp/err" "sim numa tune: app: need util_flat < util_linear < 1 (got 0.9 and 0.8)" "cross-field message"
+expect_rc 2 "numa tune unknown parameter" -- "$SIM" numa tune models/machines/intel-xeon-2s.json --set nosuch=1
+contains "$tmp/err" "--set nosuch=1: unknown parameter 'nosuch'" "unknown parameter message"
+# This machine: a short measurement gives a machine file the model reads back.
+expect_rc 0 "numa measure" -- "$SIM" numa measure --size 8 --repeat 1 --loads 20000 --out "$tmp/here.json"
+contains "$tmp/out" "wrote $tmp/here.json" "numa measure wrote the file"
+expect_rc 0 "numa predict measured" -- "$SIM" numa predict "$tmp/here.json"
+contains "$tmp/out" "machine: measured" "measured machine loads"
+expect_rc 2 "numa measure unwritable" -- "$SIM" numa measure --out "$tmp/plainfile/m.json"
+contains "$tmp/err" "sim numa measure: cannot write $tmp/plainfile/m.json: Not a directory" "numa measure unwritable message"
+expect_rc 2 "numa measure bad size" -- "$SIM" numa measure --size 0
+contains "$tmp/err" "sim numa measure: --size must be in [1, 65536]" "numa measure bad size message"
+# Placement: everything on node 0 with weight on node 0 only, on any machine.
+expect_rc 0 "numa place" -- "$SIM" numa place --weights 1 --size 4
+if grep -Eq '^0 +1\.0000 +1024\.0 +1024 +1024 +\+0\.0$' "$tmp/out"; then ok; else bad "numa place row: $(cat "$tmp/out")"; fi
+expect_rc 2 "numa place bad weight" -- "$SIM" numa place --weights 1,-1
+contains "$tmp/err" "sim numa place: --weights: weight 1 must be >= 0 (got -1)" "numa place bad weight message"
+expect_rc 2 "numa place no weights" -- "$SIM" numa place
+contains "$tmp/err" "sim numa place: missing --weights" "numa place without weights message"
+expect_rc 0 "models numa_policy" -- "$SIM" models numa_policy
+contains "$tmp/out" "canonical" "models numa_policy lists canonical"
+expect_rc 0 "models numa_app" -- "$SIM" models numa_app
+contains "$tmp/out" "latency_sensitivity" "models numa_app lists its parameters"
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
