@@ -617,5 +617,45 @@ contains "$tmp/out" "canonical" "models numa_policy lists canonical"
 expect_rc 0 "models numa_app" -- "$SIM" models numa_app
 contains "$tmp/out" "latency_sensitivity" "models numa_app lists its parameters"
 
+# ---- sim replay: the real Rinkeby logs through the same analysis as a run ----
+RK="${SIM_SHARED_DATA:-../shared/data}/emc-rinkeby-2018-09"
+expect_rc 0 "replay rinkeby" -- "$SIM" replay "$RK" --out "$tmp/rp" --quiet
+# Counts: 37 distinct blocks and 2548 distinct transactions in the logs (see tests/test_traces.c for how they
+# were counted), 2 hashes announced but never received; no bad line.
+python3 - "$tmp/rp/summary.json" >"$tmp/keys" <<'PY' && ok || bad "replay summary: $(cat "$tmp/keys")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["replay"]
+want = {"block_lines": 66, "announcement_lines": 165, "tx_lines": 2686, "bad_lines": 0, "blocks": 37,
+        "announced_only": 2, "txs": 2548, "first_number": 3010201, "detached_blocks": 0}
+bad = {k: (r.get(k), v) for k, v in want.items() if r.get(k) != v}
+assert not bad, bad
+assert d["tx"]["unique"] == 2548 and d["tx"]["committed"] > 0, d["tx"]
+assert d["chain"]["heights"] == 45 and d["propagation"]["blocks_seen_by_all"] == 37, (d["chain"], d["propagation"])
+for f in ("blocks.csv", "pools.csv", "runs.csv", "observations.csv", "tx_commit.csv"):
+    open(sys.argv[1].replace("summary.json", f)).read()
+PY
+# Two vantage points named on the command line; names must differ.
+expect_rc 0 "replay two vantages" -- "$SIM" replay --vantage A="$RK" --vantage B="$RK" --out "$tmp/rp2" --quiet
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert set(d['propagation']['first_seen_share'])=={'A','B'}" "$tmp/rp2/summary.json" && ok || bad "replay vantage names"
+expect_rc 2 "replay same name twice" -- "$SIM" replay "$RK" "$RK" --out "$tmp/rp3"
+contains "$tmp/err" "sim replay: two vantage points are named 'emc-rinkeby-2018-09' (name them with --vantage NAME=DIR)" "replay duplicate name message"
+expect_rc 2 "replay missing dir" -- "$SIM" replay "$tmp/nope" --out "$tmp/rp3"
+contains "$tmp/err" "sim replay: " "replay missing dir message"
+mkdir -p "$tmp/emptylogs"
+expect_rc 2 "replay no block log" -- "$SIM" replay "$tmp/emptylogs" --out "$tmp/rp3"
+contains "$tmp/err" "sim replay: $tmp/emptylogs: no block log (NewBlockMsg.log or blocks.log) in it" "replay no block log message"
+# A bad line: counted and reported by default, fatal with --strict.
+mkdir -p "$tmp/badlogs"
+cp "$RK"/NewBlockMsg.log "$RK"/TxMsg.log "$tmp/badlogs/"
+echo "not,a,block" >>"$tmp/badlogs/NewBlockMsg.log"
+expect_rc 0 "replay with a bad line" -- "$SIM" replay "$tmp/badlogs" --out "$tmp/rp4" --quiet
+python3 -c "import json,sys; assert json.load(open(sys.argv[1]))['replay']['bad_lines']==1" "$tmp/rp4/summary.json" && ok || bad "bad line counted"
+expect_rc 0 "replay reports a bad line" -- "$SIM" replay "$tmp/badlogs" --out "$tmp/rp4"
+contains "$tmp/err" "$tmp/badlogs/NewBlockMsg.log:67:" "bad line reported as file:line"
+expect_rc 2 "replay strict" -- "$SIM" replay "$tmp/badlogs" --out "$tmp/rp5" --strict
+contains "$tmp/err" "NewBlockMsg.log:67:" "strict bad line message"
+[ ! -e "$tmp/rp5/summary.json" ] && ok || bad "strict replay wrote a summary"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

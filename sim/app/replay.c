@@ -1,0 +1,621 @@
+/* replay.c: measured EMC logs through the simulator's analysis (see replay.h). */
+#include "replay.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "chain.h"
+#include "emc.h"
+#include "output.h"
+#include "params.h"
+#include "propagation.h"
+#include "txmetrics.h"
+#include "util.h"
+
+G_DEFINE_QUARK(sim-replay-error-quark, sim_replay_error)
+
+typedef struct {
+  ObsBlock b;
+  uint64_t number;
+  uint64_t coinbase; /* emc_address_id */
+  uint32_t n_txs;
+  uint64_t *txs;     /* tx ids in block order */
+  int64_t *msg_ns;   /* per vantage: earliest block message */
+  int64_t *ann_ns;   /* per vantage: earliest announcement */
+  guint order;       /* first-seen order */
+  gboolean placed;
+  gboolean placeholder; /* stands for a missing ancestor (no line logged it) */
+} RBlock;
+
+typedef struct {
+  ObsTx rec;
+  int64_t recv[]; /* per vantage: earliest reception */
+} RTx;
+
+typedef struct {
+  const SimReplayOptions *opt;
+  guint nv;
+  GHashTable *blocks; /* uint64 id -> RBlock* (owns) */
+  GHashTable *txs;    /* uint64 id -> RTx* (owns) */
+  GHashTable *pool_of; /* uint64 address id -> pool name (owned strings) */
+  guint64 lines[EMC_N_KINDS], bad_lines[EMC_N_KINDS];
+  GHashTable *announced_only; /* uint64 ids announced but never received as blocks */
+  guint64 detached, unknown_uncles, txs_only_in_blocks, placeholders;
+  uint64_t min_number;
+  GHashTable *at_number; /* uint64 number -> the first placed RBlock at that number */
+  GPtrArray *placed;     /* RBlock * in placement order (parents first) */
+  guint next_order;
+} Replay;
+
+static void rblock_free(gpointer p) {
+  RBlock *b = p;
+  g_free(b->txs);
+  g_free(b->msg_ns);
+  g_free(b->ann_ns);
+  g_free(b);
+}
+
+static void input_error(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void input_error(GError **error, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  g_set_error_literal(error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_INPUT, msg);
+}
+
+/* Bad lines: counted; the first few go to stderr unless quiet. */
+static void report_bad(Replay *r, EmcReader *rd, EmcKind kind) {
+  r->lines[kind] += emc_reader_records(rd);
+  guint64 bad = emc_reader_bad_lines(rd);
+  r->bad_lines[kind] += bad;
+  if (!bad || r->opt->quiet) return;
+  const char *const *msgs = emc_reader_bad_line_messages(rd);
+  for (guint i = 0; msgs && msgs[i]; i++) fprintf(stderr, "%s\n", msgs[i]);
+  if (bad > EMC_BAD_LINES_KEPT)
+    fprintf(stderr, "%s: %" G_GUINT64_FORMAT " bad lines in all (skipped)\n", emc_reader_file(rd), bad);
+}
+
+/* Opens one kind in one vantage directory; NULL without error when the directory has no such file. */
+static EmcReader *open_kind(const Replay *r, const EmcDir *d, EmcKind kind, GError **error) {
+  const char *const *files = emc_dir_files(d, kind);
+  if (!files || !files[0]) return NULL;
+  GError *e = NULL;
+  EmcReader *rd = emc_dir_open_reader(d, kind, r->opt->strict ? EMC_READER_STRICT : EMC_READER_DEFAULT, &e);
+  if (!rd) {
+    input_error(error, "%s", e->message);
+    g_error_free(e);
+  }
+  return rd;
+}
+
+static double u256_double(const EmcU256 *x) { return emc_u256_to_double(x); }
+
+static gboolean read_blocks(Replay *r, guint v, const EmcDir *d, GError **error) {
+  GError *e = NULL;
+  g_autoptr(EmcReader) rd = open_kind(r, d, EMC_KIND_BLOCK, &e);
+  if (e) {
+    g_propagate_error(error, e);
+    return FALSE;
+  }
+  if (!rd) return TRUE;
+  EmcBlock eb;
+  while (emc_reader_next_block(rd, &eb, &e)) {
+    uint64_t id = emc_hash_id(&eb.hash);
+    RBlock *b = g_hash_table_lookup(r->blocks, &id);
+    if (!b) {
+      b = g_new0(RBlock, 1);
+      b->b.id = id;
+      b->b.parent = emc_hash_id(&eb.parent);
+      b->number = eb.number;
+      b->coinbase = emc_address_id(&eb.coinbase);
+      b->b.timestamp_s = (int64_t)eb.time_s;
+      b->b.mined_ns = (int64_t)eb.time_s * 1000000000;
+      b->b.difficulty = u256_double(&eb.difficulty);
+      b->b.gas_used = eb.gas_used;
+      b->b.size_bytes = (uint32_t)MIN(eb.size_bytes, UINT32_MAX);
+      b->b.n_tx = eb.n_txs;
+      b->b.empty = eb.n_txs == 0;
+      b->n_txs = eb.n_txs;
+      b->txs = g_new(uint64_t, MAX(eb.n_txs, 1));
+      uint64_t set = UINT64_C(0x9e3779b97f4a7c15);
+      for (uint32_t k = 0; k < eb.n_txs; k++) {
+        b->txs[k] = emc_hash_id(&eb.txs[k]);
+        set = (set ^ b->txs[k]) * UINT64_C(0x100000001b3);
+      }
+      b->b.txset = set | 1;
+      b->b.n_uncles = MIN(eb.n_uncles, OBS_MAX_UNCLES);
+      for (uint32_t k = 0; k < b->b.n_uncles; k++) b->b.uncles[k] = emc_hash_id(&eb.uncles[k]);
+      b->msg_ns = g_new(int64_t, r->nv);
+      b->ann_ns = g_new(int64_t, r->nv);
+      for (guint k = 0; k < r->nv; k++) b->msg_ns[k] = b->ann_ns[k] = OBS_TIME_NONE;
+      b->order = r->next_order++;
+      g_hash_table_insert(r->blocks, &b->b.id, b);
+    }
+    if (b->msg_ns[v] == OBS_TIME_NONE || eb.local_ns < b->msg_ns[v]) b->msg_ns[v] = eb.local_ns;
+  }
+  if (e) {
+    input_error(error, "%s", e->message);
+    g_error_free(e);
+    return FALSE;
+  }
+  report_bad(r, rd, EMC_KIND_BLOCK);
+  return TRUE;
+}
+
+static gboolean read_announcements(Replay *r, guint v, const EmcDir *d, GError **error) {
+  GError *e = NULL;
+  g_autoptr(EmcReader) rd = open_kind(r, d, EMC_KIND_ANNOUNCEMENT, &e);
+  if (e) {
+    g_propagate_error(error, e);
+    return FALSE;
+  }
+  if (!rd) return TRUE;
+  EmcAnnouncement ea;
+  while (emc_reader_next_announcement(rd, &ea, &e)) {
+    uint64_t id = emc_hash_id(&ea.hash);
+    RBlock *b = g_hash_table_lookup(r->blocks, &id);
+    if (!b) {
+      g_hash_table_add(r->announced_only, g_memdup2(&id, sizeof id));
+      continue;
+    }
+    if (b->ann_ns[v] == OBS_TIME_NONE || ea.local_ns < b->ann_ns[v]) b->ann_ns[v] = ea.local_ns;
+  }
+  if (e) {
+    input_error(error, "%s", e->message);
+    g_error_free(e);
+    return FALSE;
+  }
+  report_bad(r, rd, EMC_KIND_ANNOUNCEMENT);
+  return TRUE;
+}
+
+static gboolean read_txs(Replay *r, guint v, const EmcDir *d, GError **error) {
+  GError *e = NULL;
+  g_autoptr(EmcReader) rd = open_kind(r, d, EMC_KIND_TX, &e);
+  if (e) {
+    g_propagate_error(error, e);
+    return FALSE;
+  }
+  if (!rd) return TRUE;
+  EmcTx et;
+  while (emc_reader_next_tx(rd, &et, &e)) {
+    uint64_t id = emc_hash_id(&et.hash);
+    RTx *t = g_hash_table_lookup(r->txs, &id);
+    if (!t) {
+      t = g_malloc0(sizeof(RTx) + sizeof(int64_t) * r->nv);
+      t->rec = (ObsTx){.id = id, .sender = emc_address_id(&et.from), .nonce = et.nonce,
+                       .created_ns = OBS_TIME_NONE, .type = (uint8_t)et.type, .gas_limit = et.gas_limit,
+                       .gas_price_wei = u256_double(&et.gas_price_wei)};
+      for (guint k = 0; k < r->nv; k++) t->recv[k] = OBS_TIME_NONE;
+      g_hash_table_insert(r->txs, &t->rec.id, t);
+    }
+    if (t->recv[v] == OBS_TIME_NONE || et.local_ns < t->recv[v]) t->recv[v] = et.local_ns;
+  }
+  if (e) {
+    input_error(error, "%s", e->message);
+    g_error_free(e);
+    return FALSE;
+  }
+  report_bad(r, rd, EMC_KIND_TX);
+  return TRUE;
+}
+
+/* The address map: a CSV with a header naming `address` and a pool name column (`name`, else the study's
+ * `name_in_dsn2020_scripts`, else the second column). */
+static gboolean read_pools(Replay *r, const char *path, GError **error) {
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    input_error(error, "%s: cannot open: %s", path, g_strerror(errno));
+    return FALSE;
+  }
+  g_autoptr(GPtrArray) fields = g_ptr_array_new_with_free_func(g_free);
+  guint line = 0;
+  GError *e = NULL;
+  int addr_col = -1, name_col = -1;
+  gboolean ok = TRUE;
+  if (!an_csv_read_record(f, fields, &line, &e)) {
+    input_error(error, "%s: %s", path, e ? e->message : "empty file (expected a header with 'address')");
+    g_clear_error(&e);
+    fclose(f);
+    return FALSE;
+  }
+  for (guint i = 0; i < fields->len; i++) {
+    const char *h = g_ptr_array_index(fields, i);
+    if (strcmp(h, "address") == 0) addr_col = (int)i;
+    if (strcmp(h, "name") == 0) name_col = (int)i;
+  }
+  for (guint i = 0; i < fields->len && name_col < 0; i++)
+    if (strcmp(g_ptr_array_index(fields, i), "name_in_dsn2020_scripts") == 0) name_col = (int)i;
+  if (name_col < 0 && fields->len >= 2) name_col = addr_col == 1 ? 0 : 1;
+  if (addr_col < 0 || name_col < 0) {
+    input_error(error, "%s:1: the header needs an 'address' column and a pool name column", path);
+    fclose(f);
+    return FALSE;
+  }
+  while (ok && an_csv_read_record(f, fields, &line, &e)) {
+    if (fields->len == 1 && !*(const char *)g_ptr_array_index(fields, 0)) continue;
+    if ((int)fields->len <= MAX(addr_col, name_col)) {
+      input_error(error, "%s:%u: %u fields, expected at least %d", path, line, fields->len, MAX(addr_col, name_col) + 1);
+      ok = FALSE;
+      break;
+    }
+    EmcAddress a;
+    const char *text = g_ptr_array_index(fields, addr_col);
+    if (!emc_address_parse(text, strlen(text), &a)) {
+      input_error(error, "%s:%u: not an address: '%s'", path, line, text);
+      ok = FALSE;
+      break;
+    }
+    uint64_t *key = g_new(uint64_t, 1);
+    *key = emc_address_id(&a);
+    g_hash_table_replace(r->pool_of, key, g_strdup(g_ptr_array_index(fields, name_col)));
+  }
+  if (ok && e) {
+    input_error(error, "%s:%u: %s", path, line, e->message);
+    ok = FALSE;
+  }
+  g_clear_error(&e);
+  fclose(f);
+  return ok;
+}
+
+static inline uint64_t mix64(uint64_t x) {
+  x ^= x >> 30;
+  x *= UINT64_C(0xbf58476d1ce4e5b9);
+  x ^= x >> 27;
+  x *= UINT64_C(0x94d049bb133111eb);
+  return x ^ (x >> 31);
+}
+
+static void place(Replay *r, RBlock *b) {
+  b->b.height = (uint32_t)(b->number - r->min_number + 1);
+  b->placed = TRUE;
+  g_ptr_array_add(r->placed, b);
+  if (!g_hash_table_contains(r->at_number, &b->number)) g_hash_table_insert(r->at_number, &b->number, b);
+}
+
+/* A node logs only the blocks it received as block messages; ancestors it got by syncing never appear. A
+ * missing ancestor is stood for by a placeholder (no miner, no transactions, its child's difficulty and
+ * time), whose parent is the first block placed one number below, or another placeholder. */
+static RBlock *placeholder(Replay *r, uint64_t id, uint64_t number, const RBlock *child) {
+  RBlock *x = g_new0(RBlock, 1);
+  x->b.id = id;
+  x->number = number;
+  x->placeholder = TRUE;
+  x->b.miner = OBS_MINER_NONE;
+  x->b.difficulty = child->b.difficulty;
+  x->b.mined_ns = child->b.mined_ns;
+  x->b.timestamp_s = child->b.timestamp_s;
+  x->msg_ns = g_new(int64_t, r->nv);
+  x->ann_ns = g_new(int64_t, r->nv);
+  for (guint k = 0; k < r->nv; k++) x->msg_ns[k] = x->ann_ns[k] = OBS_TIME_NONE;
+  x->order = r->next_order++;
+  g_hash_table_insert(r->blocks, &x->b.id, x);
+  r->placeholders++;
+  if (number == r->min_number) {
+    x->b.parent = OBS_GENESIS_ID;
+  } else {
+    RBlock *below = g_hash_table_lookup(r->at_number, &(uint64_t){number - 1});
+    if (!below) {
+      uint64_t pid = mix64(id) | 1;
+      below = g_hash_table_lookup(r->blocks, &pid);
+      if (!below) below = placeholder(r, pid, number - 1, x);
+    }
+    x->b.parent = below->b.id;
+  }
+  place(r, x);
+  return x;
+}
+
+static gint cmp_u64(gconstpointer a, gconstpointer b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static gint cmp_rblock(gconstpointer pa, gconstpointer pb) {
+  const RBlock *a = *(RBlock *const *)pa, *b = *(RBlock *const *)pb;
+  if (a->number != b->number) return a->number < b->number ? -1 : 1;
+  return a->order < b->order ? -1 : a->order > b->order;
+}
+
+typedef gboolean (*WriteFn)(gconstpointer obj, FILE *out);
+
+static gboolean write_file(SimOutDir *out, const char *name, WriteFn fn, gconstpointer obj, GError **error) {
+  GError *e = NULL;
+  FILE *f = sim_outdir_create(out, name, &e);
+  if (!f || !fn(obj, f)) {
+    g_set_error(error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_RUNTIME, "cannot write %s/%s%s%s", sim_outdir_path(out),
+                name, e ? ": " : "", e ? e->message : "");
+    g_clear_error(&e);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean w_blocks(gconstpointer c, FILE *f) { return an_chain_write_blocks_csv(c, f); }
+static gboolean w_pools(gconstpointer c, FILE *f) { return an_chain_write_pools_csv(c, f); }
+static gboolean w_runs(gconstpointer c, FILE *f) { return an_chain_write_runs_csv(c, f); }
+static gboolean w_commit(gconstpointer t, FILE *f) { return an_tx_write_commit_csv(t, f); }
+
+typedef struct {
+  const AnProp *prop;
+  const AnChain *chain;
+} PropCtx;
+static gboolean w_obs(gconstpointer p, FILE *f) {
+  const PropCtx *c = p;
+  return an_prop_write_observations_csv(c->prop, c->chain, f);
+}
+
+gboolean sim_replay(const SimReplayOptions *opt, json_t **summary_out, GError **error) {
+  g_return_val_if_fail(opt && opt->n_vantages > 0, FALSE);
+  const char *dir = opt->out_dir ? opt->out_dir : "results/replay";
+  GError *e = NULL;
+  g_autoptr(SimOutDir) out = sim_outdir_open(dir, &e);
+  if (!out) {
+    input_error(error, "%s", e->message);
+    g_error_free(e);
+    return FALSE;
+  }
+  Replay r = {.opt = opt, .nv = opt->n_vantages};
+  r.blocks = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, rblock_free);
+  r.txs = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
+  r.pool_of = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+  r.announced_only = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+  gboolean ok = TRUE;
+  g_autofree char **names = g_new0(char *, opt->n_vantages + 1);
+  g_autoptr(GPtrArray) name_store = g_ptr_array_new_with_free_func(g_free);
+  for (guint v = 0; v < opt->n_vantages; v++) {
+    if (opt->names && opt->names[v]) {
+      names[v] = (char *)opt->names[v];
+    } else {
+      char *base = g_path_get_basename(opt->dirs[v]);
+      g_ptr_array_add(name_store, base);
+      names[v] = base;
+    }
+    for (guint w = 0; w < v && ok; w++)
+      if (strcmp(names[v], names[w]) == 0) {
+        input_error(error, "two vantage points are named '%s' (name them with --vantage NAME=DIR)", names[v]);
+        ok = FALSE;
+      }
+  }
+  if (ok && opt->pools_csv) ok = read_pools(&r, opt->pools_csv, error);
+  /* Blocks of every vantage point first, then what refers to them. */
+  g_autoptr(GPtrArray) dirs = g_ptr_array_new_with_free_func((GDestroyNotify)emc_dir_free);
+  for (guint v = 0; ok && v < opt->n_vantages; v++) {
+    EmcDir *d = emc_dir_open(opt->dirs[v], &e);
+    if (!d) {
+      input_error(error, "%s", e->message);
+      g_clear_error(&e);
+      ok = FALSE;
+      break;
+    }
+    g_ptr_array_add(dirs, d);
+    const char *const *bf = emc_dir_files(d, EMC_KIND_BLOCK);
+    if (!bf || !bf[0]) {
+      input_error(error, "%s: no block log (NewBlockMsg.log or blocks.log) in it", opt->dirs[v]);
+      ok = FALSE;
+    }
+  }
+  for (guint v = 0; ok && v < opt->n_vantages; v++) ok = read_blocks(&r, v, g_ptr_array_index(dirs, v), error);
+  for (guint v = 0; ok && v < opt->n_vantages; v++) ok = read_announcements(&r, v, g_ptr_array_index(dirs, v), error);
+  for (guint v = 0; ok && v < opt->n_vantages; v++) ok = read_txs(&r, v, g_ptr_array_index(dirs, v), error);
+  if (ok && g_hash_table_size(r.blocks) == 0) {
+    input_error(error, "no block in the logs");
+    ok = FALSE;
+  }
+  if (!ok) {
+    g_hash_table_unref(r.blocks);
+    g_hash_table_unref(r.txs);
+    g_hash_table_unref(r.pool_of);
+  g_hash_table_unref(r.announced_only);
+    return FALSE;
+  }
+
+  /* Place the blocks: heights from the lowest number seen, parents that were seen. */
+  g_autoptr(GPtrArray) order = g_ptr_array_new();
+  GHashTableIter it;
+  gpointer k, val;
+  g_hash_table_iter_init(&it, r.blocks);
+  while (g_hash_table_iter_next(&it, &k, &val)) g_ptr_array_add(order, val);
+  g_ptr_array_sort(order, cmp_rblock);
+  uint64_t min_number = ((RBlock *)g_ptr_array_index(order, 0))->number;
+  r.min_number = min_number;
+  r.at_number = g_hash_table_new(g_int64_hash, g_int64_equal);
+  r.placed = g_ptr_array_new();
+  /* Miners: one per coinbase, in first-seen order of the placed blocks; pools by name. */
+  g_autoptr(GHashTable) miner_of = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+  g_autoptr(GArray) miners = g_array_new(FALSE, TRUE, sizeof(AnMiner));
+  g_autoptr(GPtrArray) pool_names = g_ptr_array_new_with_free_func(g_free);
+  g_autoptr(GArray) miner_blocks = g_array_new(FALSE, TRUE, sizeof(guint64));
+  guint64 placed = 0;
+  for (guint i = 0; i < order->len; i++) {
+    RBlock *b = g_ptr_array_index(order, i);
+    if (b->b.id == OBS_GENESIS_ID) {
+      r.detached++;
+      continue;
+    }
+    if (b->number == min_number) {
+      b->b.parent = OBS_GENESIS_ID;
+    } else {
+      RBlock *p = g_hash_table_lookup(r.blocks, &b->b.parent);
+      if (!p) p = placeholder(&r, b->b.parent, b->number - 1, b);
+      if (!p->placed || p->number + 1 != b->number) { /* a parent logged at another number: inconsistent */
+        r.detached++;
+        continue;
+      }
+    }
+    place(&r, b);
+    placed++;
+    gpointer mi;
+    if (!g_hash_table_lookup_extended(miner_of, &b->coinbase, NULL, &mi)) {
+      const char *pool = g_hash_table_lookup(r.pool_of, &b->coinbase);
+      if (!pool) pool = "Others";
+      guint g = 0;
+      while (g < pool_names->len && strcmp(g_ptr_array_index(pool_names, g), pool) != 0) g++;
+      if (g == pool_names->len) g_ptr_array_add(pool_names, g_strdup(pool));
+      AnMiner m = {.group = g};
+      g_array_append_val(miners, m);
+      guint64 zero = 0;
+      g_array_append_val(miner_blocks, zero);
+      mi = GUINT_TO_POINTER(miners->len - 1);
+      g_hash_table_insert(miner_of, g_memdup2(&b->coinbase, sizeof b->coinbase), mi);
+    }
+    b->b.miner = GPOINTER_TO_UINT(mi);
+    g_array_index(miner_blocks, guint64, b->b.miner)++;
+  }
+  for (guint m = 0; m < miners->len; m++)
+    g_array_index(miners, AnMiner, m).hash_share = (double)g_array_index(miner_blocks, guint64, m) / (double)placed;
+  g_ptr_array_add(pool_names, NULL);
+  guint n_pools = pool_names->len - 1;
+
+  g_autoptr(AnChain) chain = an_chain_new((const AnMiner *)miners->data, miners->len,
+                                          (const char *const *)pool_names->pdata, n_pools);
+  for (guint i = 0; ok && i < r.placed->len; i++) {
+    RBlock *b = g_ptr_array_index(r.placed, i);
+    /* Uncles the logs never showed cannot be typed: dropped (counted). */
+    guint kept = 0;
+    for (guint u = 0; u < b->b.n_uncles; u++) {
+      RBlock *ub = g_hash_table_lookup(r.blocks, &b->b.uncles[u]);
+      if (ub && ub->placed) b->b.uncles[kept++] = b->b.uncles[u];
+      else r.unknown_uncles++;
+    }
+    b->b.n_uncles = kept;
+    ok = an_chain_add_block(chain, &b->b, &e);
+  }
+  AnChainParams ap = {.block_reward = opt->block_reward_eth > 0 ? opt->block_reward_eth : 2.0, .uncle_base = 8,
+                      .nephew_divisor = 32};
+  if (ok) ok = an_chain_finalize(chain, &ap, &e);
+  if (!ok) {
+    g_set_error(error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_INPUT, "the logs' blocks do not form a chain: %s",
+                e->message);
+    g_error_free(e);
+    g_hash_table_unref(r.at_number);
+    g_ptr_array_unref(r.placed);
+    g_hash_table_unref(r.blocks);
+    g_hash_table_unref(r.txs);
+    g_hash_table_unref(r.pool_of);
+  g_hash_table_unref(r.announced_only);
+    return FALSE;
+  }
+
+  /* Propagation: every placed block's sightings. */
+  g_autoptr(AnProp) prop = an_prop_new((const char *const *)names, r.nv);
+  for (guint i = 0; ok && i < order->len; i++) {
+    const RBlock *b = g_ptr_array_index(order, i);
+    if (!b->placed) continue;
+    for (guint v = 0; ok && v < r.nv; v++) {
+      if (b->msg_ns[v] == OBS_TIME_NONE && b->ann_ns[v] == OBS_TIME_NONE) continue;
+      ObsSighting s = {.block = b->b.id, .vantage = v, .block_msg_ns = b->msg_ns[v], .announce_ns = b->ann_ns[v]};
+      ok = an_prop_add(prop, &s, &e);
+    }
+  }
+  if (ok) ok = an_prop_finalize(prop, chain, &e);
+
+  /* Transactions: receptions, inclusions, then the main chain. */
+  g_autoptr(AnTx) antx = an_tx_new((const char *const *)names, r.nv);
+  g_autoptr(GArray) tx_order = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+  g_hash_table_iter_init(&it, r.txs);
+  while (g_hash_table_iter_next(&it, &k, &val)) g_array_append_val(tx_order, ((RTx *)val)->rec.id);
+  g_array_sort(tx_order, cmp_u64);
+  for (guint i = 0; ok && i < tx_order->len; i++) {
+    const RTx *t = g_hash_table_lookup(r.txs, &g_array_index(tx_order, uint64_t, i));
+    ok = an_tx_add_tx(antx, &t->rec, &e);
+    for (guint v = 0; ok && v < r.nv; v++) {
+      if (t->recv[v] == OBS_TIME_NONE) continue;
+      ObsTxSighting s = {.tx = t->rec.id, .vantage = v, .seen_ns = t->recv[v]};
+      ok = an_tx_add_sighting(antx, &s, &e);
+    }
+  }
+  for (guint i = 0; ok && i < order->len; i++) {
+    const RBlock *b = g_ptr_array_index(order, i);
+    if (!b->placed) continue;
+    for (uint32_t j = 0; ok && j < b->n_txs; j++) {
+      if (!g_hash_table_contains(r.txs, &b->txs[j])) {
+        r.txs_only_in_blocks++;
+        continue;
+      }
+      ObsTxInclusion in = {.tx = b->txs[j], .block = b->b.id, .height = b->b.height};
+      ok = an_tx_add_inclusion(antx, &in, &e);
+    }
+  }
+  g_autofree int64_t **recv = g_new0(int64_t *, r.nv);
+  uint32_t n_heights = 0;
+  if (ok) {
+    const AnChainSummary *cs = an_chain_summary(chain);
+    n_heights = (uint32_t)cs->heights + 1;
+    for (guint v = 0; v < r.nv; v++) {
+      recv[v] = g_new(int64_t, n_heights);
+      recv[v][0] = OBS_TIME_NONE;
+      for (uint32_t h = 1; h < n_heights; h++) {
+        const ObsBlock *mb = an_chain_main_block(chain, h);
+        const RBlock *b = mb ? g_hash_table_lookup(r.blocks, &mb->id) : NULL;
+        int64_t a = b ? b->msg_ns[v] : OBS_TIME_NONE, c = b ? b->ann_ns[v] : OBS_TIME_NONE;
+        recv[v][h] = MIN(a, c);
+      }
+    }
+    ok = an_tx_add_main_chain(antx, chain, 0, (const int64_t *const *)recv, n_heights, &e);
+  }
+  for (guint v = 0; v < r.nv; v++) g_free(recv[v]);
+  if (ok) an_tx_finalize(antx);
+  if (!ok) {
+    g_set_error(error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_RUNTIME, "analysis failed: %s", e->message);
+    g_error_free(e);
+  }
+
+  g_autoptr(json_t) summary = NULL;
+  if (ok) {
+    summary = json_object();
+    json_t *doc = json_object();
+    json_t *vs = json_array();
+    for (guint v = 0; v < r.nv; v++)
+      json_array_append_new(vs, json_pack("{s:s, s:s}", "name", names[v], "dir", opt->dirs[v]));
+    json_object_set_new(doc, "vantage_points", vs);
+    if (opt->pools_csv) json_object_set_new(doc, "pools_csv", json_string(opt->pools_csv));
+    json_object_set_new(doc, "strict", json_boolean(opt->strict));
+    json_object_set_new(summary, "header", sim_output_header(0, 1, opt->argc, opt->argv, NULL, NULL));
+    json_object_set_new(json_object_get(summary, "header"), "replay", doc);
+    json_t *rp = json_object();
+    static const char *const kind_key[] = {[EMC_KIND_BLOCK] = "block_lines", [EMC_KIND_ANNOUNCEMENT] = "announcement_lines",
+                                           [EMC_KIND_TX] = "tx_lines"};
+    for (guint kk = 0; kk < G_N_ELEMENTS(kind_key); kk++) {
+      if (!kind_key[kk]) continue;
+      json_object_set_new(rp, kind_key[kk], json_integer((json_int_t)r.lines[kk]));
+    }
+    guint64 bad = 0;
+    for (guint kk = 0; kk < EMC_N_KINDS; kk++) bad += r.bad_lines[kk];
+    json_object_set_new(rp, "bad_lines", json_integer((json_int_t)bad));
+    json_object_set_new(rp, "blocks", json_integer((json_int_t)(g_hash_table_size(r.blocks) - r.placeholders)));
+    json_object_set_new(rp, "first_number", json_integer((json_int_t)min_number));
+    json_object_set_new(rp, "detached_blocks", json_integer((json_int_t)r.detached));
+    json_object_set_new(rp, "placeholder_blocks", json_integer((json_int_t)r.placeholders));
+    json_object_set_new(rp, "announced_only", json_integer(g_hash_table_size(r.announced_only)));
+    json_object_set_new(rp, "unknown_uncles", json_integer((json_int_t)r.unknown_uncles));
+    json_object_set_new(rp, "txs", json_integer(g_hash_table_size(r.txs)));
+    json_object_set_new(rp, "txs_only_in_blocks", json_integer((json_int_t)r.txs_only_in_blocks));
+    json_object_set_new(rp, "peak_rss_bytes", json_integer((json_int_t)sim_peak_rss_bytes()));
+    json_object_set_new(summary, "replay", rp);
+    an_chain_add_json(chain, summary);
+    an_prop_add_json(prop, summary);
+    an_tx_add_json(antx, summary);
+    PropCtx pc = {prop, chain};
+    ok = sim_outdir_write_json(out, "summary.json", summary, &e) && write_file(out, "blocks.csv", w_blocks, chain, error) &&
+         write_file(out, "pools.csv", w_pools, chain, error) && write_file(out, "runs.csv", w_runs, chain, error) &&
+         write_file(out, "observations.csv", w_obs, &pc, error) &&
+         write_file(out, "tx_commit.csv", w_commit, antx, error) && sim_outdir_commit(out, &e);
+    if (!ok && e) {
+      g_set_error_literal(error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_RUNTIME, e->message);
+      g_error_free(e);
+    }
+  }
+  g_hash_table_unref(r.at_number);
+  g_ptr_array_unref(r.placed);
+  g_hash_table_unref(r.blocks);
+  g_hash_table_unref(r.txs);
+  g_hash_table_unref(r.pool_of);
+  g_hash_table_unref(r.announced_only);
+  if (ok && summary_out) *summary_out = g_steal_pointer(&summary);
+  return ok;
+}
