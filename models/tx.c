@@ -424,7 +424,19 @@ struct TxWorld {
   guint64 uncensored_wait_blocks[CENSOR_K + 1], uncensored_committed;
   guint64 finality_mismatches, deep_reorgs;
   gboolean finished;
+  /* EMC logs (tx_world_keep_for_logs) */
+  gboolean keep;
+  GArray *log_txs;     /* LogTx */
+  GArray *log_recv;    /* int64 x n_vantages per LogTx */
+  GHashTable *log_blocks; /* uint64 block id -> GArray of uint64 tx ids */
 };
+
+typedef struct {
+  uint64_t id, sender, nonce;
+  uint8_t type;
+  uint32_t gas_limit, bytes;
+  double price;
+} LogTx;
 
 static inline uint64_t mix64(uint64_t x) {
   x ^= x >> 30;
@@ -816,6 +828,12 @@ static void record(TxWorld *w, uint32_t i) {
     g_assert(ok);
   }
   w->created++;
+  if (w->keep) {
+    LogTx l = {.id = e->id, .sender = e->sender, .nonce = e->nonce, .type = e->type, .gas_limit = e->gas_limit,
+               .bytes = e->bytes, .price = e->price};
+    g_array_append_val(w->log_txs, l);
+    g_array_append_vals(w->log_recv, w->recv, w->n_vantages);
+  }
   index_insert(w, i);
   if (w->in_index > (guint64)w->cfg.p.mempool_capacity) evict_one(w);
 }
@@ -978,8 +996,36 @@ TxWorld *tx_world_new(const TxConfig *cfg, const TxNetView *net, double block_ga
   return w;
 }
 
+void tx_world_keep_for_logs(TxWorld *w) {
+  if (w->keep) return;
+  w->keep = TRUE;
+  w->log_txs = g_array_new(FALSE, FALSE, sizeof(LogTx));
+  w->log_recv = g_array_new(FALSE, FALSE, sizeof(int64_t));
+  w->log_blocks = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
+}
+
+guint64 tx_world_log_n_txs(const TxWorld *w) { return w->keep ? w->log_txs->len : 0; }
+
+void tx_world_log_tx(const TxWorld *w, guint64 i, TxLogView *out) {
+  const LogTx *l = &g_array_index(w->log_txs, LogTx, i);
+  *out = (TxLogView){.id = l->id, .sender = l->sender, .nonce = l->nonce, .type = l->type,
+                     .gas_limit = l->gas_limit, .bytes = l->bytes, .price_gwei = l->price,
+                     .recv = w->n_vantages ? &g_array_index(w->log_recv, int64_t, i * w->n_vantages) : NULL};
+}
+
+const uint64_t *tx_world_log_block_txs(const TxWorld *w, uint64_t block, guint *n) {
+  const GArray *ids = w->keep ? g_hash_table_lookup(w->log_blocks, &block) : NULL;
+  *n = ids ? ids->len : 0;
+  return ids ? (const uint64_t *)ids->data : NULL;
+}
+
 void tx_world_free(TxWorld *w) {
   if (!w) return;
+  if (w->keep) {
+    g_array_unref(w->log_txs);
+    g_array_unref(w->log_recv);
+    g_hash_table_unref(w->log_blocks);
+  }
   for (guint i = 0; i < w->sessions->len; i++) g_free(g_array_index(w->sessions, Session, i).prev);
   g_array_free(w->sessions, TRUE);
   GHashTableIter it;
@@ -1186,8 +1232,14 @@ void tx_world_build(TxWorld *w, guint pool, const ObsBlock *parent, SimTime buil
     if (e->n_incl < UINT8_MAX) e->n_incl++;
   }
   g_hash_table_insert(w->blocks, &bt->block, bt);
+  if (w->keep && bt->n) {
+    GArray *ids = g_array_sized_new(FALSE, FALSE, sizeof(uint64_t), bt->n);
+    for (guint k = 0; k < bt->n; k++) g_array_append_val(ids, bt->refs[k].id);
+    g_hash_table_insert(w->log_blocks, g_memdup2(&b->id, sizeof b->id), ids);
+  }
   g_array_append_val(w->by_height[b->height % RING], b->id);
   b->n_tx = bt->n;
+  b->empty = bt->n == 0; /* as the study counted empty blocks: no transactions, whatever the template */
   b->gas_used = (uint64_t)gas;
   b->size_bytes = (uint32_t)MIN(bytes, (double)UINT32_MAX);
 }

@@ -135,7 +135,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(TxWorld, tx_world_free)
 
 /* Fills b->n_tx, gas_used and size_bytes for the block `b` of pool `pool` on `parent`, from the template
  * built at `built` (b->txset identifies the template: a second block on the same template of the same
- * pool gets the same transactions), and records its transactions. An empty block (b->empty) gets none. */
+ * pool gets the same transactions), and records its transactions. A block on the empty template
+ * (b->empty on entry) gets none. On return b->empty says whether the block has no transaction, as the study
+ * counted empty blocks (a full template can be empty too, when the pool's mempool is). */
 void tx_world_build(TxWorld *w, guint pool, const ObsBlock *parent, SimTime built, ObsBlock *b);
 
 /* Every mined block, right after tx_world_build() (its inclusions go to the metrics), and the heaviest
@@ -159,6 +161,23 @@ gboolean tx_world_has_censorship(const TxWorld *w);
 /* Transactions live in the world now (mempool index plus recent blocks), and created so far. */
 guint64 tx_world_live(const TxWorld *w);
 guint64 tx_world_created(const TxWorld *w);
+
+/* ---- For EMC logs (sim run --emc-logs) ----
+ * Keeps every transaction (fields and receptions by the vantage points) and every block's transaction ids
+ * until the world is freed: memory grows with the run's transactions, so this is for runs written out as
+ * logs. Call before the run. */
+void tx_world_keep_for_logs(TxWorld *w);
+typedef struct {
+  uint64_t id, sender, nonce;
+  uint8_t type;
+  uint32_t gas_limit, bytes;
+  double price_gwei;
+  const int64_t *recv; /* per vantage point, OBS_TIME_NONE if never */
+} TxLogView;
+guint64 tx_world_log_n_txs(const TxWorld *w);
+void tx_world_log_tx(const TxWorld *w, guint64 i, TxLogView *out);
+/* The ids of block `block`'s transactions in order, NULL (and *n = 0) for a block without transactions. */
+const uint64_t *tx_world_log_block_txs(const TxWorld *w, uint64_t block, guint *n);
 
 /* ---- For tests ---- */
 

@@ -26,6 +26,7 @@ int sim_cmd_replay(int argc, char **argv) {
   g_autofree char *out = NULL, *pools = NULL;
   gboolean strict = FALSE, quiet = FALSE;
   double reward = 2.0;
+  gint64 heights = 0;
   GOptionEntry entries[] = {
       {"vantage", 0, 0, G_OPTION_ARG_STRING_ARRAY, &vantages, "A vantage point's log directory, named", "NAME=DIR"},
       {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "Results directory (default results/replay)", "DIR"},
@@ -34,6 +35,8 @@ int sim_cmd_replay(int argc, char **argv) {
       {"strict", 0, 0, G_OPTION_ARG_NONE, &strict, "The first bad line is fatal (exit 2)", NULL},
       {"block-reward", 0, 0, G_OPTION_ARG_DOUBLE, &reward, "Block reward in ETH for the reward shares (default 2)",
        "ETH"},
+      {"heights", 0, 0, G_OPTION_ARG_INT64, &heights,
+       "Metric window: heights 1..N counted from the lowest block number (default all), as stop.heights", "N"},
       {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No report and no bad-line messages", NULL},
       G_OPTION_ENTRY_NULL};
   g_autoptr(GOptionContext) ctx = g_option_context_new("[LOGDIR...] - measured logs through sim's analysis");
@@ -59,9 +62,11 @@ int sim_cmd_replay(int argc, char **argv) {
   }
   if (dirs->len == 0) return sim_cli_usage_error("replay", "missing LOGDIR (or --vantage NAME=DIR)");
   if (!(reward > 0)) return sim_cli_usage_error("replay", "--block-reward must be > 0 (got %g)", reward);
+  if (heights < 0 || heights > 1000000000)
+    return sim_cli_usage_error("replay", "--heights must be in [0, 1e9] (got %" G_GINT64_FORMAT ")", heights);
   SimReplayOptions opt = {.dirs = (const char *const *)dirs->pdata, .names = (const char *const *)names->pdata,
                           .n_vantages = dirs->len, .pools_csv = pools, .strict = strict, .out_dir = out,
-                          .block_reward_eth = reward, .argc = argc, .argv = argv, .quiet = quiet};
+                          .block_reward_eth = reward, .heights = (uint32_t)heights, .argc = argc, .argv = argv, .quiet = quiet};
   g_autoptr(GError) e = NULL;
   json_t *summary = NULL;
   if (!sim_replay(&opt, &summary, &e)) {

@@ -49,7 +49,7 @@ int sim_cmd_run(int argc, char **argv) {
   g_autofree char *out_dir = NULL;
   g_auto(GStrv) sets = NULL;
   gint64 seed = -1;
-  gboolean quiet = FALSE, have_seed = FALSE;
+  gboolean quiet = FALSE, have_seed = FALSE, emc_logs = FALSE;
   g_autofree char *seed_str = NULL;
   GOptionEntry entries[] = {
       {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir, "Write results into DIR (default results/<name>)", "DIR"},
@@ -57,6 +57,8 @@ int sim_cmd_run(int argc, char **argv) {
       {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a scenario value, e.g. stop.heights=1000",
        "PATH=VALUE"},
       {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress line and no report", NULL},
+      {"emc-logs", 0, 0, G_OPTION_ARG_NONE, &emc_logs,
+       "Also write each vantage point's EMC logs (as the study's Geth did) into DIR/emc/", NULL},
       G_OPTION_ENTRY_NULL};
   g_autoptr(GOptionContext) ctx = g_option_context_new("SCENARIO - run a scenario");
   g_option_context_set_strict_posix(ctx, FALSE);
@@ -101,7 +103,8 @@ int sim_cmd_run(int argc, char **argv) {
                        .progress = !quiet,
                        .cancel = (volatile const int *)&interrupted,
                        .argc = (int)cmdline->len,
-                       .argv = (char **)cmdline->pdata};
+                       .argv = (char **)cmdline->pdata,
+                       .emc_logs = emc_logs};
   g_autoptr(GError) e = NULL;
   g_autoptr(json_t) summary = NULL;
   if (!sim_run(sc, &opt, &summary, &e)) {

@@ -68,8 +68,17 @@ const char *sim_outdir_path(const SimOutDir *out) { return out->dir; }
 FILE *sim_outdir_create(SimOutDir *out, const char *name, GError **error) {
   OutFile o = {0};
   o.final = g_build_filename(out->dir, name, NULL);
-  g_autofree char *tmpl = g_strdup_printf(".%s.tmp-XXXXXX", name);
-  o.tmp = g_build_filename(out->dir, tmpl, NULL);
+  /* A name with directories ("emc/WE/TxMsg.log"): they are created, and the temp file sits beside its
+   * target so that the rename stays within one directory. */
+  g_autofree char *sub = g_path_get_dirname(o.final), *base = g_path_get_basename(name);
+  if (strchr(name, '/') && g_mkdir_with_parents(sub, 0777) != 0) {
+    int e = errno;
+    g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "cannot create %s: %s", sub, g_strerror(e));
+    g_free(o.final);
+    return NULL;
+  }
+  g_autofree char *tmpl = g_strdup_printf(".%s.tmp-XXXXXX", base);
+  o.tmp = g_build_filename(sub, tmpl, NULL);
   int fd = g_mkstemp(o.tmp);
   if (fd < 0) {
     int e = errno;

@@ -19,7 +19,8 @@ void sim_outdir_free(SimOutDir *out);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimOutDir, sim_outdir_free)
 const char *sim_outdir_path(const SimOutDir *out);
 
-/* Opens a temp file that will become DIR/name on commit. The FILE is owned by `out`. */
+/* Opens a temp file that will become DIR/name on commit (`name` may contain directories, which are
+ * created). The FILE is owned by `out`. */
 FILE *sim_outdir_create(SimOutDir *out, const char *name, GError **error);
 
 /* Writes `doc` as DIR/name (indented JSON, keys in insertion order, trailing newline). */

@@ -40,6 +40,7 @@ typedef struct {
   GHashTable *blocks; /* uint64 id -> RBlock* (owns) */
   GHashTable *txs;    /* uint64 id -> RTx* (owns) */
   GHashTable *pool_of; /* uint64 address id -> pool name (owned strings) */
+  GPtrArray *pool_order; /* pool names in the map's order (owned) */
   guint64 lines[EMC_N_KINDS], bad_lines[EMC_N_KINDS];
   GHashTable *announced_only; /* uint64 ids announced but never received as blocks */
   guint64 detached, unknown_uncles, txs_only_in_blocks, placeholders;
@@ -251,7 +252,11 @@ static gboolean read_pools(Replay *r, const char *path, GError **error) {
     }
     uint64_t *key = g_new(uint64_t, 1);
     *key = emc_address_id(&a);
-    g_hash_table_replace(r->pool_of, key, g_strdup(g_ptr_array_index(fields, name_col)));
+    const char *pname = g_ptr_array_index(fields, name_col);
+    g_hash_table_replace(r->pool_of, key, g_strdup(pname));
+    guint j = 0;
+    while (j < r->pool_order->len && strcmp(g_ptr_array_index(r->pool_order, j), pname) != 0) j++;
+    if (j == r->pool_order->len) g_ptr_array_add(r->pool_order, g_strdup(pname));
   }
   if (ok && e) {
     input_error(error, "%s:%u: %s", path, line, e->message);
@@ -364,6 +369,7 @@ gboolean sim_replay(const SimReplayOptions *opt, json_t **summary_out, GError **
   r.txs = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
   r.pool_of = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
   r.announced_only = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+  r.pool_order = g_ptr_array_new_with_free_func(g_free);
   gboolean ok = TRUE;
   g_autofree char **names = g_new0(char *, opt->n_vantages + 1);
   g_autoptr(GPtrArray) name_store = g_ptr_array_new_with_free_func(g_free);
@@ -411,6 +417,7 @@ gboolean sim_replay(const SimReplayOptions *opt, json_t **summary_out, GError **
     g_hash_table_unref(r.txs);
     g_hash_table_unref(r.pool_of);
   g_hash_table_unref(r.announced_only);
+  g_ptr_array_unref(r.pool_order);
     return FALSE;
   }
 
@@ -468,6 +475,33 @@ gboolean sim_replay(const SimReplayOptions *opt, json_t **summary_out, GError **
   }
   for (guint m = 0; m < miners->len; m++)
     g_array_index(miners, AnMiner, m).hash_share = (double)g_array_index(miner_blocks, guint64, m) / (double)placed;
+  /* Report pools in the map's order, then the others (as first seen). */
+  if (r.pool_order->len) {
+    g_autoptr(GPtrArray) sorted = g_ptr_array_new_with_free_func(g_free);
+    g_autofree guint *remap = g_new(guint, MAX(pool_names->len, 1));
+    /* Order: by position in the map (not in it: after, in first-seen order). */
+    g_autofree guint *rank = g_new(guint, MAX(pool_names->len, 1));
+    for (guint g = 0; g < pool_names->len; g++) {
+      const char *nm = g_ptr_array_index(pool_names, g);
+      guint j = 0;
+      while (j < r.pool_order->len && strcmp(g_ptr_array_index(r.pool_order, j), nm) != 0) j++;
+      rank[g] = j < r.pool_order->len ? j : r.pool_order->len + g;
+    }
+    for (guint n = 0; n < pool_names->len; n++) {
+      guint best = G_MAXUINT;
+      for (guint g = 0; g < pool_names->len; g++)
+        if (rank[g] != G_MAXUINT && (best == G_MAXUINT || rank[g] < rank[best])) best = g;
+      remap[best] = n;
+      rank[best] = G_MAXUINT;
+      g_ptr_array_add(sorted, g_strdup(g_ptr_array_index(pool_names, best)));
+    }
+    for (guint m = 0; m < miners->len; m++) {
+      AnMiner *am = &g_array_index(miners, AnMiner, m);
+      am->group = remap[am->group];
+    }
+    g_ptr_array_set_size(pool_names, 0);
+    for (guint g = 0; g < sorted->len; g++) g_ptr_array_add(pool_names, g_strdup(g_ptr_array_index(sorted, g)));
+  }
   g_ptr_array_add(pool_names, NULL);
   guint n_pools = pool_names->len - 1;
 
@@ -486,7 +520,7 @@ gboolean sim_replay(const SimReplayOptions *opt, json_t **summary_out, GError **
     ok = an_chain_add_block(chain, &b->b, &e);
   }
   AnChainParams ap = {.block_reward = opt->block_reward_eth > 0 ? opt->block_reward_eth : 2.0, .uncle_base = 8,
-                      .nephew_divisor = 32};
+                      .nephew_divisor = 32, .max_height = opt->heights};
   if (ok) ok = an_chain_finalize(chain, &ap, &e);
   if (!ok) {
     g_set_error(error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_INPUT, "the logs' blocks do not form a chain: %s",
@@ -498,6 +532,7 @@ gboolean sim_replay(const SimReplayOptions *opt, json_t **summary_out, GError **
     g_hash_table_unref(r.txs);
     g_hash_table_unref(r.pool_of);
   g_hash_table_unref(r.announced_only);
+  g_ptr_array_unref(r.pool_order);
     return FALSE;
   }
 
@@ -556,7 +591,7 @@ gboolean sim_replay(const SimReplayOptions *opt, json_t **summary_out, GError **
         recv[v][h] = MIN(a, c);
       }
     }
-    ok = an_tx_add_main_chain(antx, chain, 0, (const int64_t *const *)recv, n_heights, &e);
+    ok = an_tx_add_main_chain(antx, chain, opt->heights, (const int64_t *const *)recv, n_heights, &e);
   }
   for (guint v = 0; v < r.nv; v++) g_free(recv[v]);
   if (ok) an_tx_finalize(antx);
@@ -616,6 +651,7 @@ gboolean sim_replay(const SimReplayOptions *opt, json_t **summary_out, GError **
   g_hash_table_unref(r.txs);
   g_hash_table_unref(r.pool_of);
   g_hash_table_unref(r.announced_only);
+  g_ptr_array_unref(r.pool_order);
   if (ok && summary_out) *summary_out = g_steal_pointer(&summary);
   return ok;
 }

@@ -11,7 +11,8 @@
  *    it too); difficulty, uncles, transaction count, gas used and size come from the line; the template
  *    (txset) is a hash of the transaction list, so two blocks with the same transactions have the same one.
  *  - Miners: one per coinbase address; its pool from the address map (`pools_csv`: the columns `address`
- *    and a name column, as ethereum-2019-04/pool_addresses.csv), else "Others". Hash shares are unknown in a
+ *    and a name column, as ethereum-2019-04/pool_addresses.csv), else "Others". Pools are reported in the
+ *    map's order (those that mined), then "Others". Hash shares are unknown in a
  *    log and reported as each miner's share of all blocks.
  *  - Sightings: per vantage point and block, the earliest block message and the earliest announcement
  *    (NewBlockHashesMsg), as the study did.
@@ -26,6 +27,7 @@
 
 #include <glib.h>
 #include <jansson.h>
+#include <stdint.h>
 
 G_BEGIN_DECLS
 
@@ -37,6 +39,7 @@ typedef struct {
   gboolean strict;          /* the first bad line is fatal */
   const char *out_dir;      /* NULL: results/replay */
   double block_reward_eth;  /* rewards for the analysis (2, 8, 32 by default) */
+  uint32_t heights;         /* metric window: heights 1..heights after re-basing (0: all), as stop.heights */
   int argc;
   char **argv;
   gboolean quiet;           /* no bad-line report on stderr */

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "chain.h"
+#include "emclog.h"
 #include "engine.h"
 #include "output.h"
 #include "pow.h"
@@ -125,6 +126,7 @@ gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summa
                    .stop_events = (uint64_t)sc->stop.events};
   if (opt->progress && isatty(STDERR_FILENO)) sim_engine_set_progress(engine, on_progress, &prog, 0.1);
 
+  if (opt->emc_logs && pow_world_tx(world)) tx_world_keep_for_logs(pow_world_tx(world));
   SimStopReason why = sim_engine_run(engine);
   if (prog.printed) fputc('\n', stderr);
   if (why == SIM_STOP_CANCELLED) {
@@ -225,7 +227,7 @@ gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summa
       (txw && !write_tx_csv(out, "tx_commit.csv", tx_world_write_commit_csv, txw, &e)) ||
       (txw && tx_world_has_censorship(txw) &&
        !write_tx_csv(out, "censorship.csv", tx_world_write_censorship_csv, txw, &e)) ||
-      !sim_outdir_commit(out, &e)) {
+      (opt->emc_logs && !sim_emc_write_logs(out, sc, world, &e)) || !sim_outdir_commit(out, &e)) {
     g_set_error_literal(error, SIM_RUN_ERROR, SIM_RUN_ERROR_RUNTIME, e->message);
     g_error_free(e);
     return FALSE;

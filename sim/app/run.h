@@ -15,6 +15,7 @@ typedef struct {
   volatile const int *cancel; /* polled by the engine; may be NULL */
   int argc;                   /* the command line, for the output header */
   char **argv;
+  gboolean emc_logs;          /* also write the vantage points' EMC logs into DIR/emc/ (emclog.h) */
 } SimRunOptions;
 
 /* What happened, for the caller's exit code. */
