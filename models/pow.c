@@ -59,6 +59,8 @@ struct PowMiner {
   uint32_t max_known_height;
   GHashTable *orphans;   /* parent id -> GArray of ids waiting for it */
   GArray *ready;         /* scratch stack for connecting orphans */
+  GArray *trace_next;    /* trace-driven mining: indices of its trace blocks, in time order */
+  guint trace_pos;
 };
 
 struct PowWorld {
@@ -78,6 +80,8 @@ struct PowWorld {
 /* What miners change in the world (the world itself is const to them). */
 struct PowMut {
   const PowBlock *best; /* the heaviest block mined so far (first mined on ties) */
+  uint64_t *trace_sim;  /* trace-driven mining: simulator id of each trace block (OBS_GENESIS_ID: not yet) */
+  GHashTable *trace_index; /* trace id -> index + 1 */
   guint64 *discarded;   /* per pool: blocks discarded by withholding miners */
   guint *miner_pool;
   double *pool_share;
@@ -489,6 +493,7 @@ static void schedule_mining(PowMiner *m, SimCtx *ctx) {
  * find is drawn again (memoryless, hence exact). */
 static void new_work(PowMiner *m, SimCtx *ctx) {
   switch_work(m, ctx);
+  if (m->world->cfg->trace) return; /* trace-driven: the trace says when blocks are found */
   if (m->world->cfg->chain.difficulty != POW_DIFFICULTY_FIXED) schedule_mining(m, ctx);
 }
 
@@ -522,10 +527,62 @@ static void receive_block(PowMiner *m, SimCtx *ctx, uint64_t id) {
   }
 }
 
+enum { MINE_TRACE = 2 };
+
+static void schedule_trace(PowMiner *m, SimCtx *ctx) {
+  if (!m->trace_next || m->trace_pos >= m->trace_next->len) return;
+  const PowTraceBlock *tb = &m->world->cfg->trace[g_array_index(m->trace_next, guint, m->trace_pos)];
+  sim_ctx_send(ctx, m->entity, MAX(0, tb->mined_ns - sim_ctx_now(ctx)), POW_EV_MINE, MINE_TRACE, 0);
+}
+
+/* Mines the next trace block of this miner on the parent the trace names. */
+static void mine_trace(PowMiner *m, SimCtx *ctx) {
+  const PowWorld *w = m->world;
+  guint i = g_array_index(m->trace_next, guint, m->trace_pos++);
+  const PowTraceBlock *tb = &w->cfg->trace[i];
+  const PowBlock *parent = &w->genesis;
+  if (tb->parent != OBS_GENESIS_ID) {
+    gpointer pi = g_hash_table_lookup(w->mut->trace_index, &tb->parent);
+    uint64_t pid = pi ? w->mut->trace_sim[GPOINTER_TO_UINT(pi) - 1] : OBS_GENESIS_ID;
+    if (pid == OBS_GENESIS_ID) { /* the parent was not mined: neither is this block */
+      schedule_trace(m, ctx);
+      return;
+    }
+    parent = world_block(w, pid);
+  }
+  PowBlock *b = miner_new_block(m);
+  b->obs.parent = parent->obs.id;
+  b->obs.height = parent->obs.height + 1;
+  b->obs.miner = m->index;
+  b->obs.mined_ns = sim_ctx_now(ctx);
+  b->obs.timestamp_s = tb->timestamp_s;
+  b->obs.difficulty = tb->difficulty;
+  b->td = parent->td + (w->cfg->chain.fork_choice == POW_FORK_CHOICE_LONGEST ? 1 : (unsigned __int128)tb->difficulty);
+  b->obs.n_tx = tb->n_tx;
+  b->obs.empty = tb->n_tx == 0;
+  b->obs.gas_used = tb->gas_used;
+  b->obs.size_bytes = tb->size_bytes;
+  b->obs.txset = 0;
+  for (guint u = 0; u < tb->n_uncles; u++) {
+    gpointer ui = g_hash_table_lookup(w->mut->trace_index, &tb->uncles[u]);
+    uint64_t uid = ui ? w->mut->trace_sim[GPOINTER_TO_UINT(ui) - 1] : OBS_GENESIS_ID;
+    if (uid != OBS_GENESIS_ID && known(m, uid) && b->obs.n_uncles < OBS_MAX_UNCLES) b->obs.uncles[b->obs.n_uncles++] = uid;
+  }
+  w->mut->trace_sim[i] = b->obs.id;
+  accept_block(m, ctx, b);
+  publish(m, ctx, b);
+  if (w->cfg->stop_height && b->obs.height >= w->cfg->stop_height) sim_ctx_stop(ctx);
+  schedule_trace(m, ctx);
+}
+
 static void miner_handle(SimCtx *ctx, void *state, const SimEvent *ev) {
   PowMiner *m = state;
   switch (ev->type) {
   case POW_EV_MINE:
+    if (ev->aux == MINE_TRACE) {
+      mine_trace(m, ctx);
+      break;
+    }
     if (ev->payload != m->mine_gen) break; /* the work changed since this was drawn */
     if (ev->aux == MINE_CONTINUE) {
       spend(m, ctx, m->mine_seg_t, m->mine_left);
@@ -644,6 +701,22 @@ PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error)
       m->entity = sim_engine_add_entity(engine, &miner_kind, m);
     }
   }
+  if (cfg->trace) {
+    w->mut->trace_sim = g_new0(uint64_t, MAX(cfg->n_trace, 1));
+    w->mut->trace_index = g_hash_table_new(g_int64_hash, g_int64_equal);
+    for (guint i = 0; i < cfg->n_trace; i++) {
+      const PowTraceBlock *tb = &cfg->trace[i];
+      if (tb->miner >= w->n_miners || (i > 0 && tb->mined_ns < cfg->trace[i - 1].mined_ns)) {
+        g_set_error(error, POW_ERROR, POW_ERROR_INVALID, "trace block %u: miner out of range or time out of order", i);
+        pow_world_free(w);
+        return NULL;
+      }
+      g_hash_table_insert(w->mut->trace_index, (gpointer)&tb->id, GUINT_TO_POINTER(i + 1));
+      PowMiner *m = &w->miners[tb->miner];
+      if (!m->trace_next) m->trace_next = g_array_new(FALSE, FALSE, sizeof(guint));
+      g_array_append_val(m->trace_next, i);
+    }
+  }
   if (w->net->init) {
     w->net_state = w->net->init(cfg->network.params, w, engine, error);
     if (!w->net_state) {
@@ -665,6 +738,13 @@ PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error)
   for (guint i = 0; i < w->n_miners; i++) {
     PowMiner *m = &w->miners[i];
     if (w->net->miner_scratch) m->net_scratch = w->net->miner_scratch(w->net_state, i);
+    if (cfg->trace) {
+      if (m->trace_next && m->trace_next->len) {
+        const PowTraceBlock *tb = &cfg->trace[g_array_index(m->trace_next, guint, 0)];
+        sim_engine_schedule(engine, m->entity, m->entity, MAX(0, tb->mined_ns), POW_EV_MINE, MINE_TRACE, 0);
+      }
+      continue;
+    }
     /* The first work is on the genesis: draw as a handler would, from the miner's own stream. */
     double dt = cfg->chain.difficulty == POW_DIFFICULTY_FIXED
                     ? sim_rng_exponential(sim_engine_entity_rng(engine, m->entity), m->mean_interval_s)
@@ -690,6 +770,7 @@ void pow_world_free(PowWorld *w) {
     g_hash_table_unref(m->orphans);
     g_array_unref(m->ready);
     if (m->withheld) g_array_unref(m->withheld);
+    if (m->trace_next) g_array_unref(m->trace_next);
     if (m->net_scratch && w->net->free_scratch) w->net->free_scratch(m->net_scratch);
   }
   tx_world_free(w->txw);
@@ -698,6 +779,8 @@ void pow_world_free(PowWorld *w) {
     g_free(w->mut->discarded);
     g_free(w->mut->miner_pool);
     g_free(w->mut->pool_share);
+    g_free(w->mut->trace_sim);
+    if (w->mut->trace_index) g_hash_table_unref(w->mut->trace_index);
     g_free(w->mut);
   }
   g_free(w->miners);
@@ -707,6 +790,10 @@ void pow_world_free(PowWorld *w) {
 guint pow_world_n_miners(const PowWorld *w) { return w->n_miners; }
 
 TxWorld *pow_world_tx(const PowWorld *w) { return w->txw; }
+
+uint64_t pow_world_trace_block(const PowWorld *w, guint i) {
+  return w->cfg->trace && i < w->cfg->n_trace ? w->mut->trace_sim[i] : OBS_GENESIS_ID;
+}
 
 guint64 pow_world_pool_discarded(const PowWorld *w, guint pool) {
   return pool < w->cfg->n_pools ? w->mut->discarded[pool] : 0;

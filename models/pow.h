@@ -81,7 +81,26 @@ typedef struct {
   uint32_t stop_height; /* request a stop once a block of this height is mined; 0 = never */
   uint64_t seed;        /* master seed (networks key per-block streams with it) */
   const TxConfig *tx;   /* the transaction world, or NULL: block contents from chain.tx_rate_per_s */
+  const struct PowTraceBlock *trace; /* trace-driven mining (below), or NULL */
+  guint n_trace;
 } PowConfig;
+
+/* Trace-driven mining (`sim run --mining-from`): who mined which block when is given; the network still
+ * decides who learns of it when. Each block is mined by `miner` at `mined_ns` on the block the trace names
+ * as its parent (which must come earlier in the array, or be OBS_GENESIS_ID), with the trace's difficulty,
+ * contents and uncles (uncles the miner does not know are dropped). Ids are the trace's; the mined block's
+ * own id is the simulator's (pow_world_trace_block() maps). No other block is mined. */
+typedef struct PowTraceBlock {
+  uint64_t id, parent;
+  guint miner;
+  int64_t mined_ns;
+  int64_t timestamp_s;
+  double difficulty;
+  uint32_t n_tx, size_bytes;
+  uint64_t gas_used;
+  uint32_t n_uncles;
+  uint64_t uncles[OBS_MAX_UNCLES];
+} PowTraceBlock;
 
 /* The "network" model family: how a block found by one miner reaches the others. */
 typedef struct {
@@ -141,6 +160,9 @@ uint32_t pow_world_max_height(const PowWorld *world);
 uint64_t pow_world_n_blocks(const PowWorld *world);
 /* The transaction world (NULL without a "transactions" section). */
 TxWorld *pow_world_tx(const PowWorld *world);
+/* Trace-driven mining: the simulator's id of trace block `i` (in PowConfig.trace), OBS_GENESIS_ID if it was
+ * not mined (its parent was not). */
+uint64_t pow_world_trace_block(const PowWorld *world, guint i);
 /* Blocks of pool `pool` that its infiltrated miners discarded (strategy "withholding"). */
 guint64 pow_world_pool_discarded(const PowWorld *world, guint pool);
 

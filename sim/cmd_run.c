@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "tracemine.h"
 #include "params.h"
 #include "run.h"
 #include "scenario.h"
@@ -34,6 +35,11 @@ static void print_report(const json_t *s, const char *dir) {
     printf("vantage delay after first observation: median %.1f ms, p90 %.1f ms, p99 %.1f ms\n",
            json_number_value(json_object_get(d, "median")), json_number_value(json_object_get(d, "p90")),
            json_number_value(json_object_get(d, "p99")));
+  json_t *tr = json_object_get(s, "trace");
+  if (tr)
+    printf("trace-driven: %.0f of %.0f logged blocks mined; first observer agrees on %.1f%% (trace_compare.csv)\n",
+           num(s, "trace", "mined"), num(s, "trace", "blocks"),
+           100 * json_number_value(json_object_get(tr, "same_first_observer_share")));
   if (tx) {
     json_t *k12 = json_object_get(json_object_get(tx, "commit_s"), "k12");
     printf("transactions %.0f created, %.0f committed, %.0f never; empty blocks %.2f%%", num(s, "tx", "created"),
@@ -49,7 +55,9 @@ int sim_cmd_run(int argc, char **argv) {
   g_autofree char *out_dir = NULL;
   g_auto(GStrv) sets = NULL;
   gint64 seed = -1;
-  gboolean quiet = FALSE, have_seed = FALSE, emc_logs = FALSE;
+  gboolean quiet = FALSE, have_seed = FALSE, emc_logs = FALSE, strict = FALSE;
+  g_auto(GStrv) mining_from = NULL;
+  g_autofree char *pools_csv = NULL;
   g_autofree char *seed_str = NULL;
   GOptionEntry entries[] = {
       {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir, "Write results into DIR (default results/<name>)", "DIR"},
@@ -59,6 +67,11 @@ int sim_cmd_run(int argc, char **argv) {
       {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress line and no report", NULL},
       {"emc-logs", 0, 0, G_OPTION_ARG_NONE, &emc_logs,
        "Also write each vantage point's EMC logs (as the study's Geth did) into DIR/emc/", NULL},
+      {"mining-from", 0, 0, G_OPTION_ARG_STRING_ARRAY, &mining_from,
+       "Trace-driven: who mined which block when, from a vantage point's EMC logs (repeat for more; "
+       "NAME=DIR names it as the scenario's vantage point)", "[NAME=]LOGDIR"},
+      {"pools", 0, 0, G_OPTION_ARG_FILENAME, &pools_csv, "With --mining-from: coinbase -> pool map (CSV)", "CSV"},
+      {"strict", 0, 0, G_OPTION_ARG_NONE, &strict, "With --mining-from: the first bad log line is fatal", NULL},
       G_OPTION_ENTRY_NULL};
   g_autoptr(GOptionContext) ctx = g_option_context_new("SCENARIO - run a scenario");
   g_option_context_set_strict_posix(ctx, FALSE);
@@ -92,6 +105,24 @@ int sim_cmd_run(int argc, char **argv) {
     return SIM_EXIT_USAGE;
   }
 
+  g_autoptr(SimTrace) trace = NULL;
+  if (mining_from) {
+    g_autoptr(GPtrArray) dirs = g_ptr_array_new(), names = g_ptr_array_new_with_free_func(g_free);
+    for (char **m = mining_from; *m; m++) {
+      char *eq = strchr(*m, '=');
+      g_ptr_array_add(names, eq && eq != *m ? g_strndup(*m, (gsize)(eq - *m)) : NULL);
+      g_ptr_array_add(dirs, eq && eq != *m ? eq + 1 : *m);
+    }
+    SimTraceOptions to = {.dirs = (const char *const *)dirs->pdata, .names = (const char *const *)names->pdata,
+                          .n = dirs->len, .pools_csv = pools_csv, .strict = strict};
+    g_autoptr(GError) te = NULL;
+    trace = sim_trace_load(&to, sc, &te);
+    if (!trace) {
+      fprintf(stderr, "sim run: --mining-from: %s\n", te->message);
+      return SIM_EXIT_USAGE;
+    }
+  }
+
   struct sigaction sa = {0};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
@@ -104,7 +135,8 @@ int sim_cmd_run(int argc, char **argv) {
                        .cancel = (volatile const int *)&interrupted,
                        .argc = (int)cmdline->len,
                        .argv = (char **)cmdline->pdata,
-                       .emc_logs = emc_logs};
+                       .emc_logs = emc_logs,
+                       .trace = trace};
   g_autoptr(GError) e = NULL;
   g_autoptr(json_t) summary = NULL;
   if (!sim_run(sc, &opt, &summary, &e)) {

@@ -6,6 +6,7 @@
 
 #include "chain.h"
 #include "emclog.h"
+#include "tracemine.h"
 #include "engine.h"
 #include "output.h"
 #include "pow.h"
@@ -204,6 +205,11 @@ gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summa
   an_chain_add_json(chain, summary);
   if (prop) an_prop_add_json(prop, summary);
   if (txw) tx_world_add_json(txw, summary, names);
+  if (opt->trace && !sim_trace_compare(opt->trace, sc, world, summary, out, &e)) {
+    g_set_error(error, SIM_RUN_ERROR, SIM_RUN_ERROR_RUNTIME, "trace comparison failed: %s", e ? e->message : "");
+    g_clear_error(&e);
+    return FALSE;
+  }
   gboolean any_withholding = FALSE;
   for (guint i = 0; i < sc->n_pools; i++) any_withholding |= sc->pools[i].strategy == POW_STRATEGY_WITHHOLDING;
   if (any_withholding) {

@@ -16,6 +16,8 @@ typedef struct {
   int argc;                   /* the command line, for the output header */
   char **argv;
   gboolean emc_logs;          /* also write the vantage points' EMC logs into DIR/emc/ (emclog.h) */
+  const struct SimTrace *trace; /* trace-driven mining (tracemine.h; sim_trace_load() already applied to the
+                                 * scenario): adds its comparison to the outputs */
 } SimRunOptions;
 
 /* What happened, for the caller's exit code. */

@@ -683,5 +683,24 @@ for v, s in a["propagation"]["first_seen_share"].items():
     assert abs(s - b["propagation"]["first_seen_share"][v]) <= 0.02, v
 PY
 
+# ---- sim run --mining-from: the simulated logs drive the same network again; arrivals line up block by block.
+expect_rc 0 "trace-driven run" -- "$SIM" run scenarios/geo-small.json --mining-from WE="$tmp/el/emc/WE" --mining-from CE="$tmp/el/emc/CE" --mining-from NA="$tmp/el/emc/NA" --mining-from EA="$tmp/el/emc/EA" --pools "$tmp/el/emc/pools.csv" --out "$tmp/tm" --quiet
+python3 - "$tmp/tm/summary.json" "$tmp/tm/trace_compare.csv" >"$tmp/keys" 2>&1 <<'PY' && ok || bad "trace-driven: $(cat "$tmp/keys")"
+import csv, json, sys
+d = json.load(open(sys.argv[1]))
+t = d["trace"]
+assert t["mined"] == t["blocks"] > 300 and t["left_out"] == 0 and t["compared"] > 300, t
+assert t["same_first_observer_share"] > 0.8, t
+for v, o in t["by_vantage"].items():
+    assert o["abs_diff_ms_median"] < 5, (v, o)
+rows = list(csv.DictReader(open(sys.argv[2])))
+assert len(rows) == t["mined"] and "EA_simulated_delay_ms" in rows[0], rows[0]
+PY
+expect_rc 2 "trace-driven missing logs" -- "$SIM" run scenarios/geo-small.json --mining-from "$tmp/nope" --out "$tmp/tm2"
+contains "$tmp/err" "sim run: --mining-from: " "trace-driven missing logs message"
+printf 'address,name\n0x0000000800000000000000000000000000000000,NoSuchPool\n' >"$tmp/map.csv"
+expect_rc 2 "trace-driven pool not in scenario" -- "$SIM" run scenarios/tiny.json --set 'pools=[{"name":"A","hash_share":1}]' --mining-from "$tmp/el/emc/WE" --pools "$tmp/map.csv" --out "$tmp/tm2"
+contains "$tmp/err" "is not in the scenario, which has no 'Others' pool" "trace-driven unknown pool message"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
