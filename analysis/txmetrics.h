@@ -37,8 +37,8 @@
  *  - Statistics: the exact mean, and type-7 quantiles (propagation.h) estimated by AnHist below: exact up to
  *    AN_HIST_EXACT_MAX samples, within 1% relative error above. A statistic of an empty set is not reported.
  *
- * Order and memory. A transaction's state (40 + 8 * n_vantages bytes, plus allocation and hash-table
- * overhead) is kept from an_tx_add_tx() until its metrics are final, then evaluated and dropped ("released"):
+ * Order and memory. A transaction's state (40 + 8 * n_vantages bytes, plus 9 to 21 bytes of hash index) is
+ * kept from an_tx_add_tx() until its metrics are final, then evaluated and dropped ("released"):
  *  - a committed tx at height h is released when height h + 36 is declared (or at an_tx_finalize());
  *  - a tx never committed is released at an_tx_finalize().
  * Records about a tx must therefore come after its an_tx_add_tx(), and before it is released: sightings or
@@ -46,13 +46,20 @@
  * in unmatched_records. An inclusion at a height already declared commits its tx at once if it names that
  * height's main block and the height is less than 36 below the last declared one (an older height is
  * counted in unmatched_records); one naming another block is ignored. Inclusions at heights not yet
- * declared are held (16 bytes each) until their height is declared, then dropped. Per sender, the evaluation
- * keeps 16 + 8 * n_vantages bytes (plus overhead) for the whole run; per height, only the last 37 declared.
- * Memory then stays proportional to the transactions open (pending, or committed in the last 36 heights)
- * plus the senders, if the caller feeds records in simulation-time order and declares each main height as
- * soon as it is final. A caller that feeds every record first and declares the main chain last holds every
- * transaction until then: correct, but O(transactions). The distributions take a fixed amount: 4 (n_vantages
- * + 1) + 3 AnHist, each at most 32 KiB while exact, 64 KiB once binned.
+ * declared are held (24 bytes each) until their height is declared, then dropped. Per sender, the evaluation
+ * keeps 16 + 8 * n_vantages bytes (plus 11 to 21 of index) for the whole run; per height, only the last 37
+ * declared. Memory then stays proportional to the transactions open (pending, or committed in the last 36
+ * heights) plus the senders, if the caller feeds records in simulation-time order and declares each main
+ * height as soon as it is final. A caller that feeds every record first and declares the main chain last
+ * holds every transaction until then: correct, but O(transactions). The newest 65 536 transactions' states
+ * take a fixed place once that many have been added (40 + 8 * n_vantages bytes each, 4.5 MiB with four
+ * vantages), and the transactions held longer a filter of 6 to 12 bits each. The distributions take a fixed
+ * amount: 4 (n_vantages + 1) + 3 AnHist, each at most 32 KiB while exact, about 250 KiB once binned.
+ *
+ * Speed. Each record costs a few hash lookups in memory that is reused (storage grows by doubling and is
+ * never allocated per record); the work on a committed transaction (its 4 n_vantages commit times,
+ * propagation, out-of-order check) is done at its release, a height's transactions together.
+ * tests/bench_txmetrics.c times a synthetic month of Ethereum (22 M transactions, 4 vantages).
  */
 #pragma once
 
@@ -77,7 +84,8 @@ G_BEGIN_DECLS
  * does. An order statistic's estimate lies in the same bin as its true value, so its relative error is below
  * AN_HIST_REL_WIDTH for min_abs <= |x| < max_abs (absolute error below min_abs in the zero bin; unbounded in
  * the overflow bins), and so is a quantile's between two order statistics of one sign. The mean is exact
- * (running sum, in the order samples were added). */
+ * (running sum, in the order samples were added). Binning also takes tables that find a sample's bin without
+ * a logarithm (about 180 KiB for 0.5 .. 1e17); the bins are those the definition above gives. */
 #define AN_HIST_EXACT_MAX 4096
 #define AN_HIST_REL_WIDTH 0.01
 
@@ -114,6 +122,12 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(AnTx, an_tx_free)
 /* Starts holding a transaction. Returns FALSE and sets `error` (domain AN_TX_ERROR, code
  * AN_TX_ERROR_INVALID_RECORD) for an id held already, or a type other than OBS_TX_TX/MC/CC. */
 gboolean an_tx_add_tx(AnTx *tx, const ObsTx *record, GError **error);
+
+/* The bulk form of an_tx_add_tx() followed by one an_tx_add_sighting() per vantage v with recv_ns[v] !=
+ * OBS_TIME_NONE, seen at recv_ns[v] (`recv_ns` has n_vantages values; NULL = no sightings): the way to feed
+ * a tx whose receptions are known when it is added. Same validation and errors as an_tx_add_tx(); on error
+ * nothing is recorded (in particular no sighting is merged into a tx held under the same id). */
+gboolean an_tx_add_tx_seen(AnTx *tx, const ObsTx *record, const int64_t *recv_ns, GError **error);
 
 /* Merges a first reception in (the earliest per vantage counts). FALSE with AN_TX_ERROR_INVALID_RECORD for a
  * vantage index out of range or seen_ns OBS_TIME_NONE. A tx not held is counted in unmatched_records. */

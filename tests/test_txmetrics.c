@@ -10,6 +10,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <gsl/gsl_statistics_double.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -607,10 +608,528 @@ static void test_hist_exact_small(void) {
   CU_ASSERT_DOUBLE_EQUAL(an_hist_quantile(h, 1), 1e4, 0);
 }
 
+/* ---- Bulk entry point ---------------------------------------------------------------------------------- */
+
+static uint64_t mix64(uint64_t z) { /* a bijection: distinct ids that are not in order */
+  z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+  z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+  return z ^ (z >> 31);
+}
+
+/* The summary JSON (17 digits) and the commit CSV of a finalized AnTx, as one string. */
+static char *outputs_of(AnTx *t) {
+  g_autoptr(json_t) j = to_json(t);
+  char *js = json_dumps(j, JSON_REAL_PRECISION(17));
+  char *csv = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&csv, &len);
+  CU_ASSERT_TRUE(an_tx_write_commit_csv(t, f));
+  fclose(f);
+  char *all = g_strconcat(js, "\n", csv, NULL);
+  free(js);
+  free(csv);
+  return all;
+}
+
+/* 600 txs of 40 senders, three vantages (10% of receptions missing, some txs seen by none), mined 1-4
+ * heights after creation in main or fork blocks or never, heights declared two behind: an_tx_add_tx_seen()
+ * and an_tx_add_tx() + an_tx_add_sighting() give the same outputs, byte for byte. */
+static void feed_small(AnTx *t, gboolean bulk) {
+  g_autoptr(gsl_rng) r = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(r, 99);
+  uint64_t nonce[40] = {0};
+  GArray *ahead[8];
+  for (guint i = 0; i < 8; i++)
+    ahead[i] = g_array_new(FALSE, FALSE, sizeof(ObsTxInclusion));
+  uint64_t n = 0;
+  for (uint32_t h = 1; h <= 60; h++) {
+    for (guint j = 0; j < 10; j++, n++) {
+      uint64_t s = gsl_rng_uniform_int(r, 40);
+      int64_t created = (int64_t)h * 10 * S + (int64_t)j * 100 * MS;
+      ObsTx x = {.id = mix64(n + 1),
+                 .sender = s + 1,
+                 .nonce = nonce[s]++,
+                 .created_ns = created,
+                 .type = OBS_TX_MC,
+                 .censored = gsl_rng_uniform(r) < 0.2};
+      int64_t recv[3];
+      gboolean none = gsl_rng_uniform(r) < 0.05;
+      for (guint v = 0; v < 3; v++)
+        recv[v] = none || gsl_rng_uniform(r) < 0.1 ? OBS_TIME_NONE
+                                                   : created + (int64_t)gsl_rng_uniform_int(r, 3000) * MS;
+      g_autoptr(GError) err = NULL;
+      if (bulk) {
+        CU_ASSERT_TRUE(an_tx_add_tx_seen(t, &x, none && j % 2 ? NULL : recv, &err));
+      } else {
+        CU_ASSERT_TRUE(an_tx_add_tx(t, &x, &err));
+        for (guint v = 0; v < 3; v++)
+          if (recv[v] != OBS_TIME_NONE) see(t, x.id, v, (recv[v] - created) / MS + created / MS);
+      }
+      double u = gsl_rng_uniform(r);
+      uint32_t hi = h + 1 + (uint32_t)gsl_rng_uniform_int(r, 4);
+      if (u < 0.85) {
+        ObsTxInclusion in = {.tx = x.id, .block = (u < 0.8 ? 1000 : 2000) + hi, .height = hi};
+        g_array_append_val(ahead[hi % 8], in);
+      }
+    }
+    GArray *a = ahead[h % 8];
+    for (guint i = 0; i < a->len; i++) {
+      const ObsTxInclusion *in = &g_array_index(a, ObsTxInclusion, i);
+      incl(t, in->tx, in->block, in->height);
+    }
+    g_array_set_size(a, 0);
+    if (h > 2) {
+      int64_t recv_ms[3] = {(h - 2) * 10000 + 500, (h - 2) * 10000 + 900, h % 5 ? (h - 2) * 10000 + 700 : NA};
+      main_block(t, h - 2, 1000 + h - 2, (int64_t)(h - 2) * 10 * S, recv_ms, 3);
+    }
+  }
+  for (guint i = 0; i < 8; i++)
+    g_array_unref(ahead[i]);
+}
+
+static void test_add_tx_seen_same_outputs(void) {
+  g_autoptr(AnTx) a = an_tx_new(V3, 3);
+  g_autoptr(AnTx) b = an_tx_new(V3, 3);
+  feed_small(a, FALSE);
+  feed_small(b, TRUE);
+  CU_ASSERT_EQUAL(an_tx_n_held(a), an_tx_n_held(b));
+  g_autofree char *out_a = outputs_of(a);
+  g_autofree char *out_b = outputs_of(b);
+  CU_ASSERT_STRING_EQUAL(out_a, out_b);
+  if (strcmp(out_a, out_b) != 0) fprintf(stderr, "split:\n%s\nbulk:\n%s\n", out_a, out_b);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out_a, "\"out_of_order_share\"")); /* the stream exercises the metrics */
+  CU_ASSERT_PTR_NOT_NULL(strstr(out_a, "\"censorship\""));
+}
+
+/* Errors as an_tx_add_tx(); nothing recorded on error, not even the sightings. */
+static void test_add_tx_seen_errors(void) {
+  g_autoptr(AnTx) t = an_tx_new(V2, 2);
+  int64_t r1[2] = {100 * MS, 160 * MS};
+  ObsTx x = {.id = 1, .sender = 5, .type = OBS_TX_TX};
+  g_autoptr(GError) err = NULL;
+  CU_ASSERT_TRUE(an_tx_add_tx_seen(t, &x, r1, &err));
+  int64_t r2[2] = {10 * MS, 20 * MS};
+  GError *e = NULL;
+  expect_error(an_tx_add_tx_seen(t, &x, r2, &e), &e, AN_TX_ERROR_INVALID_RECORD);
+  CU_ASSERT_STRING_EQUAL(e->message, "tx 0x0000000000000001 added twice");
+  g_clear_error(&e);
+  ObsTx bad = {.id = 2, .type = 3};
+  expect_error(an_tx_add_tx_seen(t, &bad, r2, &e), &e, AN_TX_ERROR_INVALID_RECORD);
+  CU_ASSERT_STRING_EQUAL(e->message, "tx 0x0000000000000002: unknown type 3");
+  g_clear_error(&e);
+  CU_ASSERT_EQUAL(an_tx_n_held(t), 1);
+  ObsTx unseen = {.id = 3, .type = OBS_TX_CC};
+  CU_ASSERT_TRUE(an_tx_add_tx_seen(t, &unseen, NULL, &err)); /* NULL: no sightings */
+  int64_t none[2] = {OBS_TIME_NONE, OBS_TIME_NONE};
+  ObsTx unseen2 = {.id = 4, .type = OBS_TX_TX};
+  CU_ASSERT_TRUE(an_tx_add_tx_seen(t, &unseen2, none, &err));
+  g_autoptr(json_t) j = to_json(t);
+  CU_ASSERT_EQUAL(jint(j, "created"), 3);
+  CU_ASSERT_EQUAL(jint(j, "unique"), 1);      /* txs 3 and 4 were never seen */
+  expect_num(j, "propagation_ms/median", 60); /* the first sightings, not the refused ones */
+}
+
+/* ---- A long stream against a direct evaluation of the definitions ------------------------------------- */
+
+/* 85 000 txs (50 per height, 1700 heights, heights declared 3 behind) of 400 senders, three vantages.
+ * Besides txs mined 1-5 heights after creation (some below a lower nonce of the same sender, some repeating
+ * a nonce), in fork blocks or never: txs whose inclusion is told when it is mined 1500 heights (75 000 txs)
+ * later, or told at once for a height 1500 ahead, and txs included at a height already declared (up to 30
+ * below the top). That spans more txs than the held txs' arena keeps young, so txs are held, seen, committed
+ * and released from the old pool too, and some commit-time histograms bin while others of the same k are
+ * still exact. The outputs must equal those of the definitions evaluated directly, with every tx in memory.
+ */
+#define REF_V 3
+#define REF_B 50
+#define REF_H 1700u
+#define REF_LAG 3u
+#define REF_FAR 1500u
+
+enum { INCL_NONE, INCL_MAIN, INCL_FORK, INCL_LATE, INCL_FAR, INCL_NOW };
+
+typedef struct {
+  uint64_t id, sender, nonce;
+  int64_t created_ns;
+  gboolean censored;
+  int64_t recv[REF_V];
+  int kind;
+  uint32_t incl_h; /* the inclusion's height */
+  uint32_t committed_h;
+} RefTx;
+
+static int cmp_release(const void *a, const void *b) {
+  const RefTx *x = *(RefTx *const *)a, *y = *(RefTx *const *)b;
+  if (x->committed_h != y->committed_h) return x->committed_h < y->committed_h ? -1 : 1;
+  if (x->sender != y->sender) return x->sender < y->sender ? -1 : 1;
+  if (x->nonce != y->nonce) return x->nonce < y->nonce ? -1 : 1;
+  return (x->id > y->id) - (x->id < y->id);
+}
+
+static int cmp_ref_id(const void *a, const void *b) {
+  const RefTx *x = *(RefTx *const *)a, *y = *(RefTx *const *)b;
+  return (x->id > y->id) - (x->id < y->id);
+}
+
+static void ref_propagation(AnHist *prop, const RefTx *x) {
+  guint first = 0;
+  for (guint v = 0; v < REF_V; v++) {
+    if (x->recv[v] == OBS_TIME_NONE) return;
+    if (x->recv[v] < x->recv[first]) first = v;
+  }
+  for (guint v = 0; v < REF_V; v++)
+    if (v != first) an_hist_add(prop, (double)(x->recv[v] - x->recv[first]));
+}
+
+static void put_ref_row(GString *s, uint32_t k, const char *vantage, const AnHist *h) {
+  g_string_append_printf(s, "%" PRIu32 ",%s,%" PRIu64, k, vantage, an_hist_count(h));
+  const double f[3] = {0.5, -1, 0.9};
+  for (guint i = 0; i < 3; i++) {
+    g_string_append_c(s, ',');
+    if (an_hist_count(h))
+      g_string_append_printf(s, "%.17g", (f[i] < 0 ? an_hist_mean(h) : an_hist_quantile(h, f[i])) / 1e9);
+  }
+  g_string_append_c(s, '\n');
+}
+
+static void expect_exact(json_t *j, const char *path, double want) {
+  double got = jnum(j, path);
+  CU_ASSERT_EQUAL(got, want);
+  if (got != want) fprintf(stderr, "%s: got %.17g, want %.17g\n", path, got, want);
+}
+
+static void test_reference_stream(void) {
+  g_autoptr(gsl_rng) r = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(r, 2024);
+  const uint32_t n = REF_B * REF_H, top_end = REF_H - REF_LAG;
+  g_autofree RefTx *txs = g_new0(RefTx, n);
+  g_autofree int64_t *mined = g_new(int64_t, REF_H + REF_FAR + 8);
+  g_autofree int64_t(*brecv)[REF_V] = g_malloc_n(REF_H + REF_FAR + 8, sizeof brecv[0]);
+  uint64_t nonce[400] = {0};
+  for (uint32_t h = 0; h < REF_H + REF_FAR + 8; h++) {
+    mined[h] = (int64_t)h * 13 * S + (int64_t)gsl_rng_uniform_int(r, 1000) * MS;
+    for (guint v = 0; v < REF_V; v++) /* V2 hardly ever has a block: its commit times stay exact */
+      brecv[h][v] = gsl_rng_uniform(r) < (v == 2 ? 0.98 : 0.05)
+                        ? OBS_TIME_NONE
+                        : mined[h] + (int64_t)gsl_rng_uniform_int(r, 2000) * MS;
+  }
+  /* Per height, the txs whose inclusion is told then. */
+  GArray **told = g_new0(GArray *, REF_H + 1);
+  for (uint32_t h = 0; h <= REF_H; h++)
+    told[h] = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  for (uint32_t i = 0; i < n; i++) {
+    RefTx *x = &txs[i];
+    uint32_t h = i / REF_B + 1; /* created while height h is mined */
+    uint64_t s = gsl_rng_uniform_int(r, 400);
+    uint64_t nc = nonce[s] > 0 && gsl_rng_uniform(r) < 0.05 ? nonce[s] - 1 : nonce[s]++; /* some repeat */
+    *x = (RefTx){.id = mix64(i + 7),
+                 .sender = mix64(s + 1000000),
+                 .nonce = nc,
+                 .created_ns = gsl_rng_uniform(r) < 0.02 ? OBS_TIME_NONE
+                                                         : mined[h - 1] + (int64_t)(i % REF_B) * 200 * MS,
+                 .censored = gsl_rng_uniform(r) < 0.1};
+    for (guint v = 0; v < REF_V; v++)
+      x->recv[v] = gsl_rng_uniform(r) < 0.1 ? OBS_TIME_NONE
+                                            : mined[h - 1] + (int64_t)gsl_rng_uniform_int(r, 20000) * MS;
+    double u = gsl_rng_uniform(r);
+    x->kind = u < 0.75   ? INCL_MAIN
+              : u < 0.8  ? INCL_FORK
+              : u < 0.81 ? INCL_LATE
+              : u < 0.82 ? INCL_FAR
+              : u < 0.84 ? INCL_NOW
+                         : INCL_NONE;
+    if (x->kind == INCL_MAIN || x->kind == INCL_FORK) x->incl_h = h + (uint32_t)gsl_rng_uniform_int(r, 5);
+    if (x->kind == INCL_LATE || x->kind == INCL_FAR) x->incl_h = h + REF_FAR;
+    if (x->kind == INCL_NOW && h > REF_LAG + 1)
+      x->incl_h = h - REF_LAG - (uint32_t)gsl_rng_uniform_int(r, MIN(31, h - REF_LAG));
+    if (x->kind == INCL_NOW && x->incl_h == 0) x->kind = INCL_NONE;
+    uint32_t when = x->kind == INCL_FAR || x->kind == INCL_NOW ? h : x->incl_h;
+    if (x->kind != INCL_NONE && when <= REF_H) g_array_append_val(told[when], i);
+    if (x->kind != INCL_NONE && x->kind != INCL_FORK && when <= REF_H && x->incl_h <= top_end)
+      x->committed_h = x->incl_h;
+  }
+
+  /* The stream, in time order. */
+  g_autoptr(AnTx) t = an_tx_new(V3, REF_V);
+  g_autoptr(GError) err = NULL;
+  for (uint32_t h = 1; h <= REF_H; h++) {
+    for (uint32_t i = (h - 1) * REF_B; i < h * REF_B; i++) {
+      const RefTx *x = &txs[i];
+      ObsTx o = {.id = x->id,
+                 .sender = x->sender,
+                 .nonce = x->nonce,
+                 .created_ns = x->created_ns,
+                 .type = OBS_TX_TX,
+                 .censored = x->censored};
+      if (i % 2) {
+        CU_ASSERT_TRUE_FATAL(an_tx_add_tx_seen(t, &o, x->recv, &err));
+      } else { /* the other half the long way, sightings twice (the later one must not count) */
+        CU_ASSERT_TRUE_FATAL(an_tx_add_tx(t, &o, &err));
+        for (guint v = 0; v < REF_V; v++) {
+          if (x->recv[v] == OBS_TIME_NONE) continue;
+          ObsTxSighting a = {.tx = x->id, .vantage = v, .seen_ns = x->recv[v] + 5 * MS};
+          ObsTxSighting b = {.tx = x->id, .vantage = v, .seen_ns = x->recv[v]};
+          CU_ASSERT_TRUE(an_tx_add_sighting(t, &b, &err));
+          CU_ASSERT_TRUE(an_tx_add_sighting(t, &a, &err));
+        }
+      }
+    }
+    for (guint j = 0; j < told[h]->len; j++) {
+      const RefTx *x = &txs[g_array_index(told[h], uint32_t, j)];
+      if (x->kind == INCL_NOW) continue; /* after the declaration below */
+      incl(t, x->id, (x->kind == INCL_FORK ? 2000000 : 1000000) + x->incl_h, x->incl_h);
+    }
+    if (h > REF_LAG) {
+      uint32_t d = h - REF_LAG;
+      CU_ASSERT_TRUE(an_tx_add_main_block(t, d, 1000000 + d, mined[d], brecv[d], &err));
+    }
+    for (guint j = 0; j < told[h]->len; j++) {
+      const RefTx *x = &txs[g_array_index(told[h], uint32_t, j)];
+      if (x->kind == INCL_NOW) incl(t, x->id, 1000000 + x->incl_h, x->incl_h);
+    }
+    if (h % 100 == 0) { /* records of txs never added */
+      ObsTxSighting s = {.tx = 42, .vantage = 1, .seen_ns = 0};
+      CU_ASSERT_TRUE(an_tx_add_sighting(t, &s, &err));
+      incl(t, 43, 1000000 + h, h);
+    }
+    if (h == REF_H - 10) { /* txs added twice: one held since the start (in the old pool), one young */
+      uint32_t first = 0;
+      while (txs[first].kind != INCL_NONE && txs[first].kind != INCL_FORK)
+        first++;
+      ObsTx o = {.id = txs[first].id};
+      GError *e = NULL;
+      expect_error(an_tx_add_tx(t, &o, &e), &e, AN_TX_ERROR_INVALID_RECORD);
+      g_clear_error(&e);
+      int64_t some[REF_V] = {0, 0, 0};
+      o.id = txs[h * REF_B - 10].id;
+      expect_error(an_tx_add_tx_seen(t, &o, some, &e), &e, AN_TX_ERROR_INVALID_RECORD);
+      g_clear_error(&e);
+    }
+  }
+  g_autofree char *out = outputs_of(t);
+  g_autoptr(json_t) j = json_loads(out, JSON_DISABLE_EOF_CHECK, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+
+  /* The definitions, with every tx at hand. */
+  g_autoptr(GPtrArray) committed = g_ptr_array_new(), rest = g_ptr_array_new();
+  uint64_t unique = 0, censored = 0, censored_committed = 0, late = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    RefTx *x = &txs[i];
+    gboolean seen = x->recv[0] != OBS_TIME_NONE || x->recv[1] != OBS_TIME_NONE || x->recv[2] != OBS_TIME_NONE;
+    uint32_t when = x->kind == INCL_FAR || x->kind == INCL_NOW ? i / REF_B + 1 : x->incl_h;
+    unique += seen || (x->kind != INCL_NONE && when <= REF_H);
+    censored += x->censored;
+    g_ptr_array_add(x->committed_h ? committed : rest, x);
+    censored_committed += x->censored && x->committed_h;
+    late += x->committed_h && (x->kind == INCL_LATE || x->kind == INCL_FAR);
+  }
+  CU_ASSERT_TRUE(late > 100);
+  g_ptr_array_sort(committed, cmp_release);
+  g_ptr_array_sort(rest, cmp_ref_id);
+  AnHist *all[AN_TX_N_K], *per[AN_TX_N_K][REF_V];
+  for (guint k = 0; k < AN_TX_N_K; k++) {
+    all[k] = an_hist_new(0.5, 1e17);
+    for (guint v = 0; v < REF_V; v++)
+      per[k][v] = an_hist_new(0.5, 1e17);
+  }
+  g_autoptr(AnHist) prop = an_hist_new(0.5, 1e17);
+  g_autoptr(AnHist) wait0 = an_hist_new(0.5, 1e17);
+  g_autoptr(AnHist) wait1 = an_hist_new(0.5, 1e17);
+  g_autoptr(GHashTable) senders = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+  uint64_t ooo[REF_V] = {0}, pairs[REF_V] = {0}, violations = 0;
+  for (guint i = 0; i < committed->len; i++) {
+    const RefTx *x = g_ptr_array_index(committed, i);
+    for (guint k = 0; k < AN_TX_N_K && x->committed_h + AN_TX_K[k] <= top_end; k++)
+      for (guint v = 0; v < REF_V; v++) {
+        int64_t b = brecv[x->committed_h + AN_TX_K[k]][v];
+        if (x->recv[v] == OBS_TIME_NONE || b == OBS_TIME_NONE) continue;
+        an_hist_add(all[k], (double)(b - x->recv[v]));
+        an_hist_add(per[k][v], (double)(b - x->recv[v]));
+      }
+    if (x->created_ns != OBS_TIME_NONE)
+      an_hist_add(x->censored ? wait1 : wait0, (double)(mined[x->committed_h] - x->created_ns));
+    int64_t *st = g_hash_table_lookup(senders, &x->sender); /* [0] last nonce, [1 + v] latest reception */
+    if (!st) {
+      st = g_new(int64_t, 1 + REF_V);
+      for (guint v = 0; v < REF_V; v++)
+        st[1 + v] = INT64_MIN;
+      g_hash_table_insert(senders, g_memdup2(&x->sender, sizeof x->sender), st);
+    } else if (x->nonce <= (uint64_t)st[0]) {
+      violations++;
+      goto prop;
+    }
+    st[0] = (int64_t)x->nonce;
+    for (guint v = 0; v < REF_V; v++) {
+      if (x->recv[v] == OBS_TIME_NONE) continue;
+      pairs[v]++;
+      if (x->recv[v] < st[1 + v]) ooo[v]++;
+      st[1 + v] = MAX(st[1 + v], x->recv[v]);
+    }
+  prop:
+    ref_propagation(prop, x);
+  }
+  for (guint i = 0; i < rest->len; i++)
+    ref_propagation(prop, g_ptr_array_index(rest, i));
+
+  CU_ASSERT_EQUAL(jint(j, "created"), n);
+  CU_ASSERT_EQUAL(jint(j, "committed"), committed->len);
+  CU_ASSERT_EQUAL(jint(j, "unique"), unique);
+  CU_ASSERT_EQUAL(jint(j, "unmatched_records"), 2 * (REF_H / 100));
+  CU_ASSERT_EQUAL(jint(j, "nonce_order_violations"), violations);
+  CU_ASSERT_TRUE(violations > 0);
+  CU_ASSERT_EQUAL(jint(j, "censorship/censored_never_committed"), censored - censored_committed);
+  expect_exact(j, "out_of_order_share",
+               (double)(ooo[0] + ooo[1] + ooo[2]) / (double)(pairs[0] + pairs[1] + pairs[2]));
+  expect_exact(j, "out_of_order_share_by_vantage/V1", (double)ooo[1] / (double)pairs[1]);
+  expect_exact(j, "propagation_ms/median", an_hist_quantile(prop, 0.5) / 1e6);
+  expect_exact(j, "propagation_ms/p95", an_hist_quantile(prop, 0.95) / 1e6);
+  expect_exact(j, "censorship/censored/wait_s/mean", an_hist_mean(wait1) / 1e9);
+  expect_exact(j, "censorship/uncensored/wait_s/p90", an_hist_quantile(wait0, 0.9) / 1e9);
+  CU_ASSERT_FALSE(an_hist_is_exact(prop));
+  for (guint k = 0; k < AN_TX_N_K; k++) {
+    CU_ASSERT_FALSE(an_hist_is_exact(all[k]));
+    CU_ASSERT_FALSE(an_hist_is_exact(per[k][0]));
+    CU_ASSERT_TRUE(an_hist_is_exact(per[k][2]) && an_hist_count(per[k][2]) > 0);
+  }
+  g_autoptr(GString) csv = g_string_new("k,vantage,pairs,median_s,mean_s,p90_s\n");
+  for (guint k = 0; k < AN_TX_N_K; k++) {
+    put_ref_row(csv, AN_TX_K[k], "", all[k]);
+    for (guint v = 0; v < REF_V; v++)
+      put_ref_row(csv, AN_TX_K[k], V3[v], per[k][v]);
+  }
+  const char *got_csv = strchr(out, '\n') + 1;
+  CU_ASSERT_STRING_EQUAL(got_csv, csv->str);
+  if (strcmp(got_csv, csv->str) != 0) fprintf(stderr, "CSV got:\n%s\nwant:\n%s\n", got_csv, csv->str);
+  for (guint k = 0; k < AN_TX_N_K; k++) {
+    an_hist_free(all[k]);
+    for (guint v = 0; v < REF_V; v++)
+      an_hist_free(per[k][v]);
+  }
+  for (uint32_t h = 0; h <= REF_H; h++)
+    g_array_unref(told[h]);
+  g_free(told);
+}
+
+/* ---- Histogram bins at their edges --------------------------------------------------------------------- */
+
+/* The bin of x as the layout in txmetrics.h defines it (a log per sample), and the estimates that follow
+ * from the bin counts: the histogram's faster binning must give exactly these. */
+typedef struct {
+  double min_abs, log_g, min, max;
+  guint m;
+  uint64_t n, *bins;
+} RefHist;
+
+static guint ref_bin(const RefHist *h, double x) {
+  double a = fabs(x);
+  if (a < h->min_abs) return h->m + 1;
+  double k = floor(log(a / h->min_abs) / h->log_g);
+  if (k >= h->m) return x > 0 ? 2 * h->m + 2 : 0;
+  guint i = k < 0 ? 0 : (guint)k;
+  return x > 0 ? h->m + 2 + i : h->m - i;
+}
+
+static double ref_order_stat(const RefHist *h, uint64_t j) {
+  if (j == 0) return h->min;
+  if (j == h->n - 1) return h->max;
+  uint64_t below = 0;
+  for (guint b = 0; b < 2 * h->m + 3; b++) {
+    uint64_t c = h->bins[b];
+    if (j < below + c) {
+      double edge_m = h->min_abs * exp(h->m * h->log_g), lo, hi;
+      if (b == 0) {
+        lo = h->min, hi = -edge_m;
+      } else if (b <= h->m) {
+        lo = -h->min_abs * exp((h->m - b + 1) * h->log_g), hi = -h->min_abs * exp((h->m - b) * h->log_g);
+      } else if (b == h->m + 1) {
+        lo = -h->min_abs, hi = h->min_abs;
+      } else if (b < 2 * h->m + 2) {
+        lo = h->min_abs * exp((b - h->m - 2) * h->log_g), hi = h->min_abs * exp((b - h->m - 1) * h->log_g);
+      } else {
+        lo = edge_m, hi = h->max;
+      }
+      lo = CLAMP(lo, h->min, h->max);
+      hi = CLAMP(hi, h->min, h->max);
+      return lo + (hi - lo) * ((double)(j - below) + 0.5) / (double)c;
+    }
+    below += c;
+  }
+  g_assert_not_reached();
+}
+
+static void check_edges(double min_abs, double max_abs) {
+  RefHist ref = {.min_abs = min_abs, .log_g = log1p(AN_HIST_REL_WIDTH), .min = INFINITY, .max = -INFINITY};
+  ref.m = (guint)ceil(log(max_abs / min_abs) / ref.log_g);
+  ref.bins = g_new0(uint64_t, 2 * ref.m + 3);
+  g_autoptr(AnHist) h = an_hist_new(min_abs, max_abs);
+  g_autoptr(GArray) x = g_array_new(FALSE, FALSE, sizeof(double));
+  /* Around the edges of every 7th bin (and the last ones): the edge as the histogram computes it, the
+   * neighbouring doubles, and values within and just outside the safe margin; both signs. */
+  for (guint i = 0; i <= ref.m; i += (i + 7 > ref.m && i < ref.m ? ref.m - i : 7)) {
+    double e = min_abs * exp(i * ref.log_g);
+    double near[] = {e,
+                     e * (1 + 1e-14),
+                     e * (1 - 1e-14),
+                     e * (1 + 1e-12),
+                     e * (1 - 1e-12),
+                     e * (1 + 1e-10),
+                     e * (1 - 1e-10),
+                     e * (1 + 1.1e-9),
+                     e * (1 - 1.1e-9),
+                     e * (1 + 1e-6)};
+    for (guint k = 0; k < G_N_ELEMENTS(near); k++) {
+      double y = near[k];
+      for (int u = 0; u < 3; u++, y = nextafter(y, INFINITY)) {
+        g_array_append_val(x, y);
+        double neg = -y;
+        g_array_append_val(x, neg);
+      }
+    }
+  }
+  g_autoptr(gsl_rng) r = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(r, 5);
+  for (guint i = 0; i < 20000; i++) { /* anywhere in the range, beyond, and below min_abs */
+    double y = exp(log(min_abs) - 3 + gsl_rng_uniform(r) * (log(max_abs / min_abs) + 6));
+    if (i % 3 == 0) y = -y;
+    g_array_append_val(x, y);
+  }
+  double z = 0;
+  g_array_append_val(x, z);
+  for (guint i = 0; i < x->len; i++) {
+    double y = g_array_index(x, double, i);
+    an_hist_add(h, y);
+    ref.bins[ref_bin(&ref, y)]++;
+    ref.n++;
+    ref.min = MIN(ref.min, y);
+    ref.max = MAX(ref.max, y);
+  }
+  CU_ASSERT_FALSE(an_hist_is_exact(h));
+  guint bad = 0;
+  for (uint64_t j = 0; j < ref.n; j++) { /* every order statistic: a quantile at j / (n - 1) */
+    double f = (double)j / (double)(ref.n - 1);
+    double d = (double)(ref.n - 1) * f;
+    uint64_t i = (uint64_t)floor(d);
+    double lo = ref_order_stat(&ref, i), want = lo;
+    if (i + 1 < ref.n && d - (double)i != 0) want = lo + (d - (double)i) * (ref_order_stat(&ref, i + 1) - lo);
+    double got = an_hist_quantile(h, f);
+    if (got != want && bad++ < 5)
+      fprintf(stderr, "range %g..%g, f = %.17g: got %.17g want %.17g\n", min_abs, max_abs, f, got, want);
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  g_free(ref.bins);
+}
+
+static void test_hist_bins_at_edges(void) {
+  check_edges(0.5, 1e17); /* the transaction metrics' range: min_abs a power of 2 */
+  check_edges(1e-9, 1e9);
+  check_edges(3e-3, 7.5);
+}
+
 int register_suites(void) {
   ADD_SUITE("txmetrics", TEST(test_commit_times), TEST(test_commit_csv), TEST(test_out_of_order),
             TEST(test_never_committed), TEST(test_propagation), TEST(test_censorship),
-            TEST(test_json_key_order), TEST(test_empty), TEST(test_streaming_release), TEST(test_errors));
-  ADD_SUITE("histogram", TEST(test_hist_lognormal), TEST(test_hist_signed), TEST(test_hist_exact_small));
+            TEST(test_json_key_order), TEST(test_empty), TEST(test_streaming_release), TEST(test_errors),
+            TEST(test_add_tx_seen_same_outputs), TEST(test_add_tx_seen_errors), TEST(test_reference_stream));
+  ADD_SUITE("histogram", TEST(test_hist_lognormal), TEST(test_hist_signed), TEST(test_hist_exact_small),
+            TEST(test_hist_bins_at_edges));
   return 0;
 }
