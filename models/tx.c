@@ -820,13 +820,8 @@ static void record(TxWorld *w, uint32_t i) {
   ObsTx rec = {.id = e->id, .sender = e->sender, .nonce = e->nonce, .created_ns = e->created, .type = e->type,
                .gas_limit = e->gas_limit, .gas_price_wei = e->price * 1e9, .censored = e->censored};
   g_autoptr(GError) err = NULL;
-  gboolean ok = an_tx_add_tx(w->antx, &rec, &err);
+  gboolean ok = an_tx_add_tx_seen(w->antx, &rec, w->n_vantages ? w->recv : NULL, &err);
   g_assert(ok);
-  for (guint v = 0; v < w->n_vantages; v++) {
-    ObsTxSighting sg = {.tx = e->id, .vantage = v, .seen_ns = w->recv[v]};
-    ok = an_tx_add_sighting(w->antx, &sg, &err);
-    g_assert(ok);
-  }
   w->created++;
   if (w->keep) {
     LogTx l = {.id = e->id, .sender = e->sender, .nonce = e->nonce, .type = e->type, .gas_limit = e->gas_limit,
