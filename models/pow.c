@@ -378,14 +378,6 @@ static void selfish_on_public(PowMiner *m, SimCtx *ctx, uint32_t h) {
   }
 }
 
-static inline uint64_t mix64(uint64_t x) {
-  x ^= x >> 30;
-  x *= UINT64_C(0xbf58476d1ce4e5b9);
-  x ^= x >> 27;
-  x *= UINT64_C(0x94d049bb133111eb);
-  return x ^ (x >> 31);
-}
-
 static void mine(PowMiner *m, SimCtx *ctx) {
   const PowWorld *w = m->world;
   const PowChainParams *cp = &w->cfg->chain;
@@ -406,7 +398,7 @@ static void mine(PowMiner *m, SimCtx *ctx) {
    * from a stream keyed by the template. */
   b->obs.empty = now < m->full_at;
   uint64_t k = b->obs.empty ? UINT64_MAX : (uint64_t)floor(sim_time_to_s(now - m->full_at) / cp->recommit_s);
-  b->obs.txset = mix64(mix64(mix64((uint64_t)m->index + 1) ^ parent->obs.id) ^ k) | 1;
+  b->obs.txset = sim_mix64(sim_mix64(sim_mix64((uint64_t)m->index + 1) ^ parent->obs.id) ^ k) | 1;
   if (w->txw) {
     SimTime built = b->obs.empty ? now : m->full_at + sim_time_from_s((double)k * cp->recommit_s);
     tx_world_build(w->txw, m->group, &parent->obs, built, &b->obs);

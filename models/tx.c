@@ -438,14 +438,6 @@ typedef struct {
   double price;
 } LogTx;
 
-static inline uint64_t mix64(uint64_t x) {
-  x ^= x >> 30;
-  x *= UINT64_C(0xbf58476d1ce4e5b9);
-  x ^= x >> 27;
-  x *= UINT64_C(0x94d049bb133111eb);
-  return x ^ (x >> 31);
-}
-
 /* ---- slab ---- */
 
 static uint32_t slot_new(TxWorld *w) {
@@ -741,10 +733,10 @@ static double draw_gas(TxWorld *w, double median, double sigma) {
  * transaction itself is in the censored share (keyed hashes, so the sets do not depend on draw order). */
 static gboolean is_censored(const TxWorld *w, uint32_t sender, uint64_t id) {
   const TxConfig *c = &w->cfg;
-  if (c->censor_share > 0 && (double)(mix64(w->seed ^ mix64((uint64_t)sender + 1)) >> 11) * 0x1.0p-53 < c->censor_share)
+  if (c->censor_share > 0 && (double)(sim_mix64(w->seed ^ sim_mix64((uint64_t)sender + 1)) >> 11) * 0x1.0p-53 < c->censor_share)
     return TRUE;
   if (c->censor_tx_share > 0 &&
-      (double)(mix64(~w->seed ^ mix64(id)) >> 11) * 0x1.0p-53 < c->censor_tx_share)
+      (double)(sim_mix64(~w->seed ^ sim_mix64(id)) >> 11) * 0x1.0p-53 < c->censor_tx_share)
     return TRUE;
   guint64 key = sender;
   return c->n_censor_senders && bsearch(&key, c->censor_senders, c->n_censor_senders, sizeof key, cmp_u64);

@@ -5,18 +5,11 @@
 #include <string.h>
 
 #include "emc.h"
-
-static inline uint64_t mix64(uint64_t x) {
-  x ^= x >> 30;
-  x *= UINT64_C(0xbf58476d1ce4e5b9);
-  x ^= x >> 27;
-  x *= UINT64_C(0x94d049bb133111eb);
-  return x ^ (x >> 31);
-}
+#include "rng.h"
 
 /* The coinbase address of miner `m` (a pool of several independent miners, like "Others", has one
  * address per miner, so runs stay per miner when the logs are read back): a fixed id, never zero. */
-static uint64_t miner_address_id(guint m) { return mix64(UINT64_C(0xC0B4A5E) + m) | 1; }
+static uint64_t miner_address_id(guint m) { return sim_mix64(UINT64_C(0xC0B4A5E) + m) | 1; }
 
 static int64_t local_ns(int64_t sim_ns) { return EMC_SIM_EPOCH_S * 1000000000 + sim_ns; }
 
@@ -110,7 +103,7 @@ static void fill_block(const SimScenario *sc, TxWorld *txw, const ObsBlock *b, i
   }
   for (guint k = 0; k < n; k++) {
     EmcHash h;
-    emc_hash_from_id(ids ? ids[k] : (mix64(b->id ^ mix64(k + 1)) | 1), &h);
+    emc_hash_from_id(ids ? ids[k] : (sim_mix64(b->id ^ sim_mix64(k + 1)) | 1), &h);
     g_array_append_val(txs, h);
   }
   eb->n_txs = txs->len;

@@ -8,6 +8,7 @@
 
 #include "chain.h"
 #include "emc.h"
+#include "rng.h"
 #include "output.h"
 #include "params.h"
 #include "propagation.h"
@@ -267,14 +268,6 @@ static gboolean read_pools(Replay *r, const char *path, GError **error) {
   return ok;
 }
 
-static inline uint64_t mix64(uint64_t x) {
-  x ^= x >> 30;
-  x *= UINT64_C(0xbf58476d1ce4e5b9);
-  x ^= x >> 27;
-  x *= UINT64_C(0x94d049bb133111eb);
-  return x ^ (x >> 31);
-}
-
 static void place(Replay *r, RBlock *b) {
   b->b.height = (uint32_t)(b->number - r->min_number + 1);
   b->placed = TRUE;
@@ -305,7 +298,7 @@ static RBlock *placeholder(Replay *r, uint64_t id, uint64_t number, const RBlock
   } else {
     RBlock *below = g_hash_table_lookup(r->at_number, &(uint64_t){number - 1});
     if (!below) {
-      uint64_t pid = mix64(id) | 1;
+      uint64_t pid = sim_mix64(id) | 1;
       below = g_hash_table_lookup(r->blocks, &pid);
       if (!below) below = placeholder(r, pid, number - 1, x);
     }

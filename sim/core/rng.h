@@ -42,6 +42,16 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimRng, sim_rng_free)
 /* Refills buf; internal, used by the inline helpers. */
 void sim_rng_refill(SimRng *rng);
 
+/* SplitMix64's finaliser: a fixed bijective mix of 64 bits, for ids and keys derived from other ids (not a
+ * random stream). */
+static inline uint64_t sim_mix64(uint64_t x) {
+  x ^= x >> 30;
+  x *= UINT64_C(0xbf58476d1ce4e5b9);
+  x ^= x >> 27;
+  x *= UINT64_C(0x94d049bb133111eb);
+  return x ^ (x >> 31);
+}
+
 static inline uint64_t sim_rng_u64(SimRng *rng) {
   if (G_UNLIKELY(rng->idx >= 4)) sim_rng_refill(rng);
   return rng->buf[rng->idx++];
