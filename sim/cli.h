@@ -14,6 +14,7 @@ int sim_cmd_report(int argc, char **argv);
 int sim_cmd_sweep(int argc, char **argv);
 int sim_cmd_compare(int argc, char **argv);
 int sim_cmd_replay(int argc, char **argv);
+int sim_cmd_calibrate(int argc, char **argv);
 int sim_cmd_bft(int argc, char **argv);
 int sim_cmd_sync(int argc, char **argv);
 int sim_cmd_numa(int argc, char **argv);

@@ -22,6 +22,7 @@ static const struct {
     {"report", sim_cmd_report, "turn a results directory (or a sweep's) into one self-contained HTML page"},
     {"sweep", sim_cmd_sweep, "run a study: points x replicates of a scenario, resumable, sharded; its table"},
     {"replay", sim_cmd_replay, "measured EMC logs through the same analysis as 'run' (same keys and CSVs)"},
+    {"calibrate", sim_cmd_calibrate, "fit models to measured EMC logs; write them as a file scenarios include"},
     {"compare", sim_cmd_compare, "compare two result sets (runs, replicates or measured) side by side"},
     {"bench", sim_cmd_bench, "benchmarks: the engine (phold) and the workloads of BENCH.md (scenarios)"},
     {"bft", sim_cmd_bft, "PBFT ordering latency and throughput per messaging stack (TCP, RDMA)"},

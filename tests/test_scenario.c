@@ -1,5 +1,6 @@
 /* test_scenario.c: the scenario loader accepts every shipped scenario and rejects the bad corpus in
  * tests/data/bad/ with exactly the messages in the matching .err files. */
+#include <glib/gstdio.h>
 #include <string.h>
 
 #include "cunit-main.h"
@@ -148,8 +149,161 @@ static void test_missing_file(void) {
   sim_diag_free(diag);
 }
 
+
+/* ---- include ---- */
+
+static char *put(const char *dir, const char *name, const char *text) {
+  char *p = g_build_filename(dir, name, NULL);
+  g_autofree char *sub = g_path_get_dirname(p);
+  g_mkdir_with_parents(sub, 0700);
+  CU_ASSERT_FATAL(g_file_set_contents(p, text, -1, NULL));
+  return p;
+}
+
+/* Loads `path`; returns the scenario, or NULL with the joined messages in *msgs. */
+static SimScenario *load_path(const char *path, const char *const *sets, char **msgs) {
+  SimDiag *diag = sim_diag_new(path);
+  SimScenario *sc = sim_scenario_load_file(path, sets, diag);
+  *msgs = sim_diag_join(diag);
+  sim_diag_free(diag);
+  return sc;
+}
+
+static void rm_rf(const char *path) {
+  if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
+    GDir *d = g_dir_open(path, 0, NULL);
+    const char *n;
+    while (d && (n = g_dir_read_name(d))) {
+      g_autofree char *p = g_build_filename(path, n, NULL);
+      rm_rf(p);
+    }
+    if (d) g_dir_close(d);
+    g_rmdir(path);
+  } else {
+    g_remove(path);
+  }
+}
+
+/* Precedence: the scenario over its includes, a later include over an earlier one; objects merge key by
+ * key at every depth, arrays and scalars are taken whole; paths are relative to the including file; --set
+ * applies to the merged document; the echo holds the merge without "include". */
+static void test_include_merge(void) {
+  g_autofree char *dir = g_dir_make_tmp("scenario-XXXXXX", NULL);
+  g_autofree char *base = put(dir, "models/base.json",
+                              "{\"seed\": 9, \"stop\": {\"heights\": 5, \"settle_heights\": 2},"
+                              " \"chain\": {\"target_interval_s\": 10, \"block_reward_eth\": 3},"
+                              " \"network\": {\"delay\": {\"model\": \"lognormal\", \"median_ms\": 300, \"sigma\": 0.5}},"
+                              " \"pools\": [{\"name\": \"A\", \"hash_share\": 0.5}, {\"name\": \"B\", \"hash_share\": 0.5}],"
+                              " \"calibration\": {\"anything\": [1, 2]}}");
+  g_autofree char *over = put(dir, "models/over.json",
+                              "{\"include\": [\"leaf/extra.json\"], \"chain\": {\"target_interval_s\": 11},"
+                              " \"pools\": [{\"name\": \"C\", \"hash_share\": 1}]}");
+  g_autofree char *leaf = put(dir, "models/leaf/extra.json", "{\"network\": {\"delay\": {\"sigma\": 0.9}}, \"stop\": {\"settle_heights\": 3}}");
+  g_autofree char *s = put(dir, "s.json",
+                           "{\"include\": [\"models/base.json\", \"models/over.json\"], \"seed\": 4,"
+                           " \"chain\": {\"block_reward_eth\": 5}}");
+  char *msgs;
+  SimScenario *sc = load_path(s, NULL, &msgs);
+  if (!sc) fprintf(stderr, "\n%s\n", msgs);
+  CU_ASSERT_FATAL(sc != NULL);
+  CU_ASSERT_EQUAL(sc->seed, 4);                                   /* the scenario's own */
+  CU_ASSERT_DOUBLE_EQUAL(sc->pow.chain.block_reward_eth, 5, 0);   /* the scenario's, beside ... */
+  CU_ASSERT_DOUBLE_EQUAL(sc->pow.chain.target_interval_s, 11, 0); /* ... the later include's */
+  CU_ASSERT_EQUAL(sc->stop.heights, 5);                           /* from base, */
+  CU_ASSERT_EQUAL(sc->stop.settle_heights, 3);                    /* merged with over's include (later) */
+  CU_ASSERT_EQUAL(sc->n_pools, 1);                                /* arrays are replaced, not merged */
+  CU_ASSERT_STRING_EQUAL(sc->pools[0].name, "C");
+  json_t *delay = json_object_get(json_object_get(sc->doc, "network"), "delay");
+  CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(delay, "sigma")), 0.9, 0);      /* nested, 3 deep */
+  CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(delay, "median_ms")), 300, 0); /* kept beside it */
+  CU_ASSERT_PTR_NULL(json_object_get(sc->doc, "include"));
+  CU_ASSERT(json_is_array(json_object_get(json_object_get(sc->doc, "calibration"), "anything")));
+  CU_ASSERT_STRING_EQUAL(sc->name, "s");
+  sim_scenario_free(sc);
+  g_free(msgs);
+
+  /* --set reaches keys that came from an include. */
+  const char *sets[] = {"pools[0].hash_share=1", "chain.target_interval_s=12", NULL};
+  sc = load_path(s, sets, &msgs);
+  CU_ASSERT_FATAL(sc != NULL);
+  CU_ASSERT_DOUBLE_EQUAL(sc->pow.chain.target_interval_s, 12, 0);
+  sim_scenario_free(sc);
+  g_free(msgs);
+  const char *set_include[] = {"include=[\"models/base.json\"]", NULL};
+  sc = load_path(s, set_include, &msgs);
+  CU_ASSERT(sc == NULL);
+  g_autofree char *want = g_strdup_printf("%s: $.include: cannot be set with --set (includes are read before the overrides)", s);
+  CU_ASSERT_STRING_EQUAL(msgs, want);
+  g_free(msgs);
+
+  /* The same file included twice (not a cycle), and a single name instead of an array. */
+  g_autofree char *twice = put(dir, "twice.json", "{\"include\": [\"models/base.json\", \"models/base.json\"]}");
+  sc = load_path(twice, NULL, &msgs);
+  CU_ASSERT(sc != NULL);
+  sim_scenario_free(sc);
+  g_free(msgs);
+  g_autofree char *single = put(dir, "single.json", "{\"include\": \"models/base.json\", \"seed\": 2}");
+  sc = load_path(single, NULL, &msgs);
+  CU_ASSERT_FATAL(sc != NULL);
+  CU_ASSERT_EQUAL(sc->seed, 2);
+  CU_ASSERT_EQUAL(sc->n_pools, 2);
+  sim_scenario_free(sc);
+  g_free(msgs);
+  rm_rf(dir);
+}
+
+/* Each problem with an include, with its exact message: file: $.include[i]: what. */
+static void test_include_errors(void) {
+  g_autofree char *dir = g_dir_make_tmp("scenario-XXXXXX", NULL);
+  static const struct {
+    const char *name, *text, *want; /* want: printf format, %1$s = dir */
+  } cases[] = {
+      {"missing.json", "{\"include\": [\"nope.json\"], \"stop\": {\"heights\": 1}}",
+       "%1$s/missing.json: $.include[0]: cannot open %1$s/nope.json: No such file or directory"},
+      {"syntax.json", "{\"include\": [\"inc/bad.json\"]}",
+       "%1$s/syntax.json: $.include[0]: %1$s/inc/bad.json:1:9: string or '}' expected near '}'"},
+      {"array.json", "{\"include\": [\"inc/array.json\"]}",
+       "%1$s/array.json: $.include[0]: %1$s/inc/array.json: $: must be an object (a partial scenario)"},
+      {"blank.json", "{\"include\": [\"inc/blank.json\"]}",
+       "%1$s/blank.json: $.include[0]: %1$s/inc/blank.json:1:1: empty file (expected a JSON object)"},
+      {"type.json", "{\"include\": 5}", "%1$s/type.json: $.include: must be a file name or an array of file names"},
+      {"element.json", "{\"include\": [\"inc/ok.json\", 3, \"\"]}",
+       "%1$s/element.json: $.include[1]: must be a file name (a non-empty string)\n"
+       "%1$s/element.json: $.include[2]: must be a file name (a non-empty string)"},
+      {"self.json", "{\"include\": [\"self.json\"]}",
+       "%1$s/self.json: $.include[0]: include cycle: %1$s/self.json -> %1$s/self.json"},
+      {"a.json", "{\"include\": [\"inc/b.json\"]}",
+       "%1$s/a.json: $.include[0]: %1$s/inc/b.json: $.include[0]: include cycle: %1$s/a.json -> %1$s/inc/b.json -> "
+       "%1$s/inc/../a.json"},
+      {"nested.json", "{\"include\": [\"inc/ok.json\", \"inc/mid.json\"]}",
+       "%1$s/nested.json: $.include[1]: %1$s/inc/mid.json: $.include[0]: cannot open %1$s/inc/gone.json: No such "
+       "file or directory"},
+      {"cal.json", "{\"calibration\": 3, \"stop\": {\"heights\": 1}, \"pools\": [{\"name\": \"A\", \"hash_share\": 1}]}",
+       "%1$s/cal.json: $.calibration: must be an object (a fit report, not read)"},
+  };
+  g_free(put(dir, "inc/bad.json", "{\"a\": 1,}"));
+  g_free(put(dir, "inc/array.json", "[1, 2]"));
+  g_free(put(dir, "inc/blank.json", " \n"));
+  g_free(put(dir, "inc/ok.json", "{\"seed\": 1}"));
+  g_free(put(dir, "inc/b.json", "{\"include\": [\"../a.json\"]}"));
+  g_free(put(dir, "inc/mid.json", "{\"include\": [\"gone.json\"]}"));
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree char *p = put(dir, cases[i].name, cases[i].text);
+    char *msgs;
+    SimScenario *sc = load_path(p, NULL, &msgs);
+    CU_ASSERT(sc == NULL);
+    g_autofree char *want = g_strdup_printf(cases[i].want, dir);
+    if (strcmp(msgs, want) != 0) fprintf(stderr, "\n got: %s\nwant: %s\n", msgs, want);
+    CU_ASSERT_STRING_EQUAL(msgs, want);
+    sim_scenario_free(sc);
+    g_free(msgs);
+  }
+  rm_rf(dir);
+}
+
 int register_suites(void) {
   ADD_SUITE("scenario", TEST(test_shipped_scenarios_load), TEST(test_bad_corpus), TEST(test_defaults_and_echo),
-            TEST(test_set_overrides), TEST(test_shares_normalised), TEST(test_missing_file));
+            TEST(test_set_overrides), TEST(test_shares_normalised), TEST(test_missing_file),
+            TEST(test_include_merge), TEST(test_include_errors));
   return 0;
 }

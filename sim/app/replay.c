@@ -17,23 +17,9 @@
 
 G_DEFINE_QUARK(sim-replay-error-quark, sim_replay_error)
 
-typedef struct {
-  ObsBlock b;
-  uint64_t number;
-  uint64_t coinbase; /* emc_address_id */
-  uint32_t n_txs;
-  uint64_t *txs;     /* tx ids in block order */
-  int64_t *msg_ns;   /* per vantage: earliest block message */
-  int64_t *ann_ns;   /* per vantage: earliest announcement */
-  guint order;       /* first-seen order */
-  gboolean placed;
-  gboolean placeholder; /* stands for a missing ancestor (no line logged it) */
-} RBlock;
-
-typedef struct {
-  ObsTx rec;
-  int64_t recv[]; /* per vantage: earliest reception */
-} RTx;
+/* The public records (replay.h) under their short names. */
+typedef SimReplayBlock RBlock;
+typedef SimReplayTx RTx;
 
 typedef struct {
   const SimReplayOptions *opt;
@@ -347,84 +333,105 @@ static gboolean w_obs(gconstpointer p, FILE *f) {
   return an_prop_write_observations_csv(c->prop, c->chain, f);
 }
 
-gboolean sim_replay(const SimReplayOptions *opt, json_t **summary_out, GError **error) {
-  g_return_val_if_fail(opt && opt->n_vantages > 0, FALSE);
-  const char *dir = opt->out_dir ? opt->out_dir : "results/replay";
+struct SimReplayData {
+  Replay r;
+  guint nv;
+  char **names;          /* owned, NULL-terminated */
+  char **dirs;           /* owned, NULL-terminated */
+  GPtrArray *order;      /* RBlock *: the logged blocks (placed or detached) by number, then first seen */
+  GPtrArray *logged;     /* RBlock *: the placed ones of `order` */
+  GPtrArray *txs_sorted; /* RTx * by id */
+  AnChain *chain;
+  SimReplayCounts counts;
+};
+
+static void replay_clear(Replay *r) {
+  if (r->at_number) g_hash_table_unref(r->at_number);
+  if (r->placed) g_ptr_array_unref(r->placed);
+  if (r->blocks) g_hash_table_unref(r->blocks);
+  if (r->txs) g_hash_table_unref(r->txs);
+  if (r->pool_of) g_hash_table_unref(r->pool_of);
+  if (r->pool_order) g_ptr_array_unref(r->pool_order);
+  if (r->announced_only) g_hash_table_unref(r->announced_only);
+  memset(r, 0, sizeof *r);
+}
+
+void sim_replay_data_free(SimReplayData *d) {
+  if (!d) return;
+  an_chain_free(d->chain);
+  if (d->txs_sorted) g_ptr_array_unref(d->txs_sorted);
+  if (d->logged) g_ptr_array_unref(d->logged);
+  if (d->order) g_ptr_array_unref(d->order);
+  replay_clear(&d->r);
+  g_strfreev(d->names);
+  g_strfreev(d->dirs);
+  g_free(d);
+}
+
+SimReplayData *sim_replay_load(const SimReplayOptions *opt, GError **error) {
+  g_return_val_if_fail(opt && opt->n_vantages > 0, NULL);
   GError *e = NULL;
-  g_autoptr(SimOutDir) out = sim_outdir_open(dir, &e);
-  if (!out) {
-    input_error(error, "%s", e->message);
-    g_error_free(e);
-    return FALSE;
-  }
-  Replay r = {.opt = opt, .nv = opt->n_vantages};
-  r.blocks = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, rblock_free);
-  r.txs = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
-  r.pool_of = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
-  r.announced_only = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-  r.pool_order = g_ptr_array_new_with_free_func(g_free);
+  g_autoptr(SimReplayData) d = g_new0(SimReplayData, 1);
+  Replay *rp = &d->r;
+  *rp = (Replay){.opt = opt, .nv = opt->n_vantages};
+  d->nv = opt->n_vantages;
+  rp->blocks = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, rblock_free);
+  rp->txs = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
+  rp->pool_of = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+  rp->pool_order = g_ptr_array_new_with_free_func(g_free);
+  rp->announced_only = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
   gboolean ok = TRUE;
-  g_autofree char **names = g_new0(char *, opt->n_vantages + 1);
-  g_autoptr(GPtrArray) name_store = g_ptr_array_new_with_free_func(g_free);
+  d->names = g_new0(char *, opt->n_vantages + 1);
+  d->dirs = g_new0(char *, opt->n_vantages + 1);
+  char **names = d->names;
   for (guint v = 0; v < opt->n_vantages; v++) {
-    if (opt->names && opt->names[v]) {
-      names[v] = (char *)opt->names[v];
-    } else {
-      char *base = g_path_get_basename(opt->dirs[v]);
-      g_ptr_array_add(name_store, base);
-      names[v] = base;
-    }
+    d->dirs[v] = g_strdup(opt->dirs[v]);
+    names[v] = opt->names && opt->names[v] ? g_strdup(opt->names[v]) : g_path_get_basename(opt->dirs[v]);
     for (guint w = 0; w < v && ok; w++)
       if (strcmp(names[v], names[w]) == 0) {
         input_error(error, "two vantage points are named '%s' (name them with --vantage NAME=DIR)", names[v]);
         ok = FALSE;
       }
   }
-  if (ok && opt->pools_csv) ok = read_pools(&r, opt->pools_csv, error);
+  if (ok && opt->pools_csv) ok = read_pools(rp, opt->pools_csv, error);
   /* Blocks of every vantage point first, then what refers to them. */
   g_autoptr(GPtrArray) dirs = g_ptr_array_new_with_free_func((GDestroyNotify)emc_dir_free);
   for (guint v = 0; ok && v < opt->n_vantages; v++) {
-    EmcDir *d = emc_dir_open(opt->dirs[v], &e);
-    if (!d) {
+    EmcDir *ed = emc_dir_open(opt->dirs[v], &e);
+    if (!ed) {
       input_error(error, "%s", e->message);
       g_clear_error(&e);
       ok = FALSE;
       break;
     }
-    g_ptr_array_add(dirs, d);
-    const char *const *bf = emc_dir_files(d, EMC_KIND_BLOCK);
+    g_ptr_array_add(dirs, ed);
+    const char *const *bf = emc_dir_files(ed, EMC_KIND_BLOCK);
     if (!bf || !bf[0]) {
       input_error(error, "%s: no block log (NewBlockMsg.log or blocks.log) in it", opt->dirs[v]);
       ok = FALSE;
     }
   }
-  for (guint v = 0; ok && v < opt->n_vantages; v++) ok = read_blocks(&r, v, g_ptr_array_index(dirs, v), error);
-  for (guint v = 0; ok && v < opt->n_vantages; v++) ok = read_announcements(&r, v, g_ptr_array_index(dirs, v), error);
-  for (guint v = 0; ok && v < opt->n_vantages; v++) ok = read_txs(&r, v, g_ptr_array_index(dirs, v), error);
-  if (ok && g_hash_table_size(r.blocks) == 0) {
+  for (guint v = 0; ok && v < opt->n_vantages; v++) ok = read_blocks(rp, v, g_ptr_array_index(dirs, v), error);
+  for (guint v = 0; ok && v < opt->n_vantages; v++) ok = read_announcements(rp, v, g_ptr_array_index(dirs, v), error);
+  for (guint v = 0; ok && v < opt->n_vantages; v++) ok = read_txs(rp, v, g_ptr_array_index(dirs, v), error);
+  if (ok && g_hash_table_size(rp->blocks) == 0) {
     input_error(error, "no block in the logs");
     ok = FALSE;
   }
-  if (!ok) {
-    g_hash_table_unref(r.blocks);
-    g_hash_table_unref(r.txs);
-    g_hash_table_unref(r.pool_of);
-  g_hash_table_unref(r.announced_only);
-  g_ptr_array_unref(r.pool_order);
-    return FALSE;
-  }
+  if (!ok) return NULL;
 
   /* Place the blocks: heights from the lowest number seen, parents that were seen. */
-  g_autoptr(GPtrArray) order = g_ptr_array_new();
+  d->order = g_ptr_array_new();
+  GPtrArray *order = d->order;
   GHashTableIter it;
   gpointer k, val;
-  g_hash_table_iter_init(&it, r.blocks);
+  g_hash_table_iter_init(&it, rp->blocks);
   while (g_hash_table_iter_next(&it, &k, &val)) g_ptr_array_add(order, val);
   g_ptr_array_sort(order, cmp_rblock);
   uint64_t min_number = ((RBlock *)g_ptr_array_index(order, 0))->number;
-  r.min_number = min_number;
-  r.at_number = g_hash_table_new(g_int64_hash, g_int64_equal);
-  r.placed = g_ptr_array_new();
+  rp->min_number = min_number;
+  rp->at_number = g_hash_table_new(g_int64_hash, g_int64_equal);
+  rp->placed = g_ptr_array_new();
   /* Miners: one per coinbase, in first-seen order of the placed blocks; pools by name. */
   g_autoptr(GHashTable) miner_of = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
   g_autoptr(GArray) miners = g_array_new(FALSE, TRUE, sizeof(AnMiner));
@@ -434,24 +441,24 @@ gboolean sim_replay(const SimReplayOptions *opt, json_t **summary_out, GError **
   for (guint i = 0; i < order->len; i++) {
     RBlock *b = g_ptr_array_index(order, i);
     if (b->b.id == OBS_GENESIS_ID) {
-      r.detached++;
+      rp->detached++;
       continue;
     }
     if (b->number == min_number) {
       b->b.parent = OBS_GENESIS_ID;
     } else {
-      RBlock *p = g_hash_table_lookup(r.blocks, &b->b.parent);
-      if (!p) p = placeholder(&r, b->b.parent, b->number - 1, b);
+      RBlock *p = g_hash_table_lookup(rp->blocks, &b->b.parent);
+      if (!p) p = placeholder(rp, b->b.parent, b->number - 1, b);
       if (!p->placed || p->number + 1 != b->number) { /* a parent logged at another number: inconsistent */
-        r.detached++;
+        rp->detached++;
         continue;
       }
     }
-    place(&r, b);
+    place(rp, b);
     placed++;
     gpointer mi;
     if (!g_hash_table_lookup_extended(miner_of, &b->coinbase, NULL, &mi)) {
-      const char *pool = g_hash_table_lookup(r.pool_of, &b->coinbase);
+      const char *pool = g_hash_table_lookup(rp->pool_of, &b->coinbase);
       if (!pool) pool = "Others";
       guint g = 0;
       while (g < pool_names->len && strcmp(g_ptr_array_index(pool_names, g), pool) != 0) g++;
@@ -468,23 +475,21 @@ gboolean sim_replay(const SimReplayOptions *opt, json_t **summary_out, GError **
   }
   for (guint m = 0; m < miners->len; m++)
     g_array_index(miners, AnMiner, m).hash_share = (double)g_array_index(miner_blocks, guint64, m) / (double)placed;
-  /* Report pools in the map's order, then the others (as first seen). */
-  if (r.pool_order->len) {
-    g_autoptr(GPtrArray) sorted = g_ptr_array_new_with_free_func(g_free);
-    g_autofree guint *remap = g_new(guint, MAX(pool_names->len, 1));
-    /* Order: by position in the map (not in it: after, in first-seen order). */
-    g_autofree guint *rank = g_new(guint, MAX(pool_names->len, 1));
+  /* Report pools in the map's order (not in it: after, in first-seen order). */
+  if (rp->pool_order->len) {
+    g_autofree guint *rank = g_new(guint, MAX(pool_names->len, 1)), *remap = g_new(guint, MAX(pool_names->len, 1));
     for (guint g = 0; g < pool_names->len; g++) {
       const char *nm = g_ptr_array_index(pool_names, g);
       guint j = 0;
-      while (j < r.pool_order->len && strcmp(g_ptr_array_index(r.pool_order, j), nm) != 0) j++;
-      rank[g] = j < r.pool_order->len ? j : r.pool_order->len + g;
+      while (j < rp->pool_order->len && strcmp(g_ptr_array_index(rp->pool_order, j), nm) != 0) j++;
+      rank[g] = j < rp->pool_order->len ? j : rp->pool_order->len + g;
     }
-    for (guint n = 0; n < pool_names->len; n++) {
+    g_autoptr(GPtrArray) sorted = g_ptr_array_new_with_free_func(g_free);
+    for (guint q = 0; q < pool_names->len; q++) {
       guint best = G_MAXUINT;
       for (guint g = 0; g < pool_names->len; g++)
         if (rank[g] != G_MAXUINT && (best == G_MAXUINT || rank[g] < rank[best])) best = g;
-      remap[best] = n;
+      remap[best] = q;
       rank[best] = G_MAXUINT;
       g_ptr_array_add(sorted, g_strdup(g_ptr_array_index(pool_names, best)));
     }
@@ -498,43 +503,104 @@ gboolean sim_replay(const SimReplayOptions *opt, json_t **summary_out, GError **
   g_ptr_array_add(pool_names, NULL);
   guint n_pools = pool_names->len - 1;
 
-  g_autoptr(AnChain) chain = an_chain_new((const AnMiner *)miners->data, miners->len,
-                                          (const char *const *)pool_names->pdata, n_pools);
-  for (guint i = 0; ok && i < r.placed->len; i++) {
-    RBlock *b = g_ptr_array_index(r.placed, i);
+  d->chain = an_chain_new((const AnMiner *)miners->data, miners->len, (const char *const *)pool_names->pdata, n_pools);
+  for (guint i = 0; ok && i < rp->placed->len; i++) {
+    RBlock *b = g_ptr_array_index(rp->placed, i);
     /* Uncles the logs never showed cannot be typed: dropped (counted). */
     guint kept = 0;
     for (guint u = 0; u < b->b.n_uncles; u++) {
-      RBlock *ub = g_hash_table_lookup(r.blocks, &b->b.uncles[u]);
+      RBlock *ub = g_hash_table_lookup(rp->blocks, &b->b.uncles[u]);
       if (ub && ub->placed) b->b.uncles[kept++] = b->b.uncles[u];
-      else r.unknown_uncles++;
+      else rp->unknown_uncles++;
     }
     b->b.n_uncles = kept;
-    ok = an_chain_add_block(chain, &b->b, &e);
+    ok = an_chain_add_block(d->chain, &b->b, &e);
   }
   AnChainParams ap = {.block_reward = opt->block_reward_eth > 0 ? opt->block_reward_eth : 2.0, .uncle_base = 8,
                       .nephew_divisor = 32, .max_height = opt->heights};
-  if (ok) ok = an_chain_finalize(chain, &ap, &e);
+  if (ok) ok = an_chain_finalize(d->chain, &ap, &e);
   if (!ok) {
     g_set_error(error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_INPUT, "the logs' blocks do not form a chain: %s",
                 e->message);
     g_error_free(e);
-    g_hash_table_unref(r.at_number);
-    g_ptr_array_unref(r.placed);
-    g_hash_table_unref(r.blocks);
-    g_hash_table_unref(r.txs);
-    g_hash_table_unref(r.pool_of);
-  g_hash_table_unref(r.announced_only);
-  g_ptr_array_unref(r.pool_order);
-    return FALSE;
+    return NULL;
   }
 
-  /* Propagation: every placed block's sightings. */
-  g_autoptr(AnProp) prop = an_prop_new((const char *const *)names, r.nv);
-  for (guint i = 0; ok && i < order->len; i++) {
-    const RBlock *b = g_ptr_array_index(order, i);
+  d->logged = g_ptr_array_new();
+  for (guint i = 0; i < order->len; i++) {
+    RBlock *b = g_ptr_array_index(order, i);
     if (!b->placed) continue;
-    for (guint v = 0; ok && v < r.nv; v++) {
+    g_ptr_array_add(d->logged, b);
+    for (uint32_t j = 0; j < b->n_txs; j++)
+      if (!g_hash_table_contains(rp->txs, &b->txs[j])) rp->txs_only_in_blocks++;
+  }
+  d->txs_sorted = g_ptr_array_sized_new(g_hash_table_size(rp->txs));
+  g_autoptr(GArray) tx_order = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+  g_hash_table_iter_init(&it, rp->txs);
+  while (g_hash_table_iter_next(&it, &k, &val)) g_array_append_val(tx_order, ((RTx *)val)->rec.id);
+  g_array_sort(tx_order, cmp_u64);
+  for (guint i = 0; i < tx_order->len; i++)
+    g_ptr_array_add(d->txs_sorted, g_hash_table_lookup(rp->txs, &g_array_index(tx_order, uint64_t, i)));
+
+  SimReplayCounts *c = &d->counts;
+  c->block_lines = rp->lines[EMC_KIND_BLOCK];
+  c->announcement_lines = rp->lines[EMC_KIND_ANNOUNCEMENT];
+  c->tx_lines = rp->lines[EMC_KIND_TX];
+  for (guint kk = 0; kk < EMC_N_KINDS; kk++) c->bad_lines += rp->bad_lines[kk];
+  c->blocks = g_hash_table_size(rp->blocks) - rp->placeholders;
+  c->first_number = min_number;
+  c->detached_blocks = rp->detached;
+  c->placeholder_blocks = rp->placeholders;
+  c->announced_only = g_hash_table_size(rp->announced_only);
+  c->unknown_uncles = rp->unknown_uncles;
+  c->txs = g_hash_table_size(rp->txs);
+  c->txs_only_in_blocks = rp->txs_only_in_blocks;
+  rp->opt = NULL; /* the caller's options are not kept */
+  return g_steal_pointer(&d);
+}
+
+guint sim_replay_data_n_vantages(const SimReplayData *d) { return d->nv; }
+const char *const *sim_replay_data_vantage_names(const SimReplayData *d) { return (const char *const *)d->names; }
+const char *sim_replay_data_vantage_dir(const SimReplayData *d, guint v) {
+  g_return_val_if_fail(v < d->nv, NULL);
+  return d->dirs[v];
+}
+const SimReplayCounts *sim_replay_data_counts(const SimReplayData *d) { return &d->counts; }
+const AnChain *sim_replay_data_chain(const SimReplayData *d) { return d->chain; }
+const SimReplayBlock *const *sim_replay_data_blocks(const SimReplayData *d, guint *n) {
+  if (n) *n = d->logged->len;
+  return (const SimReplayBlock *const *)d->logged->pdata;
+}
+const SimReplayBlock *sim_replay_data_block(const SimReplayData *d, uint64_t id) {
+  return g_hash_table_lookup(d->r.blocks, &id);
+}
+const SimReplayTx *const *sim_replay_data_txs(const SimReplayData *d, guint *n) {
+  if (n) *n = d->txs_sorted->len;
+  return (const SimReplayTx *const *)d->txs_sorted->pdata;
+}
+
+gboolean sim_replay(const SimReplayOptions *opt, json_t **summary_out, GError **error) {
+  g_return_val_if_fail(opt && opt->n_vantages > 0, FALSE);
+  const char *dir = opt->out_dir ? opt->out_dir : "results/replay";
+  GError *e = NULL;
+  g_autoptr(SimOutDir) out = sim_outdir_open(dir, &e);
+  if (!out) {
+    input_error(error, "%s", e->message);
+    g_error_free(e);
+    return FALSE;
+  }
+  g_autoptr(SimReplayData) d = sim_replay_load(opt, error);
+  if (!d) return FALSE;
+  const Replay *r = &d->r;
+  const char *const *names = sim_replay_data_vantage_names(d);
+  const AnChain *chain = d->chain;
+  gboolean ok = TRUE;
+
+  /* Propagation: every placed block's sightings. */
+  g_autoptr(AnProp) prop = an_prop_new(names, d->nv);
+  for (guint i = 0; ok && i < d->logged->len; i++) {
+    const RBlock *b = g_ptr_array_index(d->logged, i);
+    for (guint v = 0; ok && v < d->nv; v++) {
       if (b->msg_ns[v] == OBS_TIME_NONE && b->ann_ns[v] == OBS_TIME_NONE) continue;
       ObsSighting s = {.block = b->b.id, .vantage = v, .block_msg_ns = b->msg_ns[v], .announce_ns = b->ann_ns[v]};
       ok = an_prop_add(prop, &s, &e);
@@ -543,108 +609,87 @@ gboolean sim_replay(const SimReplayOptions *opt, json_t **summary_out, GError **
   if (ok) ok = an_prop_finalize(prop, chain, &e);
 
   /* Transactions: receptions, inclusions, then the main chain. */
-  g_autoptr(AnTx) antx = an_tx_new((const char *const *)names, r.nv);
-  g_autoptr(GArray) tx_order = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-  g_hash_table_iter_init(&it, r.txs);
-  while (g_hash_table_iter_next(&it, &k, &val)) g_array_append_val(tx_order, ((RTx *)val)->rec.id);
-  g_array_sort(tx_order, cmp_u64);
-  for (guint i = 0; ok && i < tx_order->len; i++) {
-    const RTx *t = g_hash_table_lookup(r.txs, &g_array_index(tx_order, uint64_t, i));
+  g_autoptr(AnTx) antx = an_tx_new(names, d->nv);
+  for (guint i = 0; ok && i < d->txs_sorted->len; i++) {
+    const RTx *t = g_ptr_array_index(d->txs_sorted, i);
     ok = an_tx_add_tx(antx, &t->rec, &e);
-    for (guint v = 0; ok && v < r.nv; v++) {
+    for (guint v = 0; ok && v < d->nv; v++) {
       if (t->recv[v] == OBS_TIME_NONE) continue;
       ObsTxSighting s = {.tx = t->rec.id, .vantage = v, .seen_ns = t->recv[v]};
       ok = an_tx_add_sighting(antx, &s, &e);
     }
   }
-  for (guint i = 0; ok && i < order->len; i++) {
-    const RBlock *b = g_ptr_array_index(order, i);
-    if (!b->placed) continue;
+  for (guint i = 0; ok && i < d->logged->len; i++) {
+    const RBlock *b = g_ptr_array_index(d->logged, i);
     for (uint32_t j = 0; ok && j < b->n_txs; j++) {
-      if (!g_hash_table_contains(r.txs, &b->txs[j])) {
-        r.txs_only_in_blocks++;
-        continue;
-      }
+      if (!g_hash_table_contains(r->txs, &b->txs[j])) continue; /* counted in txs_only_in_blocks */
       ObsTxInclusion in = {.tx = b->txs[j], .block = b->b.id, .height = b->b.height};
       ok = an_tx_add_inclusion(antx, &in, &e);
     }
   }
-  g_autofree int64_t **recv = g_new0(int64_t *, r.nv);
+  g_autofree int64_t **recv = g_new0(int64_t *, d->nv);
   uint32_t n_heights = 0;
   if (ok) {
     const AnChainSummary *cs = an_chain_summary(chain);
     n_heights = (uint32_t)cs->heights + 1;
-    for (guint v = 0; v < r.nv; v++) {
+    for (guint v = 0; v < d->nv; v++) {
       recv[v] = g_new(int64_t, n_heights);
       recv[v][0] = OBS_TIME_NONE;
       for (uint32_t h = 1; h < n_heights; h++) {
         const ObsBlock *mb = an_chain_main_block(chain, h);
-        const RBlock *b = mb ? g_hash_table_lookup(r.blocks, &mb->id) : NULL;
+        const RBlock *b = mb ? g_hash_table_lookup(r->blocks, &mb->id) : NULL;
         int64_t a = b ? b->msg_ns[v] : OBS_TIME_NONE, c = b ? b->ann_ns[v] : OBS_TIME_NONE;
         recv[v][h] = MIN(a, c);
       }
     }
     ok = an_tx_add_main_chain(antx, chain, opt->heights, (const int64_t *const *)recv, n_heights, &e);
   }
-  for (guint v = 0; v < r.nv; v++) g_free(recv[v]);
+  for (guint v = 0; v < d->nv; v++) g_free(recv[v]);
   if (ok) an_tx_finalize(antx);
   if (!ok) {
     g_set_error(error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_RUNTIME, "analysis failed: %s", e->message);
     g_error_free(e);
+    return FALSE;
   }
 
-  g_autoptr(json_t) summary = NULL;
-  if (ok) {
-    summary = json_object();
-    json_t *doc = json_object();
-    json_t *vs = json_array();
-    for (guint v = 0; v < r.nv; v++)
-      json_array_append_new(vs, json_pack("{s:s, s:s}", "name", names[v], "dir", opt->dirs[v]));
-    json_object_set_new(doc, "vantage_points", vs);
-    if (opt->pools_csv) json_object_set_new(doc, "pools_csv", json_string(opt->pools_csv));
-    json_object_set_new(doc, "strict", json_boolean(opt->strict));
-    json_object_set_new(summary, "header", sim_output_header(0, 1, opt->argc, opt->argv, NULL, NULL));
-    json_object_set_new(json_object_get(summary, "header"), "replay", doc);
-    json_t *rp = json_object();
-    static const char *const kind_key[] = {[EMC_KIND_BLOCK] = "block_lines", [EMC_KIND_ANNOUNCEMENT] = "announcement_lines",
-                                           [EMC_KIND_TX] = "tx_lines"};
-    for (guint kk = 0; kk < G_N_ELEMENTS(kind_key); kk++) {
-      if (!kind_key[kk]) continue;
-      json_object_set_new(rp, kind_key[kk], json_integer((json_int_t)r.lines[kk]));
-    }
-    guint64 bad = 0;
-    for (guint kk = 0; kk < EMC_N_KINDS; kk++) bad += r.bad_lines[kk];
-    json_object_set_new(rp, "bad_lines", json_integer((json_int_t)bad));
-    json_object_set_new(rp, "blocks", json_integer((json_int_t)(g_hash_table_size(r.blocks) - r.placeholders)));
-    json_object_set_new(rp, "first_number", json_integer((json_int_t)min_number));
-    json_object_set_new(rp, "detached_blocks", json_integer((json_int_t)r.detached));
-    json_object_set_new(rp, "placeholder_blocks", json_integer((json_int_t)r.placeholders));
-    json_object_set_new(rp, "announced_only", json_integer(g_hash_table_size(r.announced_only)));
-    json_object_set_new(rp, "unknown_uncles", json_integer((json_int_t)r.unknown_uncles));
-    json_object_set_new(rp, "txs", json_integer(g_hash_table_size(r.txs)));
-    json_object_set_new(rp, "txs_only_in_blocks", json_integer((json_int_t)r.txs_only_in_blocks));
-    json_object_set_new(rp, "peak_rss_bytes", json_integer((json_int_t)sim_peak_rss_bytes()));
-    json_object_set_new(summary, "replay", rp);
-    an_chain_add_json(chain, summary);
-    an_prop_add_json(prop, summary);
-    an_tx_add_json(antx, summary);
-    PropCtx pc = {prop, chain};
-    ok = sim_outdir_write_json(out, "summary.json", summary, &e) && write_file(out, "blocks.csv", w_blocks, chain, error) &&
-         write_file(out, "pools.csv", w_pools, chain, error) && write_file(out, "runs.csv", w_runs, chain, error) &&
-         write_file(out, "observations.csv", w_obs, &pc, error) &&
-         write_file(out, "tx_commit.csv", w_commit, antx, error) && sim_outdir_commit(out, &e);
-    if (!ok && e) {
-      g_set_error_literal(error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_RUNTIME, e->message);
-      g_error_free(e);
-    }
+  const SimReplayCounts *c = &d->counts;
+  g_autoptr(json_t) summary = json_object();
+  json_t *doc = json_object();
+  json_t *vs = json_array();
+  for (guint v = 0; v < d->nv; v++)
+    json_array_append_new(vs, json_pack("{s:s, s:s}", "name", names[v], "dir", opt->dirs[v]));
+  json_object_set_new(doc, "vantage_points", vs);
+  if (opt->pools_csv) json_object_set_new(doc, "pools_csv", json_string(opt->pools_csv));
+  json_object_set_new(doc, "strict", json_boolean(opt->strict));
+  json_object_set_new(summary, "header", sim_output_header(0, 1, opt->argc, opt->argv, NULL, NULL));
+  json_object_set_new(json_object_get(summary, "header"), "replay", doc);
+  json_t *rp = json_object();
+  json_object_set_new(rp, "block_lines", json_integer((json_int_t)c->block_lines));
+  json_object_set_new(rp, "announcement_lines", json_integer((json_int_t)c->announcement_lines));
+  json_object_set_new(rp, "tx_lines", json_integer((json_int_t)c->tx_lines));
+  json_object_set_new(rp, "bad_lines", json_integer((json_int_t)c->bad_lines));
+  json_object_set_new(rp, "blocks", json_integer((json_int_t)c->blocks));
+  json_object_set_new(rp, "first_number", json_integer((json_int_t)c->first_number));
+  json_object_set_new(rp, "detached_blocks", json_integer((json_int_t)c->detached_blocks));
+  json_object_set_new(rp, "placeholder_blocks", json_integer((json_int_t)c->placeholder_blocks));
+  json_object_set_new(rp, "announced_only", json_integer((json_int_t)c->announced_only));
+  json_object_set_new(rp, "unknown_uncles", json_integer((json_int_t)c->unknown_uncles));
+  json_object_set_new(rp, "txs", json_integer((json_int_t)c->txs));
+  json_object_set_new(rp, "txs_only_in_blocks", json_integer((json_int_t)c->txs_only_in_blocks));
+  json_object_set_new(rp, "peak_rss_bytes", json_integer((json_int_t)sim_peak_rss_bytes()));
+  json_object_set_new(summary, "replay", rp);
+  an_chain_add_json(chain, summary);
+  an_prop_add_json(prop, summary);
+  an_tx_add_json(antx, summary);
+  PropCtx pc = {prop, chain};
+  ok = sim_outdir_write_json(out, "summary.json", summary, &e) && write_file(out, "blocks.csv", w_blocks, chain, error) &&
+       write_file(out, "pools.csv", w_pools, chain, error) && write_file(out, "runs.csv", w_runs, chain, error) &&
+       write_file(out, "observations.csv", w_obs, &pc, error) &&
+       write_file(out, "tx_commit.csv", w_commit, antx, error) && sim_outdir_commit(out, &e);
+  if (!ok && e) {
+    g_set_error_literal(error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_RUNTIME, e->message);
+    g_error_free(e);
   }
-  g_hash_table_unref(r.at_number);
-  g_ptr_array_unref(r.placed);
-  g_hash_table_unref(r.blocks);
-  g_hash_table_unref(r.txs);
-  g_hash_table_unref(r.pool_of);
-  g_hash_table_unref(r.announced_only);
-  g_ptr_array_unref(r.pool_order);
   if (ok && summary_out) *summary_out = g_steal_pointer(&summary);
   return ok;
 }

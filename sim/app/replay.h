@@ -29,6 +29,9 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "chain.h"
+#include "obs.h"
+
 G_BEGIN_DECLS
 
 typedef struct {
@@ -53,5 +56,68 @@ typedef enum { SIM_REPLAY_ERROR_INPUT = 2, SIM_REPLAY_ERROR_RUNTIME = 1 } SimRep
  * observations.csv and tx_commit.csv atomically into the output directory. FALSE with `error`
  * (SIM_REPLAY_ERROR_INPUT: bad input, nothing written). `summary` (may be NULL) receives the summary. */
 gboolean sim_replay(const SimReplayOptions *opt, json_t **summary, GError **error);
+
+/* ---- The logs as a dataset (what sim_replay() analyses; `sim calibrate` fits models to it) ---- */
+
+/* One block: as logged (the first line's fields), or a placeholder for an ancestor no line showed. */
+typedef struct {
+  ObsBlock b;          /* height re-based (see above), miner an index into the dataset's miners, mined_ns the
+                        * header time; a placeholder has miner OBS_MINER_NONE, no transactions, and its
+                        * child's difficulty and time */
+  uint64_t number;     /* the block number in the logs */
+  uint64_t coinbase;   /* emc_address_id() of the coinbase (0 for a placeholder) */
+  uint32_t n_txs;
+  uint64_t *txs;       /* transaction ids in block order (n_txs of them) */
+  int64_t *msg_ns;     /* per vantage point: its earliest block message, OBS_TIME_NONE if none */
+  int64_t *ann_ns;     /* per vantage point: its earliest announcement, OBS_TIME_NONE if none */
+  guint order;         /* first-seen order over all logs */
+  gboolean placed;     /* in the chain (FALSE: detached) */
+  gboolean placeholder;
+} SimReplayBlock;
+
+/* One distinct transaction: the first line's fields and per vantage point its earliest reception. */
+typedef struct {
+  ObsTx rec;           /* created_ns is OBS_TIME_NONE (a log does not know it); gas_price_wei as logged */
+  int64_t recv[];      /* per vantage point, OBS_TIME_NONE if that point did not log it */
+} SimReplayTx;
+
+/* What was read. */
+typedef struct {
+  guint64 block_lines, announcement_lines, tx_lines; /* records read, duplicates included */
+  guint64 bad_lines;                                 /* lines skipped, all kinds */
+  guint64 blocks;             /* distinct blocks logged (placeholders not counted) */
+  uint64_t first_number;      /* the lowest block number: height 1 */
+  guint64 detached_blocks;    /* logged blocks that could not be placed */
+  guint64 placeholder_blocks;
+  guint64 announced_only;     /* hashes announced but never received as blocks */
+  guint64 unknown_uncles;     /* uncle references to blocks no log showed (dropped) */
+  guint64 txs;                /* distinct transactions logged */
+  guint64 txs_only_in_blocks; /* transaction references in placed blocks to transactions no log showed */
+} SimReplayCounts;
+
+typedef struct SimReplayData SimReplayData;
+
+/* Reads the logs of `opt` (dirs, names, pools_csv, strict, quiet, block_reward_eth; the output fields are not
+ * used) into memory: blocks placed and typed by AnChain (finalized, no window), miners and pools, sightings,
+ * transactions. NULL with `error` (SIM_REPLAY_ERROR_INPUT) on bad input. Free with sim_replay_data_free(). */
+SimReplayData *sim_replay_load(const SimReplayOptions *opt, GError **error);
+void sim_replay_data_free(SimReplayData *data);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimReplayData, sim_replay_data_free)
+
+/* Everything below is owned by `data` and valid until sim_replay_data_free(). */
+guint sim_replay_data_n_vantages(const SimReplayData *data);
+/* The vantage names (given, or the directories' base names), in the order of `opt->dirs`. */
+const char *const *sim_replay_data_vantage_names(const SimReplayData *data);
+const char *sim_replay_data_vantage_dir(const SimReplayData *data, guint vantage);
+const SimReplayCounts *sim_replay_data_counts(const SimReplayData *data);
+/* The chain of every placed block (logged and placeholders), finalized: block types, main chain, miners
+ * (one per coinbase, in first-seen order) and their pools (an_chain_miner_group(), an_chain_pool()). */
+const AnChain *sim_replay_data_chain(const SimReplayData *data);
+/* The logged blocks that were placed, by number then first-seen order; `n` receives their count. */
+const SimReplayBlock *const *sim_replay_data_blocks(const SimReplayData *data, guint *n);
+/* Any block by id (logged, detached or placeholder); NULL if unknown. */
+const SimReplayBlock *sim_replay_data_block(const SimReplayData *data, uint64_t id);
+/* The distinct transactions by ascending id; `n` receives their count. */
+const SimReplayTx *const *sim_replay_data_txs(const SimReplayData *data, guint *n);
 
 G_END_DECLS

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "geo.h"
@@ -19,8 +20,10 @@ static const SimParamSpec top_params[] = {
     {.name = "seed", .type = SIM_PARAM_INT, .min = 0, .max = (double)INT64_MAX, .def = 1,
      .offset = offsetof(TopParams, seed), .help = "master seed of every RNG stream"},
 };
-static const char *const top_sections[] = {"comment", "stop", "chain", "uncles", "network", "pools", "transactions",
-                                           NULL};
+/* "include" is resolved and removed before validation (listed so that messages name it). "calibration" is the
+ * fit report that models files written by `sim calibrate` carry; the loader only checks that it is an object. */
+static const char *const top_sections[] = {"comment", "stop",         "chain",   "uncles",      "network",
+                                           "pools",   "transactions", "include", "calibration", NULL};
 
 static const SimParamSpec stop_params[] = {
     {.name = "heights", .type = SIM_PARAM_INT, .min = 0, .max = 1e9, .def = 0,
@@ -130,6 +133,8 @@ static SimScenario *load_doc(json_t *root, const char *path, SimDiag *diag) {
   if (sc->name && !valid_name(sc->name))
     sim_diag_add(diag, "$.name", "must be made of letters, digits, '.', '_' and '-' (got \"%s\")", sc->name);
   check_comment(root, diag);
+  json_t *cal = json_object_get(root, "calibration");
+  if (cal && !json_is_object(cal)) sim_diag_add(diag, "$.calibration", "must be an object (a fit report, not read)");
 
   guint stop_before = sim_diag_count(diag);
   sim_params_parse(stop_params, G_N_ELEMENTS(stop_params), section(root, "stop"), "$.stop", NULL, &sc->stop,
@@ -193,6 +198,184 @@ static SimScenario *load_doc(json_t *root, const char *path, SimDiag *diag) {
   return g_steal_pointer(&sc);
 }
 
+/* The whole file, or NULL with `what` ("open" or "read") and errno. */
+static GByteArray *read_file(const char *path, const char **what, int *err_no) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    *what = "open";
+    *err_no = errno;
+    return NULL;
+  }
+  GByteArray *buf = g_byte_array_new();
+  guint8 chunk[65536];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) g_byte_array_append(buf, chunk, (guint)n);
+  int read_errno = ferror(f) ? errno : 0;
+  fclose(f);
+  if (read_errno) {
+    g_byte_array_unref(buf);
+    *what = "read";
+    *err_no = read_errno;
+    return NULL;
+  }
+  return buf;
+}
+
+/* ---- Includes ---- */
+
+#define INCLUDE_MAX_DEPTH 16
+
+/* A problem found while resolving the includes of one file: a JSON path in that file and a message. */
+typedef struct {
+  char *path;
+  char *message;
+} IncProblem;
+
+static void inc_problem_free(gpointer p) {
+  IncProblem *x = p;
+  g_free(x->path);
+  g_free(x->message);
+  g_free(x);
+}
+
+static void inc_problem(GPtrArray *problems, const char *path, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+static void inc_problem(GPtrArray *problems, const char *path, const char *fmt, ...) {
+  IncProblem *x = g_new(IncProblem, 1);
+  va_list ap;
+  va_start(ap, fmt);
+  x->message = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  x->path = g_strdup(path);
+  g_ptr_array_add(problems, x);
+}
+
+/* Adds every key of `src` that `dst` lacks (deep copies), recursing where both hold objects: `dst` wins, and
+ * arrays and other values are never merged, only taken whole from one side. */
+static void merge_under(json_t *dst, const json_t *src) {
+  const char *k;
+  json_t *v;
+  json_object_foreach((json_t *)src, k, v) {
+    json_t *d = json_object_get(dst, k);
+    if (!d) json_object_set_new(dst, k, json_deep_copy(v));
+    else if (json_is_object(d) && json_is_object(v)) merge_under(d, v);
+  }
+}
+
+/* The file an include names: relative to the including file's directory. */
+static char *include_resolve(const char *including, const char *name) {
+  if (g_path_is_absolute(name)) return g_strdup(name);
+  g_autofree char *dir = g_path_get_dirname(including);
+  if (strcmp(dir, ".") == 0) return g_strdup(name);
+  return g_build_filename(dir, name, NULL);
+}
+
+/* What identifies a file on the include stack: its real path where it exists (symbolic links followed). */
+static char *include_key(const char *file) {
+  char *real = realpath(file, NULL);
+  if (real) {
+    char *k = g_strdup(real);
+    free(real);
+    return k;
+  }
+  return g_canonicalize_filename(file, NULL);
+}
+
+static void resolve_includes(json_t *root, const char *file, GPtrArray *stack, GPtrArray *shown, GPtrArray *problems);
+
+/* Loads the include `name` of `file` (at JSON path `jpath`) with its own includes resolved. NULL with
+ * problems added at `jpath`. */
+static json_t *include_load(const char *file, const char *name, const char *jpath, GPtrArray *stack,
+                            GPtrArray *shown, GPtrArray *problems) {
+  g_autofree char *inc = include_resolve(file, name);
+  g_autofree char *key = include_key(inc);
+  for (guint i = 0; i < stack->len; i++) {
+    if (strcmp(g_ptr_array_index(stack, i), key) != 0) continue;
+    GString *chain = g_string_new(NULL);
+    for (guint j = i; j < shown->len; j++) g_string_append_printf(chain, "%s -> ", (const char *)g_ptr_array_index(shown, j));
+    g_string_append(chain, inc);
+    inc_problem(problems, jpath, "include cycle: %s", chain->str);
+    g_string_free(chain, TRUE);
+    return NULL;
+  }
+  if (stack->len >= INCLUDE_MAX_DEPTH) {
+    inc_problem(problems, jpath, "%s: includes nested more than %d deep", inc, INCLUDE_MAX_DEPTH);
+    return NULL;
+  }
+  const char *what = NULL;
+  int err_no = 0;
+  g_autoptr(GByteArray) buf = read_file(inc, &what, &err_no);
+  if (!buf) {
+    inc_problem(problems, jpath, "cannot %s %s: %s", what, inc, g_strerror(err_no));
+    return NULL;
+  }
+  const char *data = (const char *)buf->data;
+  gsize len = buf->len;
+  gboolean blank = TRUE;
+  for (gsize i = 0; i < len && blank; i++) blank = g_ascii_isspace(data[i]);
+  if (blank) {
+    inc_problem(problems, jpath, "%s:1:1: empty file (expected a JSON object)", inc);
+    return NULL;
+  }
+  json_error_t err;
+  json_t *doc = json_loadb(data, len, JSON_REJECT_DUPLICATES, &err);
+  if (!doc) {
+    inc_problem(problems, jpath, "%s:%d:%d: %s", inc, MAX(err.line, 1), MAX(err.column, 1), err.text);
+    return NULL;
+  }
+  if (!json_is_object(doc)) {
+    inc_problem(problems, jpath, "%s: $: must be an object (a partial scenario)", inc);
+    json_decref(doc);
+    return NULL;
+  }
+  g_ptr_array_add(stack, g_steal_pointer(&key));
+  g_ptr_array_add(shown, g_strdup(inc));
+  g_autoptr(GPtrArray) inner = g_ptr_array_new_with_free_func(inc_problem_free);
+  resolve_includes(doc, inc, stack, shown, inner);
+  g_ptr_array_remove_index(stack, stack->len - 1);
+  g_ptr_array_remove_index(shown, shown->len - 1);
+  /* Problems inside the included file name that file and their path in it. */
+  for (guint i = 0; i < inner->len; i++) {
+    const IncProblem *x = g_ptr_array_index(inner, i);
+    inc_problem(problems, jpath, "%s: %s: %s", inc, x->path, x->message);
+  }
+  if (inner->len) {
+    json_decref(doc);
+    return NULL;
+  }
+  return doc;
+}
+
+/* Replaces root's "include" by the content of the files it names (recursively), merged under root: later
+ * includes win over earlier ones, root over all. Problems go to `problems` with their path in `file`. */
+static void resolve_includes(json_t *root, const char *file, GPtrArray *stack, GPtrArray *shown, GPtrArray *problems) {
+  json_t *list = json_object_get(root, "include");
+  if (!list) return;
+  gboolean is_list = json_is_array(list);
+  g_autoptr(json_t) names = is_list ? json_incref(list) : json_pack("[O]", list);
+  json_object_del(root, "include");
+  if (!is_list && !json_is_string(list)) {
+    inc_problem(problems, "$.include", "must be a file name or an array of file names");
+    return;
+  }
+  g_autoptr(json_t) acc = json_object();
+  guint before = problems->len;
+  size_t i;
+  json_t *v;
+  json_array_foreach(names, i, v) {
+    g_autofree char *jp = is_list ? g_strdup_printf("$.include[%zu]", i) : g_strdup("$.include");
+    if (!json_is_string(v) || !*json_string_value(v)) {
+      inc_problem(problems, jp, "must be a file name (a non-empty string)");
+      continue;
+    }
+    json_t *doc = include_load(file, json_string_value(v), jp, stack, shown, problems);
+    if (!doc) continue;
+    merge_under(doc, acc);
+    json_decref(acc);
+    acc = doc;
+  }
+  if (problems->len == before) merge_under(root, acc);
+}
+
 SimScenario *sim_scenario_load_data(const char *data, size_t len, const char *path, const char *const *sets,
                                     SimDiag *diag) {
   gboolean blank = TRUE;
@@ -208,28 +391,35 @@ SimScenario *sim_scenario_load_data(const char *data, size_t len, const char *pa
     return NULL;
   }
   guint before = sim_diag_count(diag);
+  if (json_is_object(root)) {
+    g_autoptr(GPtrArray) stack = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GPtrArray) shown = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GPtrArray) problems = g_ptr_array_new_with_free_func(inc_problem_free);
+    g_ptr_array_add(stack, include_key(path));
+    g_ptr_array_add(shown, g_strdup(path));
+    resolve_includes(root, path, stack, shown, problems);
+    for (guint i = 0; i < problems->len; i++) {
+      const IncProblem *x = g_ptr_array_index(problems, i);
+      sim_diag_add(diag, x->path, "%s", x->message);
+    }
+    if (sim_diag_count(diag) != before) return NULL;
+  }
   for (const char *const *s = sets; s && *s; s++) {
     g_autoptr(GError) e = NULL;
     if (!sim_json_set_path(root, *s, &e)) sim_diag_add_raw(diag, "%s", e->message);
   }
+  if (json_is_object(root) && json_object_get(root, "include"))
+    sim_diag_add(diag, "$.include", "cannot be set with --set (includes are read before the overrides)");
   if (sim_diag_count(diag) != before) return NULL;
   return load_doc(root, path, diag);
 }
 
 SimScenario *sim_scenario_load_file(const char *path, const char *const *sets, SimDiag *diag) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    sim_diag_add_raw(diag, "cannot open: %s", g_strerror(errno));
-    return NULL;
-  }
-  g_autoptr(GByteArray) buf = g_byte_array_new();
-  guint8 chunk[65536];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) g_byte_array_append(buf, chunk, (guint)n);
-  int read_errno = ferror(f) ? errno : 0;
-  fclose(f);
-  if (read_errno) {
-    sim_diag_add_raw(diag, "cannot read: %s", g_strerror(read_errno));
+  const char *what = NULL;
+  int err_no = 0;
+  g_autoptr(GByteArray) buf = read_file(path, &what, &err_no);
+  if (!buf) {
+    sim_diag_add_raw(diag, "cannot %s: %s", what, g_strerror(err_no));
     return NULL;
   }
   return sim_scenario_load_data((const char *)buf->data, buf->len, path, sets, diag);
@@ -250,7 +440,10 @@ void sim_scenario_free(SimScenario *sc) {
 
 void sim_scenario_describe(GString *out) {
   g_string_append(out, "  (top level)  also: comment (string or array of strings), stop, chain, uncles, network, pools, "
-                       "transactions\n");
+                       "transactions,\n"
+                       "      include (file names, relative to this file: partial scenarios merged under this one,\n"
+                       "      objects deep-merged, this file's keys winning, later includes over earlier ones),\n"
+                       "      calibration (an object: the fit report of 'sim calibrate', not read)\n");
   sim_params_describe(top_params, G_N_ELEMENTS(top_params), 6, out);
   g_string_append(out, "  stop\n");
   sim_params_describe(stop_params, G_N_ELEMENTS(stop_params), 6, out);

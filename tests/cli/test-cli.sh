@@ -36,10 +36,10 @@ print(json.dumps(d, sort_keys=False))' "$1"
 # --- help and usage ---
 expect_rc 0 "sim --help" -- "$SIM" --help
 contains "$tmp/out" "Usage: sim" "sim --help"
-for c in run validate models report sweep compare bench bft sync numa; do contains "$tmp/out" "  $c" "sim --help lists $c"; done
+for c in run validate models report sweep replay calibrate compare bench bft sync numa; do contains "$tmp/out" "  $c" "sim --help lists $c"; done
 expect_rc 0 "sim --version" -- "$SIM" --version
 contains "$tmp/out" "sim 0.1.0" "version"
-for c in run validate models report sweep compare "bench phold" bft sync "sync ibd" "numa predict" "numa tune" "numa measure" "numa place"; do
+for c in run validate models report sweep replay calibrate compare "bench phold" bft sync "sync ibd" "numa predict" "numa tune" "numa measure" "numa place"; do
   expect_rc 0 "sim $c --help" -- "$SIM" $c --help
   contains "$tmp/out" "Usage:" "sim $c --help"
 done
@@ -701,6 +701,96 @@ contains "$tmp/err" "sim run: --mining-from: " "trace-driven missing logs messag
 printf 'address,name\n0x0000000800000000000000000000000000000000,NoSuchPool\n' >"$tmp/map.csv"
 expect_rc 2 "trace-driven pool not in scenario" -- "$SIM" run scenarios/tiny.json --set 'pools=[{"name":"A","hash_share":1}]' --mining-from "$tmp/el/emc/WE" --pools "$tmp/map.csv" --out "$tmp/tm2"
 contains "$tmp/err" "is not in the scenario, which has no 'Others' pool" "trace-driven unknown pool message"
+# ---- sim calibrate: models fitted to the Rinkeby logs, written as a file that a scenario includes ----
+mkdir -p "$tmp/cal"
+expect_rc 0 "calibrate rinkeby" -- "$SIM" calibrate "$RK" -o "$tmp/cal/rinkeby.json" --report "$tmp/cal/report.json"
+contains "$tmp/out" "# sim 0.1.0" "calibrate table header"
+contains "$tmp/out" "block intervals: 25 main-chain header-time differences (0 zero, 0 negative dropped)" "calibrate intervals line"
+contains "$tmp/out" "wrote $tmp/cal/rinkeby.json and $tmp/cal/report.json" "calibrate wrote both files"
+# Clique signs every 15 s: 25 intervals of exactly 15 s between logged main blocks, 29 main of 37 logged blocks,
+# all from coinbase 0x0 ("Others"); 2548 distinct transactions.
+python3 - "$tmp/cal/rinkeby.json" "$tmp/cal/report.json" >"$tmp/keys" 2>&1 <<'PY' && ok || bad "calibrated file: $(cat "$tmp/keys")"
+import json, sys
+m, r = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert list(m) == ["comment", "chain", "pools", "transactions", "calibration"], list(m)
+assert abs(m["chain"]["target_interval_s"] - 15 * 29 / 37) < 1e-9, m["chain"]
+assert m["pools"] == [{"name": "Others", "hash_share": 1.0, "empty_window_ms": m["pools"][0]["empty_window_ms"]}], m["pools"]
+t = m["transactions"]
+assert abs(t["share_tx"] + t["share_mc"] + t["share_cc"] - 1) < 1e-12 and t["tx_gas"] == 21000, t
+assert len(t["gas_price_classes"]) == 5 and abs(sum(c["share"] for c in t["gas_price_classes"]) - 1) < 1e-12, t
+c = m["calibration"]
+assert c["block_intervals"]["n"] == 25 and c["block_intervals"]["mean_s"]["value"] == 15, c["block_intervals"]
+assert c["transactions"]["n"] == 2548 and abs(t["rate_per_s"] - 2548 / c["transactions"]["span_s"]) < 1e-9
+assert c["header"]["calibrate"]["logs"]["blocks"] == 37 and c["header"]["command_line"][0] == "calibrate"
+assert c["vantage_delays_ms"]["by_vantage"] == [] and len(c["notes"]) == 1, c["notes"]
+assert {k: v for k, v in c.items() if k != "header"} == {k: v for k, v in r.items() if k != "header"}
+assert all(isinstance(x, str) for x in m["comment"]) and m["comment"][2].startswith("chain.target_interval_s: 11.76 s")
+PY
+# A small scenario includes it: valid, and a run's echo holds the calibrated values (not the include).
+printf '{"name": "small", "stop": {"heights": 30}, "include": ["rinkeby.json"]}\n' >"$tmp/cal/small.json"
+expect_rc 0 "validate a scenario including a calibrated file" -- "$SIM" validate "$tmp/cal/small.json"
+contains "$tmp/out" "$tmp/cal/small.json: ok" "calibrated include validates"
+expect_rc 0 "run a scenario including a calibrated file" -- "$SIM" run "$tmp/cal/small.json" --out "$tmp/cal/run" --quiet
+python3 - "$tmp/cal/run/summary.json" "$tmp/cal/rinkeby.json" >"$tmp/keys" 2>&1 <<'PY' && ok || bad "run with calibrated include: $(cat "$tmp/keys")"
+import json, sys
+s, m = json.load(open(sys.argv[1]))["header"]["scenario"], json.load(open(sys.argv[2]))
+assert "include" not in s and s["calibration"]["block_intervals"]["n"] == 25
+assert s["chain"]["target_interval_s"] == m["chain"]["target_interval_s"] and s["stop"]["heights"] == 30
+assert s["transactions"]["rate_per_s"] == m["transactions"]["rate_per_s"] and s["pools"][0]["name"] == "Others"
+PY
+# Same logs, same command line, same bytes.
+RK_ABS=$(realpath "$RK")
+mkdir -p "$tmp/cal/d1" "$tmp/cal/d2"
+(cd "$tmp/cal/d1" && "$SIM" calibrate "$RK_ABS" -o m.json --quiet) >"$tmp/out" 2>&1 || bad "calibrate (d1): $(cat "$tmp/out")"
+[ ! -s "$tmp/out" ] && ok || bad "calibrate --quiet printed: $(head -c 200 "$tmp/out")"
+(cd "$tmp/cal/d2" && "$SIM" calibrate "$RK_ABS" -o m.json --quiet) >/dev/null 2>&1 || bad "calibrate (d2)"
+same_file "$tmp/cal/d1/m.json" "$tmp/cal/d2/m.json" "calibrate is deterministic"
+ls -A "$tmp/cal/d1" >"$tmp/ls"
+[ "$(cat "$tmp/ls")" = "m.json" ] && ok || bad "calibrate left other files: $(cat "$tmp/ls")"
+# Two vantage points on the same logs: every delay is 0 ms, counted as zeros, nothing to fit.
+expect_rc 0 "calibrate two vantages" -- "$SIM" calibrate --vantage A="$RK" --vantage B="$RK" -o "$tmp/cal/ab.json"
+contains "$tmp/out" "  B: n 37 (37 zero)" "delays of the second vantage point"
+# Bad usage and bad input: exit 2, nothing written.
+expect_rc 2 "calibrate without -o" -- "$SIM" calibrate "$RK"
+contains "$tmp/err" "sim calibrate: missing -o FILE (the models file to write)" "calibrate without -o message"
+expect_rc 2 "calibrate without logs" -- "$SIM" calibrate -o "$tmp/cal/x.json"
+contains "$tmp/err" "sim calibrate: missing LOGDIR (or --vantage NAME=DIR)" "calibrate without logs message"
+expect_rc 2 "calibrate bad level" -- "$SIM" calibrate "$RK" -o "$tmp/cal/x.json" --level 1
+contains "$tmp/err" "sim calibrate: --level must be in (0, 1) (got 1)" "calibrate bad level message"
+expect_rc 2 "calibrate no block log" -- "$SIM" calibrate "$tmp/emptylogs" -o "$tmp/cal/x.json"
+contains "$tmp/err" "sim calibrate: $tmp/emptylogs: no block log (NewBlockMsg.log or blocks.log) in it" "calibrate no block log message"
+expect_rc 2 "calibrate strict" -- "$SIM" calibrate "$tmp/badlogs" -o "$tmp/cal/x.json" --strict
+contains "$tmp/err" "NewBlockMsg.log:67:" "calibrate strict bad line message"
+expect_rc 2 "calibrate unwritable" -- "$SIM" calibrate "$RK" -o "$tmp/plainfile/x.json" --quiet
+contains "$tmp/err" "sim calibrate: " "calibrate unwritable message"
+[ ! -e "$tmp/cal/x.json" ] && ok || bad "a failed calibrate wrote its file"
+
+# ---- Self-consistency: simulate with known parameters, write EMC logs, calibrate, recover them ----
+# Each check at 99.9% (16 pool shares, the tx rate and the interval: at most about 2% false alarms). One
+# transaction per sender session, so that arrivals are the Poisson process the rate's interval assumes (with
+# sessions of several transactions they cluster: see the report's dispersion index).
+if "$SIM" run --help | grep -q -- --emc-logs; then
+  expect_rc 0 "run with EMC logs" -- "$SIM" run scenarios/geo-small.json --set stop.heights=1500 \
+    --set chain.difficulty=fixed --set chain.target_interval_s=14 --set chain.tx_rate_per_s=0 \
+    --set 'transactions={"rate_per_s": 2, "txs_per_sender": 1}' --out "$tmp/sc" --emc-logs --quiet
+  expect_rc 0 "calibrate simulated logs" -- "$SIM" calibrate "$tmp"/sc/emc/*/ --pools "$tmp/sc/emc/pools.csv" \
+    --level 0.999 -o "$tmp/sc/calibrated.json" --quiet
+  python3 - "$tmp/sc/calibrated.json" "$tmp/sc/summary.json" >"$tmp/keys" 2>&1 <<'PY' && ok || bad "self-consistency: $(cat "$tmp/keys")"
+import json, sys
+cal, sc = json.load(open(sys.argv[1]))["calibration"], json.load(open(sys.argv[2]))["header"]["scenario"]
+def inside(what, est, truth):
+    assert est["lo"] <= truth <= est["hi"], f"{what}: {truth} not in [{est['lo']}, {est['hi']}] (estimate {est['value']})"
+assert cal["level"] == 0.999 and len(cal["vantage_delays_ms"]["by_vantage"]) == 4
+pools = {p["name"]: p for p in cal["pools"]}
+total = sum(p["hash_share"] for p in sc["pools"])
+for p in sc["pools"]:
+    inside(f"pool {p['name']} share", pools[p["name"]]["main_share"], p["hash_share"] / total)
+inside("tx rate", cal["transactions"]["rate_per_s"], 2)
+inside("target interval", cal["block_intervals"]["target_interval_s"], 14)
+PY
+else
+  echo "skipped: no --emc-logs"
+fi
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,954 @@
+/* calibrate.c: fits of the simulator's models to measured data, the report and the models file (see
+ * calibrate.h). */
+#include "calibrate.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_cdf.h>
+
+#include "chain.h"
+#include "obs.h"
+
+/* Scenario bounds of the keys the models file writes (models/tx.c, models/pow.c). */
+#define GAS_MIN 21000.0
+#define GAS_MAX 1e9
+#define SIGMA_MAX 10.0
+#define PRICE_MAX_GWEI 1e6
+#define EMPTY_WINDOW_MAX_MS 1e7
+#define HIST_MAX_BINS 1000
+#define DISPERSION_WINDOW_S 60.0
+
+static const char *const type_names[SIM_CALIB_N_TYPES] = {"TX", "MC", "CC"};
+static const char *const class_labels[SIM_CALIB_N_PRICE_CLASSES] = {"0", "(0,20)", "[20,25)", "[25,105)",
+                                                                    ">=105"};
+static const char *const interval_families[3] = {"exponential", "lognormal", "gamma"};
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void fit_clear(SimCalibFit *f) {
+  g_free(f->error);
+  f->error = NULL;
+}
+
+/* fit.h's intervals are at 95%: the same formulas at `level` (see calibrate.h). The exponential's exact
+ * interval [2S/χ²_{1−α/2}(2n), 2S/χ²_{α/2}(2n)] (S the sum) is Garwood's rate interval turned over: its
+ * lower end for n events and its upper end for n − 1 events over S have exactly those quantiles. */
+static void fit_at_level(AnFit *f, double level) {
+  if (level == 0.95) return;
+  double z = gsl_cdf_ugaussian_Pinv(1 - (1 - level) / 2), n = (double)f->n;
+  AnEstimate *p = f->p;
+  switch (f->family) {
+  case AN_FIT_EXPONENTIAL: {
+    double sum = p[0].value * n;
+    AnEstimate lo_n, hi_n;
+    if (an_poisson_rate_ci(f->n, sum, level, &lo_n, NULL) &&
+        an_poisson_rate_ci(f->n - 1, sum, level, &hi_n, NULL)) {
+      p[0].lo = 1 / hi_n.hi;
+      p[0].hi = lo_n.lo > 0 ? 1 / lo_n.lo : INFINITY;
+    }
+    break;
+  }
+  case AN_FIT_LOGNORMAL:
+    p[0].lo = p[0].value - z * p[0].se;
+    p[0].hi = p[0].value + z * p[0].se;
+    p[1].lo = p[1].value * exp(-z / sqrt(2 * n));
+    p[1].hi = p[1].value * exp(z / sqrt(2 * n));
+    break;
+  case AN_FIT_GAMMA:
+    for (int i = 0; i < 2; i++) {
+      p[i].lo = p[i].value * exp(-z * p[i].se / p[i].value);
+      p[i].hi = p[i].value * exp(z * p[i].se / p[i].value);
+    }
+    break;
+  }
+}
+
+static void fit_one(AnFitFamily family, const double *x, size_t n, double level, SimCalibFit *out) {
+  g_autoptr(GError) e = NULL;
+  gboolean ok = FALSE;
+  switch (family) {
+  case AN_FIT_EXPONENTIAL:
+    ok = an_fit_exponential(x, n, &out->fit, &e);
+    break;
+  case AN_FIT_LOGNORMAL:
+    ok = an_fit_lognormal(x, n, &out->fit, &e);
+    break;
+  case AN_FIT_GAMMA:
+    ok = an_fit_gamma(x, n, &out->fit, &e);
+    break;
+  }
+  out->ok = ok;
+  if (ok)
+    fit_at_level(&out->fit, level);
+  else
+    out->error = g_strdup(e ? e->message : "no fit");
+}
+
+static AnEstimate nan_estimate(void) {
+  return (AnEstimate){NAN, NAN, NAN, NAN};
+}
+
+/* Wilson share; an empty denominator gives NANs. */
+static AnEstimate share(uint64_t k, uint64_t n, double level) {
+  AnEstimate e = nan_estimate();
+  if (n > 0) {
+    gboolean ok = an_share_ci(k, n, level, AN_CI_WILSON, &e, NULL);
+    g_assert(ok);
+  }
+  return e;
+}
+
+/* The positive values of x, sorted. */
+static double *positive_sorted(const double *x, size_t n, size_t *n_pos, size_t *zeros) {
+  double *p = g_new(double, MAX(n, 1));
+  size_t k = 0, z = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (x[i] > 0)
+      p[k++] = x[i];
+    else if (x[i] == 0)
+      z++;
+  }
+  qsort(p, k, sizeof(double), cmp_double);
+  *n_pos = k;
+  if (zeros) *zeros = z;
+  return p;
+}
+
+/* ---- The histogram density ---------------------------------------------------------------------------- */
+
+typedef struct {
+  const SimCalibHistogram *h;
+  const guint64 *cum; /* cum[j] = values in bins < j */
+} HistCdf;
+
+/* The histogram's CDF at x: linear within a bin. */
+static double hist_cdf(double x, const void *data) {
+  const HistCdf *c = data;
+  const SimCalibHistogram *h = c->h;
+  double t = (x - h->lo) / h->width;
+  if (t <= 0) return 0;
+  if (t >= h->bins) return 1;
+  guint j = (guint)t;
+  double in_bin = (double)(c->cum[j + 1] - c->cum[j]);
+  return ((double)c->cum[j] + in_bin * (t - j)) / (double)h->n;
+}
+
+/* cum[0..k]: values of `x` (sorted) below each of the k bins' lower edges; the last bin is closed. */
+static void hist_counts(const double *x, size_t n, double lo, double w, guint k, guint64 *cum) {
+  cum[0] = 0;
+  size_t i = 0;
+  for (guint j = 1; j < k; j++) {
+    double edge = lo + j * w;
+    size_t a = i, b = n; /* the first index with x >= edge, by bisection */
+    while (a < b) {
+      size_t mid = a + (b - a) / 2;
+      if (x[mid] < edge)
+        a = mid + 1;
+      else
+        b = mid;
+    }
+    i = a;
+    cum[j] = i;
+  }
+  cum[k] = n;
+}
+
+static double hist_loglik(const guint64 *cum, guint k, size_t n, double w) {
+  double ll = 0;
+  for (guint j = 0; j < k; j++) {
+    double c = (double)(cum[j + 1] - cum[j]);
+    if (c > 0) ll += c * log(c / ((double)n * w));
+  }
+  return ll;
+}
+
+/* The maximum-likelihood histogram density (see calibrate.h): equal bins whose width is a whole number m of
+ * resolution steps q, from lo − q/2, so that rounded data (delays in whole milliseconds, intervals in whole
+ * seconds) put the same number of possible values in every bin; narrower bins would hold point masses and
+ * let the likelihood grow without bound. For each k = 1 .. min(n, 1000): m = ceil(P/k) with P the number of
+ * steps the range spans plus one, then ceil(P/m) bins; the least AIC wins (the fewer bins on a tie). */
+static void fit_histogram(const double *sorted, size_t n, SimCalibHistogram *h) {
+  memset(h, 0, sizeof *h);
+  h->n = n;
+  if (n < 2 || sorted[0] == sorted[n - 1]) {
+    h->error = g_strdup(n < 2 ? "needs at least 2 values" : "all values are equal");
+    return;
+  }
+  double range = sorted[n - 1] - sorted[0], q = INFINITY;
+  for (size_t i = 1; i < n; i++)
+    if (sorted[i] > sorted[i - 1]) q = MIN(q, sorted[i] - sorted[i - 1]);
+  h->resolution = q;
+  double steps = floor(range / q + 0.5) + 1, lo = sorted[0] - q / 2;
+  guint kmax = (guint)MIN((double)n, (double)HIST_MAX_BINS);
+  g_autofree guint64 *cum = g_new0(guint64, kmax + 1);
+  guint best_k = 0, last_k = 0;
+  double best_aic = INFINITY, best_ll = 0, best_w = 0;
+  for (guint k = 1; k <= kmax; k++) {
+    double m = ceil(steps / k), w = m * q;
+    guint kk = (guint)ceil(steps / m);
+    if (kk == last_k) continue;
+    last_k = kk;
+    hist_counts(sorted, n, lo, w, kk, cum);
+    double ll = hist_loglik(cum, kk, n, w);
+    double aic = 2.0 * (kk - 1) - 2 * ll;
+    if (aic < best_aic) best_aic = aic, best_ll = ll, best_k = kk, best_w = w;
+  }
+  h->bins = best_k;
+  h->lo = lo;
+  h->width = best_w;
+  h->loglik = best_ll;
+  h->aic = best_aic;
+  hist_counts(sorted, n, lo, h->width, best_k, cum);
+  HistCdf hc = {h, cum};
+  h->ks = an_ks_one_sample(sorted, n, hist_cdf, &hc);
+  h->ok = TRUE;
+}
+
+/* ---- The fits ------------------------------------------------------------------------------------------ */
+
+static void fit_intervals(const SimCalibInput *in, SimCalib *c) {
+  g_autofree double *all = g_new(double, MAX(in->n_intervals, 1));
+  size_t n = 0;
+  for (size_t i = 0; i < in->n_intervals; i++) {
+    if (in->intervals_s[i] < 0 || !isfinite(in->intervals_s[i]))
+      c->negative_intervals++;
+    else
+      all[n++] = in->intervals_s[i];
+  }
+  c->n_intervals = n;
+  c->main_blocks = in->main_blocks;
+  c->all_blocks = in->all_blocks;
+  c->interval_best = -1;
+  c->mean_interval_s = c->target_interval_s = nan_estimate();
+  SimCalibFit mean = {0};
+  fit_one(AN_FIT_EXPONENTIAL, all, n, in->level, &mean);
+  if (mean.ok) {
+    c->have_mean = TRUE;
+    c->mean_interval_s = mean.fit.p[0];
+    double ratio =
+        in->all_blocks > 0 && in->main_blocks > 0 ? (double)in->main_blocks / (double)in->all_blocks : 1.0;
+    AnEstimate t = c->mean_interval_s;
+    c->target_interval_s = (AnEstimate){t.value * ratio, t.se * ratio, t.lo * ratio, t.hi * ratio};
+  }
+  fit_clear(&mean);
+  size_t n_pos = 0;
+  g_autofree double *pos = positive_sorted(all, n, &n_pos, &c->zero_intervals);
+  static const AnFitFamily fam[3] = {AN_FIT_EXPONENTIAL, AN_FIT_LOGNORMAL, AN_FIT_GAMMA};
+  for (int f = 0; f < 3; f++) {
+    fit_one(fam[f], pos, n_pos, in->level, &c->interval_fits[f]);
+    if (c->interval_fits[f].ok &&
+        (c->interval_best < 0 || c->interval_fits[f].fit.aic < c->interval_fits[c->interval_best].fit.aic))
+      c->interval_best = f;
+  }
+}
+
+static void fit_pools(const SimCalibInput *in, SimCalib *c) {
+  c->n_pools = in->n_pools;
+  c->pools = g_new0(SimCalibPool, MAX(in->n_pools, 1));
+  for (guint i = 0; i < in->n_pools; i++) {
+    c->pools_main_total += in->pools[i].main_blocks;
+    c->pools_blocks_total += in->pools[i].blocks;
+  }
+  for (guint i = 0; i < in->n_pools; i++) {
+    const SimCalibPoolCounts *pc = &in->pools[i];
+    SimCalibPool *p = &c->pools[i];
+    p->name = g_strdup(pc->name);
+    p->main_blocks = pc->main_blocks;
+    p->blocks = pc->blocks;
+    p->empty = pc->empty;
+    p->main_share = share(pc->main_blocks, c->pools_main_total, in->level);
+    p->block_share = share(pc->blocks, c->pools_blocks_total, in->level);
+    p->empty_share = share(pc->empty, pc->blocks, in->level);
+    p->empty_window_ms = NAN;
+    if (c->have_mean && pc->blocks > 0) {
+      double e = p->empty_share.value;
+      double w = e >= 1 ? EMPTY_WINDOW_MAX_MS : -c->mean_interval_s.value * 1e3 * log1p(-e);
+      p->empty_window_ms = MIN(w, EMPTY_WINDOW_MAX_MS);
+    }
+  }
+}
+
+static int price_class(double gwei) {
+  if (gwei <= 0) return 0;
+  if (gwei < 20) return 1;
+  if (gwei < 25) return 2;
+  if (gwei < 105) return 3;
+  return 4;
+}
+
+static void fit_txs(const SimCalibInput *in, SimCalib *c) {
+  size_t n = in->n_txs;
+  c->n_txs = n;
+  c->span_s = in->span_s;
+  c->rate_per_s = nan_estimate();
+  if (n > 0 && isfinite(in->span_s) && in->span_s > 0)
+    c->have_rate = an_poisson_rate_ci(n, in->span_s, in->level, &c->rate_per_s, NULL);
+  /* Dispersion: counts in whole windows of DISPERSION_WINDOW_S from the span's start. */
+  c->dispersion = NAN;
+  c->rate_quasi = nan_estimate();
+  size_t windows = c->have_rate && in->tx_arrival_s ? (size_t)floor(in->span_s / DISPERSION_WINDOW_S) : 0;
+  if (windows >= 2) {
+    g_autofree double *count = g_new0(double, windows);
+    for (size_t i = 0; i < n; i++) {
+      double t = in->tx_arrival_s[i];
+      if (!(t >= 0)) continue;
+      size_t w = (size_t)(t / DISPERSION_WINDOW_S);
+      if (w < windows) count[w]++;
+    }
+    double mean = 0, var = 0;
+    for (size_t w = 0; w < windows; w++) mean += count[w];
+    mean /= (double)windows;
+    for (size_t w = 0; w < windows; w++) var += (count[w] - mean) * (count[w] - mean);
+    var /= (double)(windows - 1);
+    if (mean > 0) {
+      c->dispersion_windows = windows;
+      c->dispersion = var / mean;
+      double z = gsl_cdf_ugaussian_Pinv(1 - (1 - in->level) / 2), se = c->rate_per_s.se * sqrt(MAX(c->dispersion, 1));
+      c->rate_quasi = (AnEstimate){c->rate_per_s.value, se, MAX(c->rate_per_s.value - z * se, 0),
+                                   c->rate_per_s.value + z * se};
+    }
+  }
+  /* Types and gas limits */
+  for (int t = 0; t < SIM_CALIB_N_TYPES; t++) {
+    SimCalibTxType *ty = &c->types[t];
+    g_autofree double *gas = g_new(double, MAX(n, 1));
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+      if (in->tx_type[i] == t) gas[k++] = in->tx_gas_limit[i];
+    ty->n = k;
+    ty->share = share(k, n, in->level);
+    ty->min = ty->median = ty->mean = ty->max = NAN;
+    if (k > 0) {
+      g_autoptr(AnEmpirical) emp = an_empirical_new(gas, k, NULL);
+      if (emp) {
+        ty->min = an_empirical_quantile(emp, 0);
+        ty->median = an_empirical_quantile(emp, 0.5);
+        ty->max = an_empirical_quantile(emp, 1);
+        ty->mean = an_empirical_mean(emp);
+      }
+    }
+    fit_one(AN_FIT_LOGNORMAL, gas, k, in->level, &ty->lognormal);
+  }
+  /* Gas prices */
+  double min_low = INFINITY, max_top = -INFINITY;
+  g_autofree double *prices = g_new(double, MAX(n, 1));
+  for (size_t i = 0; i < n; i++) {
+    double g = in->tx_price_gwei[i];
+    int k = price_class(g);
+    c->price_count[k]++;
+    if (k == 1) min_low = MIN(min_low, g);
+    if (k == 4) max_top = MAX(max_top, g);
+    prices[i] = g;
+  }
+  for (int k = 0; k < SIM_CALIB_N_PRICE_CLASSES; k++)
+    c->price_share[k] = share(c->price_count[k], n, in->level);
+  static const double lo[] = {0, 1, 20, 25, 105}, hi[] = {0, 20, 25, 105, 1000};
+  for (int k = 0; k < SIM_CALIB_N_PRICE_CLASSES; k++) {
+    c->price_min_gwei[k] = lo[k];
+    c->price_max_gwei[k] = hi[k];
+  }
+  if (isfinite(min_low)) c->price_min_gwei[1] = min_low;
+  if (isfinite(max_top)) c->price_max_gwei[4] = MIN(max_top, PRICE_MAX_GWEI);
+  g_autofree double *pos = positive_sorted(prices, n, &c->n_positive_prices, NULL);
+  fit_one(AN_FIT_LOGNORMAL, pos, c->n_positive_prices, in->level, &c->price_lognormal);
+}
+
+static void fit_delays(const SimCalibInput *in, SimCalib *c) {
+  c->blocks_seen_by_all = in->blocks_seen_by_all;
+  c->n_vantages = in->n_vantages;
+  c->delays = g_new0(SimCalibDelay, MAX(in->n_vantages, 1));
+  for (guint v = 0; v < in->n_vantages; v++) {
+    SimCalibDelay *d = &c->delays[v];
+    d->name = g_strdup(in->vantage_names[v]);
+    d->n = in->n_delays[v];
+    d->median = d->mean = d->p90 = d->p99 = NAN;
+    if (d->n > 0) {
+      g_autoptr(AnEmpirical) emp = an_empirical_new(in->delays_ms[v], d->n, NULL);
+      if (emp) {
+        d->median = an_empirical_quantile(emp, 0.5);
+        d->mean = an_empirical_mean(emp);
+        d->p90 = an_empirical_quantile(emp, 0.9);
+        d->p99 = an_empirical_quantile(emp, 0.99);
+      }
+    }
+    size_t n_pos = 0;
+    g_autofree double *pos = positive_sorted(in->delays_ms[v], d->n, &n_pos, &d->zeros);
+    fit_one(AN_FIT_LOGNORMAL, pos, n_pos, in->level, &d->lognormal);
+    fit_one(AN_FIT_GAMMA, pos, n_pos, in->level, &d->gamma);
+    fit_histogram(pos, n_pos, &d->empirical);
+    double best = INFINITY;
+    if (d->lognormal.ok && d->lognormal.fit.aic < best) best = d->lognormal.fit.aic, d->best = "lognormal";
+    if (d->gamma.ok && d->gamma.fit.aic < best) best = d->gamma.fit.aic, d->best = "gamma";
+    if (d->empirical.ok && d->empirical.aic < best) best = d->empirical.aic, d->best = "empirical";
+  }
+}
+
+SimCalib *sim_calib_fit(const SimCalibInput *in, GError **error) {
+  g_return_val_if_fail(in != NULL && in->level > 0 && in->level < 1, NULL);
+  g_return_val_if_fail(in->n_txs == 0 || (in->tx_type && in->tx_gas_limit && in->tx_price_gwei), NULL);
+  uint64_t blocks = 0;
+  for (guint i = 0; i < in->n_pools; i++)
+    blocks += in->pools[i].blocks;
+  if (blocks == 0) {
+    g_set_error_literal(error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_INPUT, "no block of a known miner to fit");
+    return NULL;
+  }
+  SimCalib *c = g_new0(SimCalib, 1);
+  c->level = in->level;
+  fit_intervals(in, c);
+  fit_pools(in, c);
+  fit_txs(in, c);
+  fit_delays(in, c);
+  return c;
+}
+
+void sim_calib_free(SimCalib *c) {
+  if (!c) return;
+  for (int f = 0; f < 3; f++)
+    fit_clear(&c->interval_fits[f]);
+  for (guint i = 0; i < c->n_pools; i++)
+    g_free(c->pools[i].name);
+  g_free(c->pools);
+  for (int t = 0; t < SIM_CALIB_N_TYPES; t++)
+    fit_clear(&c->types[t].lognormal);
+  fit_clear(&c->price_lognormal);
+  for (guint v = 0; v < c->n_vantages; v++) {
+    SimCalibDelay *d = &c->delays[v];
+    g_free(d->name);
+    fit_clear(&d->lognormal);
+    fit_clear(&d->gamma);
+    g_free(d->empirical.error);
+  }
+  g_free(c->delays);
+  g_free(c);
+}
+
+/* ---- From measured logs ------------------------------------------------------------------------------- */
+
+static int64_t first_seen(const SimReplayBlock *b, guint v) {
+  return MIN(b->msg_ns[v], b->ann_ns[v]);
+}
+
+SimCalib *sim_calib_from_replay(const SimReplayData *data, double level, GError **error) {
+  g_return_val_if_fail(data != NULL, NULL);
+  const AnChain *chain = sim_replay_data_chain(data);
+  guint nv = sim_replay_data_n_vantages(data);
+  guint n_blocks = 0, n_txs = 0;
+  const SimReplayBlock *const *blocks = sim_replay_data_blocks(data, &n_blocks);
+  const SimReplayTx *const *txs = sim_replay_data_txs(data, &n_txs);
+  SimCalibInput in = {.level = level, .n_vantages = nv, .vantage_names = sim_replay_data_vantage_names(data)};
+
+  /* Intervals between consecutive logged main blocks. */
+  g_autoptr(GArray) iv = g_array_new(FALSE, FALSE, sizeof(double));
+  uint64_t heights = an_chain_summary(chain)->heights;
+  for (uint32_t h = 1; h < heights; h++) {
+    const ObsBlock *a = an_chain_main_block(chain, h), *b = an_chain_main_block(chain, h + 1);
+    const SimReplayBlock *ra = a ? sim_replay_data_block(data, a->id) : NULL;
+    const SimReplayBlock *rb = b ? sim_replay_data_block(data, b->id) : NULL;
+    if (!ra || !rb || ra->placeholder || rb->placeholder) continue;
+    double d = (double)(rb->b.mined_ns - ra->b.mined_ns) / 1e9;
+    g_array_append_val(iv, d);
+  }
+  in.intervals_s = (const double *)iv->data;
+  in.n_intervals = iv->len;
+  int64_t t0 = INT64_MAX, t1 = INT64_MIN;
+  for (guint i = 0; i < n_blocks; i++) {
+    const SimReplayBlock *b = blocks[i];
+    AnBlockType type;
+    if (!an_chain_block_type(chain, b->b.id, &type)) continue;
+    in.all_blocks++;
+    if (type == AN_BLOCK_MAIN) in.main_blocks++;
+    for (guint v = 0; v < nv; v++) {
+      int64_t t = first_seen(b, v);
+      if (t == OBS_TIME_NONE) continue;
+      t0 = MIN(t0, t);
+      t1 = MAX(t1, t);
+    }
+  }
+
+  /* Pools: the chain's groups (placeholders belong to none). */
+  guint np = an_chain_n_pools(chain);
+  g_autofree SimCalibPoolCounts *pools = g_new0(SimCalibPoolCounts, MAX(np, 1));
+  for (guint g = 0; g < np; g++) {
+    const AnPoolResult *pr = an_chain_pool(chain, g);
+    pools[g] = (SimCalibPoolCounts){pr->name, pr->main, pr->blocks, pr->empty};
+  }
+  in.pools = pools;
+  in.n_pools = np;
+
+  /* Transactions */
+  g_autofree uint8_t *type = g_new(uint8_t, MAX(n_txs, 1));
+  g_autofree double *gas = g_new(double, MAX(n_txs, 1));
+  g_autofree double *price = g_new(double, MAX(n_txs, 1));
+  for (guint i = 0; i < n_txs; i++) {
+    const SimReplayTx *t = txs[i];
+    type[i] = t->rec.type;
+    gas[i] = (double)t->rec.gas_limit;
+    price[i] = t->rec.gas_price_wei / 1e9;
+    for (guint v = 0; v < nv; v++) {
+      if (t->recv[v] == OBS_TIME_NONE) continue;
+      t0 = MIN(t0, t->recv[v]);
+      t1 = MAX(t1, t->recv[v]);
+    }
+  }
+  in.n_txs = n_txs;
+  in.tx_type = type;
+  in.tx_gas_limit = gas;
+  in.tx_price_gwei = price;
+  in.span_s = t1 > t0 ? (double)(t1 - t0) / 1e9 : 0;
+  g_autofree double *arrival = g_new(double, MAX(n_txs, 1));
+  for (guint i = 0; i < n_txs; i++) {
+    int64_t first = OBS_TIME_NONE;
+    for (guint v = 0; v < nv; v++) first = MIN(first, txs[i]->recv[v]);
+    arrival[i] = first == OBS_TIME_NONE ? NAN : (double)(first - t0) / 1e9;
+  }
+  in.tx_arrival_s = arrival;
+
+  /* Delays after the first observation, over the blocks every vantage point saw. */
+  g_autofree GArray **dl = g_new0(GArray *, MAX(nv, 1));
+  for (guint v = 0; v < nv; v++)
+    dl[v] = g_array_new(FALSE, FALSE, sizeof(double));
+  for (guint i = 0; nv >= 2 && i < n_blocks; i++) {
+    const SimReplayBlock *b = blocks[i];
+    guint first = 0;
+    gboolean all = TRUE;
+    for (guint v = 0; v < nv && all; v++) {
+      all = first_seen(b, v) != OBS_TIME_NONE;
+      if (all && first_seen(b, v) < first_seen(b, first)) first = v;
+    }
+    if (!all) continue;
+    in.blocks_seen_by_all++;
+    for (guint v = 0; v < nv; v++) {
+      if (v == first) continue;
+      double ms = (double)(first_seen(b, v) - first_seen(b, first)) / 1e6;
+      g_array_append_val(dl[v], ms);
+    }
+  }
+  g_autofree const double **dp = g_new0(const double *, MAX(nv, 1));
+  g_autofree size_t *dn = g_new0(size_t, MAX(nv, 1));
+  for (guint v = 0; v < nv; v++) {
+    dp[v] = (const double *)dl[v]->data;
+    dn[v] = dl[v]->len;
+  }
+  in.delays_ms = dp;
+  in.n_delays = dn;
+  if (nv < 2) in.n_vantages = 0; /* one vantage point: no delays between points */
+  SimCalib *c = sim_calib_fit(&in, error);
+  for (guint v = 0; v < nv; v++)
+    g_array_unref(dl[v]);
+  return c;
+}
+
+/* ---- JSON --------------------------------------------------------------------------------------------- */
+
+static json_t *num(double v) {
+  return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *est_json(const AnEstimate *e) {
+  return json_pack("{s:o, s:o, s:o, s:o}", "value", num(e->value), "se", num(e->se), "lo", num(e->lo), "hi",
+                   num(e->hi));
+}
+
+static json_t *fit_json(const SimCalibFit *f) {
+  if (f->ok) return an_fit_to_json(&f->fit);
+  return json_pack("{s:s}", "error", f->error ? f->error : "no fit");
+}
+
+static json_t *hist_json(const SimCalibHistogram *h) {
+  if (!h->ok) return json_pack("{s:s, s:s}", "family", "empirical", "error", h->error ? h->error : "no fit");
+  return json_pack("{s:s, s:I, s:i, s:o, s:o, s:o, s:o, s:o, s:{s:o, s:o}}", "family", "empirical", "n",
+                   (json_int_t)h->n, "bins", (int)h->bins, "lo", num(h->lo), "width", num(h->width),
+                   "resolution", num(h->resolution), "loglik", num(h->loglik), "aic", num(h->aic), "ks", "d",
+                   num(h->ks.d), "p", num(h->ks.p));
+}
+
+json_t *sim_calib_report_json(const SimCalib *c) {
+  g_return_val_if_fail(c != NULL, NULL);
+  json_t *r = json_object();
+  json_t *notes = json_array();
+  json_object_set_new(r, "level", json_real(c->level));
+
+  json_t *bi = json_object();
+  json_object_set_new(bi, "n", json_integer((json_int_t)c->n_intervals));
+  json_object_set_new(bi, "negative", json_integer((json_int_t)c->negative_intervals));
+  json_object_set_new(bi, "zeros", json_integer((json_int_t)c->zero_intervals));
+  if (c->have_mean) {
+    json_object_set_new(bi, "mean_s", est_json(&c->mean_interval_s));
+  } else {
+    json_array_append_new(notes, json_sprintf("block intervals: %s", c->interval_fits[0].error));
+  }
+  json_t *fits = json_object();
+  for (int f = 0; f < 3; f++)
+    json_object_set_new(fits, interval_families[f], fit_json(&c->interval_fits[f]));
+  json_object_set_new(bi, "fits", fits);
+  json_object_set_new(bi, "best",
+                      c->interval_best >= 0 ? json_string(interval_families[c->interval_best]) : json_null());
+  json_object_set_new(bi, "main_blocks", json_integer((json_int_t)c->main_blocks));
+  json_object_set_new(bi, "all_blocks", json_integer((json_int_t)c->all_blocks));
+  if (c->have_mean) json_object_set_new(bi, "target_interval_s", est_json(&c->target_interval_s));
+  json_object_set_new(r, "block_intervals", bi);
+
+  json_t *pools = json_array();
+  for (guint i = 0; i < c->n_pools; i++) {
+    const SimCalibPool *p = &c->pools[i];
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(p->name));
+    json_object_set_new(o, "main_blocks", json_integer((json_int_t)p->main_blocks));
+    json_object_set_new(o, "blocks", json_integer((json_int_t)p->blocks));
+    json_object_set_new(o, "empty", json_integer((json_int_t)p->empty));
+    json_object_set_new(o, "main_share", est_json(&p->main_share));
+    json_object_set_new(o, "block_share", est_json(&p->block_share));
+    json_object_set_new(o, "empty_share", est_json(&p->empty_share));
+    json_object_set_new(o, "empty_window_ms", num(p->empty_window_ms));
+    json_array_append_new(pools, o);
+  }
+  json_object_set_new(r, "pools", pools);
+
+  json_t *tx = json_object();
+  json_object_set_new(tx, "n", json_integer((json_int_t)c->n_txs));
+  json_object_set_new(tx, "span_s", num(c->span_s));
+  if (c->have_rate) {
+    json_object_set_new(tx, "rate_per_s", est_json(&c->rate_per_s));
+    if (c->dispersion_windows) {
+      json_object_set_new(tx, "dispersion", json_pack("{s:f, s:I, s:o}", "window_s", DISPERSION_WINDOW_S, "windows",
+                                                      (json_int_t)c->dispersion_windows, "index", num(c->dispersion)));
+      json_object_set_new(tx, "rate_per_s_overdispersed", est_json(&c->rate_quasi));
+    }
+  }
+  else
+    json_array_append_new(notes, json_string("transaction rate: no transaction or no observation span"));
+  json_t *types = json_object();
+  for (int t = 0; t < SIM_CALIB_N_TYPES; t++) {
+    const SimCalibTxType *ty = &c->types[t];
+    json_t *o = json_object();
+    json_object_set_new(o, "n", json_integer((json_int_t)ty->n));
+    json_object_set_new(o, "share", est_json(&ty->share));
+    json_object_set_new(o, "gas_limit",
+                        json_pack("{s:o, s:o, s:o, s:o, s:o}", "min", num(ty->min), "median", num(ty->median),
+                                  "mean", num(ty->mean), "max", num(ty->max), "lognormal",
+                                  fit_json(&ty->lognormal)));
+    json_object_set_new(types, type_names[t], o);
+  }
+  json_object_set_new(tx, "types", types);
+  json_t *classes = json_array();
+  for (int k = 0; k < SIM_CALIB_N_PRICE_CLASSES; k++)
+    json_array_append_new(
+        classes, json_pack("{s:s, s:I, s:o, s:o, s:o}", "class_gwei", class_labels[k], "n",
+                           (json_int_t)c->price_count[k], "share", est_json(&c->price_share[k]), "min_gwei",
+                           num(c->price_min_gwei[k]), "max_gwei", num(c->price_max_gwei[k])));
+  json_object_set_new(tx, "gas_price_gwei",
+                      json_pack("{s:o, s:I, s:o}", "classes", classes, "positive",
+                                (json_int_t)c->n_positive_prices, "lognormal",
+                                fit_json(&c->price_lognormal)));
+  json_object_set_new(r, "transactions", tx);
+
+  json_t *dl = json_object();
+  json_object_set_new(dl, "blocks_seen_by_all", json_integer((json_int_t)c->blocks_seen_by_all));
+  json_t *byv = json_array();
+  for (guint v = 0; v < c->n_vantages; v++) {
+    const SimCalibDelay *d = &c->delays[v];
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(d->name));
+    json_object_set_new(o, "n", json_integer((json_int_t)d->n));
+    json_object_set_new(o, "zeros", json_integer((json_int_t)d->zeros));
+    json_object_set_new(o, "median", num(d->median));
+    json_object_set_new(o, "mean", num(d->mean));
+    json_object_set_new(o, "p90", num(d->p90));
+    json_object_set_new(o, "p99", num(d->p99));
+    json_t *f = json_object();
+    json_object_set_new(f, "lognormal", fit_json(&d->lognormal));
+    json_object_set_new(f, "gamma", fit_json(&d->gamma));
+    json_object_set_new(f, "empirical", hist_json(&d->empirical));
+    json_object_set_new(o, "fits", f);
+    json_object_set_new(o, "best", d->best ? json_string(d->best) : json_null());
+    if (d->lognormal.ok)
+      json_object_set_new(o, "as_delay_model",
+                          json_pack("{s:s, s:o, s:o}", "model", "lognormal", "median_ms",
+                                    num(exp(d->lognormal.fit.p[0].value)), "sigma",
+                                    num(d->lognormal.fit.p[1].value)));
+    json_array_append_new(byv, o);
+  }
+  json_object_set_new(dl, "by_vantage", byv);
+  json_object_set_new(r, "vantage_delays_ms", dl);
+  if (c->n_vantages == 0)
+    json_array_append_new(notes,
+                          json_string("vantage delays: they need the logs of two or more vantage points"));
+  json_object_set_new(r, "notes", notes);
+  return r;
+}
+
+/* ---- The models file ---------------------------------------------------------------------------------- */
+
+/* A hash share can only be > 0: pools without a main block are left out of the models file. */
+static gboolean pool_in_models(const SimCalib *c, guint i) {
+  return c->pools[i].main_blocks > 0 && c->pools_main_total > 0;
+}
+
+static gboolean have_txs(const SimCalib *c) {
+  return c->have_rate;
+}
+
+static void comment_add(json_t *arr, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void comment_add(json_t *arr, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *s = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  json_array_append_new(arr, json_string(s));
+}
+
+static const char *fit_summary(const SimCalibFit *f, char *buf, size_t len) {
+  if (!f->ok) {
+    g_snprintf(buf, len, "-");
+    return buf;
+  }
+  g_snprintf(buf, len, "AIC %.1f, KS D %.3f p %.3g", f->fit.aic, f->fit.ks.d, f->fit.ks.p);
+  return buf;
+}
+
+json_t *sim_calib_models_json(const SimCalib *c, json_t *header) {
+  g_return_val_if_fail(c != NULL, NULL);
+  json_t *m = json_object();
+  json_t *cm = json_array();
+  comment_add(cm, "Models fitted to measured logs by 'sim calibrate' (a partial scenario: include it with "
+                  "\"include\": [\"this file\"]; the including scenario's own keys win).");
+  comment_add(
+      cm,
+      "Intervals are %g%% confidence intervals; \"calibration\" holds every fit with standard errors, "
+      "log-likelihood, AIC and Kolmogorov-Smirnov statistics.",
+      c->level * 100);
+  char b1[96], b2[96], b3[96];
+  if (c->have_mean) {
+    comment_add(
+        cm,
+        "chain.target_interval_s: %.4g s [%g%%: %.4g, %.4g] = mean main-chain interval %.4g s [%.4g, %.4g] "
+        "over %zu intervals x main/all blocks %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT,
+        c->target_interval_s.value, 100 * c->level, c->target_interval_s.lo, c->target_interval_s.hi,
+        c->mean_interval_s.value, c->mean_interval_s.lo, c->mean_interval_s.hi, c->n_intervals,
+        c->main_blocks, c->all_blocks);
+    comment_add(cm, "block intervals (%zu positive): exponential %s; lognormal %s; gamma %s; best by AIC: %s",
+                c->n_intervals - c->zero_intervals, fit_summary(&c->interval_fits[0], b1, sizeof b1),
+                fit_summary(&c->interval_fits[1], b2, sizeof b2),
+                fit_summary(&c->interval_fits[2], b3, sizeof b3),
+                c->interval_best >= 0 ? interval_families[c->interval_best] : "none");
+  } else {
+    comment_add(cm, "chain.target_interval_s: not fitted (%s)", c->interval_fits[0].error);
+  }
+  for (guint i = 0; i < c->n_pools; i++) {
+    const SimCalibPool *p = &c->pools[i];
+    if (!pool_in_models(c, i)) {
+      comment_add(cm, "pool %s: no main block (%" G_GUINT64_FORMAT " blocks): left out", p->name, p->blocks);
+      continue;
+    }
+    comment_add(cm,
+                "pools[%s].hash_share: %.4g [%.4g, %.4g] (%" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT
+                " main blocks); empty blocks %.4g [%.4g, %.4g] (%" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT ")",
+                p->name, p->main_share.value, p->main_share.lo, p->main_share.hi, p->main_blocks,
+                c->pools_main_total, p->empty_share.value, p->empty_share.lo, p->empty_share.hi, p->empty,
+                p->blocks);
+  }
+  if (have_txs(c)) {
+    comment_add(cm, "transactions.rate_per_s: %.4g [%.4g, %.4g] (%zu distinct over %.1f s, Poisson)", c->rate_per_s.value,
+                c->rate_per_s.lo, c->rate_per_s.hi, c->n_txs, c->span_s);
+    if (c->dispersion_windows)
+      comment_add(cm, "arrivals: dispersion index %.3g over %zu windows of 60 s; overdispersed interval [%.4g, %.4g]",
+                  c->dispersion, c->dispersion_windows, c->rate_quasi.lo, c->rate_quasi.hi);
+    for (int t = 0; t < SIM_CALIB_N_TYPES; t++) {
+      const SimCalibTxType *ty = &c->types[t];
+      if (ty->lognormal.ok)
+        comment_add(cm, "%s: share %.4g [%.4g, %.4g]; gas limit lognormal median %.6g, sigma %.4g (%s)",
+                    type_names[t], ty->share.value, ty->share.lo, ty->share.hi,
+                    exp(ty->lognormal.fit.p[0].value), ty->lognormal.fit.p[1].value,
+                    fit_summary(&ty->lognormal, b1, sizeof b1));
+      else
+        comment_add(cm, "%s: share %.4g [%.4g, %.4g]; gas limit median %.6g (no lognormal: %s)",
+                    type_names[t], ty->share.value, ty->share.lo, ty->share.hi, ty->median,
+                    ty->lognormal.error ? ty->lognormal.error : "-");
+    }
+    GString *s = g_string_new("gas price classes (gwei):");
+    for (int k = 0; k < SIM_CALIB_N_PRICE_CLASSES; k++)
+      g_string_append_printf(s, " %s %.4g [%.4g, %.4g]%s", class_labels[k], c->price_share[k].value,
+                             c->price_share[k].lo, c->price_share[k].hi,
+                             k + 1 < SIM_CALIB_N_PRICE_CLASSES ? ";" : "");
+    json_array_append_new(cm, json_string(s->str));
+    g_string_free(s, TRUE);
+  } else {
+    comment_add(cm, "transactions: not fitted (no transaction or no observation span)");
+  }
+  for (guint v = 0; v < c->n_vantages; v++) {
+    const SimCalibDelay *d = &c->delays[v];
+    comment_add(
+        cm, "delay after first observation at %s (%zu, %zu zeros): lognormal %s; gamma %s; best by AIC: %s",
+        d->name, d->n, d->zeros, fit_summary(&d->lognormal, b1, sizeof b1),
+        fit_summary(&d->gamma, b2, sizeof b2), d->best ? d->best : "none");
+  }
+  json_object_set_new(m, "comment", cm);
+
+  if (c->have_mean)
+    json_object_set_new(m, "chain", json_pack("{s:o}", "target_interval_s", num(c->target_interval_s.value)));
+  json_t *pools = json_array();
+  for (guint i = 0; i < c->n_pools; i++) {
+    if (!pool_in_models(c, i)) continue;
+    const SimCalibPool *p = &c->pools[i];
+    json_t *o = json_pack("{s:s, s:o}", "name", p->name, "hash_share", num(p->main_share.value));
+    if (isfinite(p->empty_window_ms))
+      json_object_set_new(o, "empty_window_ms", json_real(p->empty_window_ms));
+    json_array_append_new(pools, o);
+  }
+  json_object_set_new(m, "pools", pools);
+  if (have_txs(c)) {
+    json_t *t = json_object();
+    json_object_set_new(t, "rate_per_s", json_real(c->rate_per_s.value));
+    static const char *const share_keys[] = {"share_tx", "share_mc", "share_cc"};
+    for (int k = 0; k < SIM_CALIB_N_TYPES; k++)
+      json_object_set_new(t, share_keys[k], num(c->types[k].share.value));
+    if (c->types[OBS_TX_TX].n > 0)
+      json_object_set_new(t, "tx_gas", json_real(CLAMP(c->types[OBS_TX_TX].median, GAS_MIN, GAS_MAX)));
+    static const char *const med_keys[] = {NULL, "mc_gas_median", "cc_gas_median"};
+    static const char *const sig_keys[] = {NULL, "mc_gas_sigma", "cc_gas_sigma"};
+    for (int k = OBS_TX_MC; k <= OBS_TX_CC; k++) {
+      const SimCalibFit *f = &c->types[k].lognormal;
+      if (!f->ok) continue;
+      json_object_set_new(t, med_keys[k], json_real(CLAMP(exp(f->fit.p[0].value), GAS_MIN, GAS_MAX)));
+      json_object_set_new(t, sig_keys[k], json_real(CLAMP(f->fit.p[1].value, 0, SIGMA_MAX)));
+    }
+    json_t *classes = json_array();
+    for (int k = 0; k < SIM_CALIB_N_PRICE_CLASSES; k++)
+      json_array_append_new(classes, json_pack("{s:o, s:o, s:o}", "min_gwei", json_real(c->price_min_gwei[k]),
+                                               "max_gwei", json_real(c->price_max_gwei[k]), "share",
+                                               num(c->price_share[k].value)));
+    json_object_set_new(t, "gas_price_classes", classes);
+    json_object_set_new(m, "transactions", t);
+  }
+  json_t *cal = json_object();
+  if (header) json_object_set_new(cal, "header", header);
+  json_t *report = sim_calib_report_json(c);
+  json_object_update(cal, report);
+  json_decref(report);
+  json_object_set_new(m, "calibration", cal);
+  return m;
+}
+
+/* ---- The table ---------------------------------------------------------------------------------------- */
+
+static void print_fit_row(FILE *out, const char *label, const SimCalibFit *f, gboolean best) {
+  if (!f->ok) {
+    fprintf(out, "  %-12s (%s)\n", label, f->error ? f->error : "no fit");
+    return;
+  }
+  const AnFit *a = &f->fit;
+  GString *ps = g_string_new(NULL);
+  for (guint i = 0; i < a->n_params; i++)
+    g_string_append_printf(ps, "%s%s %.4g [%.4g, %.4g]", i ? ", " : "", an_fit_param_name(a->family, i),
+                           a->p[i].value, a->p[i].lo, a->p[i].hi);
+  fprintf(out, "  %-12s %-52s %12.2f %7.4f %8.3g%s\n", label, ps->str, a->aic, a->ks.d, a->ks.p,
+          best ? "  best" : "");
+  g_string_free(ps, TRUE);
+}
+
+static void print_est(FILE *out, const AnEstimate *e) {
+  fprintf(out, "%10.4g [%.4g, %.4g]", e->value, e->lo, e->hi);
+}
+
+static void print_txs(const SimCalib *c, FILE *out) {
+  fprintf(out, "\ntransactions: %zu distinct over %.1f s\n", c->n_txs, c->span_s);
+  if (c->have_rate) {
+    fprintf(out, "  rate per s           ");
+    print_est(out, &c->rate_per_s);
+    fprintf(out, "   (Poisson)\n");
+    if (c->dispersion_windows) {
+      fprintf(out, "  overdispersed        ");
+      print_est(out, &c->rate_quasi);
+      fprintf(out, "   (dispersion index %.3g over %zu windows of 60 s)\n", c->dispersion, c->dispersion_windows);
+    }
+  }
+  fprintf(out, "  %-4s %8s %-34s %10s %10s  %s\n", "type", "n", "share", "gas median", "gas mean",
+          "gas limit lognormal");
+  for (int t = 0; t < SIM_CALIB_N_TYPES; t++) {
+    const SimCalibTxType *ty = &c->types[t];
+    g_autofree char *sh = g_strdup_printf("%.4f [%.4f, %.4f]", ty->share.value, ty->share.lo, ty->share.hi);
+    fprintf(out, "  %-4s %8" G_GUINT64_FORMAT " %-34s %10.6g %10.6g  ", type_names[t], ty->n, sh, ty->median,
+            ty->mean);
+    if (ty->lognormal.ok)
+      fprintf(out, "median %.6g, sigma %.4g (KS D %.3f)\n", exp(ty->lognormal.fit.p[0].value),
+              ty->lognormal.fit.p[1].value, ty->lognormal.fit.ks.d);
+    else
+      fprintf(out, "(%s)\n", ty->lognormal.error ? ty->lognormal.error : "no fit");
+  }
+  fprintf(out, "  %-10s %8s %s\n", "price gwei", "n", "share");
+  for (int k = 0; k < SIM_CALIB_N_PRICE_CLASSES; k++)
+    fprintf(out, "  %-10s %8" G_GUINT64_FORMAT " %.4f [%.4f, %.4f]\n", class_labels[k], c->price_count[k],
+            c->price_share[k].value, c->price_share[k].lo, c->price_share[k].hi);
+  if (c->price_lognormal.ok)
+    fprintf(out, "  positive prices: lognormal median %.4g gwei, sigma %.4g (KS D %.3f)\n",
+            exp(c->price_lognormal.fit.p[0].value), c->price_lognormal.fit.p[1].value,
+            c->price_lognormal.fit.ks.d);
+}
+
+void sim_calib_print(const SimCalib *c, FILE *out) {
+  g_return_if_fail(c != NULL);
+  fprintf(out, "block intervals: %zu main-chain header-time differences (%zu zero, %zu negative dropped)\n",
+          c->n_intervals, c->zero_intervals, c->negative_intervals);
+  if (c->have_mean) {
+    fprintf(out, "  mean interval s      ");
+    print_est(out, &c->mean_interval_s);
+    fprintf(out, "\n  target_interval_s    ");
+    print_est(out, &c->target_interval_s);
+    fprintf(out, "   (x main/all blocks %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT ")\n", c->main_blocks,
+            c->all_blocks);
+  }
+  fprintf(out, "  %-12s %-52s %12s %7s %8s\n", "family", "parameters (positive differences)", "AIC", "KS D",
+          "KS p");
+  for (int f = 0; f < 3; f++)
+    print_fit_row(out, interval_families[f], &c->interval_fits[f], f == c->interval_best);
+
+  fprintf(out, "\npools (%g%% intervals; %" G_GUINT64_FORMAT " main blocks, %" G_GUINT64_FORMAT " blocks)\n",
+          100 * c->level, c->pools_main_total, c->pools_blocks_total);
+  fprintf(out, "  %-20s %6s %-34s %6s %6s %-34s %10s\n", "pool", "main", "main share", "blocks", "empty",
+          "empty share", "window ms");
+  for (guint i = 0; i < c->n_pools; i++) {
+    const SimCalibPool *p = &c->pools[i];
+    fprintf(out, "  %-20s %6" G_GUINT64_FORMAT " ", p->name, p->main_blocks);
+    g_autofree char *ms =
+        g_strdup_printf("%.4f [%.4f, %.4f]", p->main_share.value, p->main_share.lo, p->main_share.hi);
+    g_autofree char *es =
+        g_strdup_printf("%.4f [%.4f, %.4f]", p->empty_share.value, p->empty_share.lo, p->empty_share.hi);
+    fprintf(out, "%-34s %6" G_GUINT64_FORMAT " %6" G_GUINT64_FORMAT " %-34s %10.1f\n", ms, p->blocks,
+            p->empty, es, p->empty_window_ms);
+  }
+
+  if (c->n_txs == 0) {
+    fprintf(out, "\ntransactions: none logged\n");
+  } else {
+    print_txs(c, out);
+  }
+  if (c->n_vantages == 0) {
+    fprintf(out, "\nvantage delays: one vantage point (the delays need two or more)\n");
+    return;
+  }
+  fprintf(out,
+          "\ndelay after first observation, ms (%" G_GUINT64_FORMAT
+          " blocks seen by all; first observer left out)\n",
+          c->blocks_seen_by_all);
+  for (guint v = 0; v < c->n_vantages; v++) {
+    const SimCalibDelay *d = &c->delays[v];
+    fprintf(out, "  %s: n %zu (%zu zero), median %.1f, mean %.1f, p90 %.1f, p99 %.1f\n", d->name, d->n,
+            d->zeros, d->median, d->mean, d->p90, d->p99);
+    print_fit_row(out, "lognormal", &d->lognormal, d->best && strcmp(d->best, "lognormal") == 0);
+    print_fit_row(out, "gamma", &d->gamma, d->best && strcmp(d->best, "gamma") == 0);
+    const SimCalibHistogram *h = &d->empirical;
+    if (h->ok) {
+      g_autofree char *ps = g_strdup_printf("%u bins of %.4g from %.4g", h->bins, h->width, h->lo);
+      fprintf(out, "  %-12s %-52s %12.2f %7.4f %8.3g%s\n", "empirical", ps, h->aic, h->ks.d, h->ks.p,
+              d->best && strcmp(d->best, "empirical") == 0 ? "  best" : "");
+    } else {
+      fprintf(out, "  %-12s (%s)\n", "empirical", h->error);
+    }
+  }
+}

@@ -1,0 +1,204 @@
+/* calibrate.h: fitting the simulator's models to measured data (`sim calibrate`), and the fits as a
+ * "models file": a partial scenario that scenarios include ("include", scenario.h).
+ *
+ * The fits work on plain samples and counts (SimCalibInput), so that they can be checked on data with known
+ * parameters; sim_calib_from_replay() builds that input from measured logs (replay.h). Every interval is
+ * at `level` (0.95 by default), computed by analysis/fit.h (its fits' 95% intervals redone at `level` with
+ * the same formulas); "n" counts the values a fit used.
+ *
+ * What is fitted, and how (DESIGN.md "Measurement model" for the measured quantities):
+ *  - Block interval. The sample: header-time differences of consecutive main-chain blocks that a log showed
+ *    (both of them; placeholders for ancestors a node synced are left out), in seconds; negative ones (a
+ *    miner's clock) are dropped and counted. The mean interval is the exponential fit on every difference
+ *    (zeros included: header times are whole seconds; the mean telescopes, so rounding hardly biases it).
+ *    Exponential, lognormal and gamma are fitted by maximum likelihood to the positive differences (the
+ *    last two need x > 0; zeros are counted) with their KS statistics; the best is the smallest AIC.
+ *    chain.target_interval_s is the mean time between blocks of the whole network (main and stale), so
+ *    it is the mean main-chain interval times main / all blocks logged, with the mean's interval scaled
+ *    the same way (the stale ratio taken as known).
+ *  - Pools. Per pool (the chain's groups: the coinbase -> pool map, else "Others"): main blocks, all its
+ *    blocks, empty blocks. Its share is its main blocks / all main blocks (Wilson interval): the hash share
+ *    the models file gives it. Also reported: its share of all blocks, and its empty-block propensity,
+ *    empty / all its blocks (Wilson), with the matching pools[].empty_window_ms: a pool mines an empty
+ *    template for w after each new head, and heads come about every mean main interval T, so a share
+ *    e = 1 − exp(−w/T) of its blocks is empty: w = −T·log(1 − e) (capped at 1e7 ms).
+ *  - Transactions. Arrival rate: distinct transactions / the observation span (from the earliest to the
+ *    latest first reception of any block or transaction at any vantage point), with Garwood's interval.
+ *    That interval holds for a Poisson process; real arrivals cluster (a sender sends several transactions
+ *    in a row), so the report adds the dispersion index, variance / mean of the counts in the span's whole
+ *    60 s windows (by each transaction's first reception; about 1 for a Poisson process), and the rate's
+ *    interval widened by √max(1, index) (quasi-Poisson, Wald).
+ *    Types TX/MC/CC: shares (Wilson); gas limit per type: n, min, median, mean, max and a lognormal fit
+ *    (transactions.mc_gas_median = exp(mu), mc_gas_sigma = sigma; likewise CC; tx_gas = the median TX gas
+ *    limit), each clamped to the scenario's bounds. Gas price: shares of the study's classes 0,
+ *    (0, 20), [20, 25), [25, 105), >= 105 gwei (Wilson), written as transactions.gas_price_classes (the
+ *    second class from the smallest positive price seen in it, else 1 gwei; the last up to the largest
+ *    price seen, else 1000 gwei), and a lognormal fit of the positive prices (report only).
+ *  - Delays between vantage points (two or more): for each block every vantage point saw, each point's
+ *    first observation minus the earliest one, in ms, leaving out the first observer's zero (ties: the
+ *    first vantage in table order). Per vantage point: lognormal and gamma fitted by maximum likelihood to
+ *    its positive delays (zeros, ties at ms resolution, counted), and "empirical": the maximum-likelihood
+ *    histogram density (k equal bins of width w, density n_j / (n·w) in bin j, k − 1 parameters), with w a
+ *    whole number of resolution steps q (the smallest gap between two distinct values: rounded data then
+ *    have as many possible values in every bin, and no bin can hold a lone point mass) and bins from the
+ *    smallest value − q/2, k <= min(n, 1000) chosen by AIC. Each with log-likelihood, AIC and KS D and p (the
+ *    histogram's CDF is linear within a bin); the best is the smallest AIC.
+ *    Report only: no scenario key takes them directly (a lognormal gives a "delay" model's median_ms and
+ *    sigma, shown in the report as "as_delay_model").
+ * A part without enough data (fewer than 2 values, all equal, no span) is reported with the reason and its
+ * scenario keys are left out of the models file, so the including scenario's defaults apply.
+ */
+#pragma once
+
+#include <glib.h>
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "fit.h"
+#include "replay.h"
+
+G_BEGIN_DECLS
+
+#define SIM_CALIB_N_TYPES 3         /* TX, MC, CC (OBS_TX_*) */
+#define SIM_CALIB_N_PRICE_CLASSES 5 /* 0, (0,20), [20,25), [25,105), >=105 gwei */
+
+/* One pool's block counts. */
+typedef struct {
+  const char *name;
+  uint64_t main_blocks; /* its main-chain blocks */
+  uint64_t blocks;      /* all its blocks (main, uncles, unreferenced) */
+  uint64_t empty;       /* its empty blocks among `blocks` */
+} SimCalibPoolCounts;
+
+/* What the fits read. Arrays are borrowed for the call. */
+typedef struct {
+  double level; /* of every interval, in (0, 1) */
+  /* Chain */
+  const double *intervals_s; /* main-chain header-time differences, seconds (negative ones are dropped) */
+  size_t n_intervals;
+  uint64_t main_blocks, all_blocks; /* logged blocks: main, and all types (target_interval_s) */
+  const SimCalibPoolCounts *pools;
+  guint n_pools;
+  /* Transactions: one entry per distinct transaction */
+  size_t n_txs;
+  const uint8_t *tx_type;      /* OBS_TX_* */
+  const double *tx_gas_limit;  /* gas */
+  const double *tx_price_gwei; /* gwei (wei / 1e9) */
+  double span_s;               /* the observation span, seconds */
+  const double *tx_arrival_s;  /* each one's first reception, seconds from the span's start; may be NULL */
+  /* Delays after the first observation, per vantage point (first observer's zero left out), ms */
+  guint n_vantages;
+  const char *const *vantage_names;
+  const double *const *delays_ms;
+  const size_t *n_delays;
+  uint64_t blocks_seen_by_all;
+} SimCalibInput;
+
+/* A maximum-likelihood fit, or why there is none. */
+typedef struct {
+  gboolean ok;
+  AnFit fit;   /* intervals at the calibration's level */
+  char *error; /* when !ok */
+} SimCalibFit;
+
+/* The histogram density ("empirical", see above). */
+typedef struct {
+  gboolean ok;
+  char *error; /* when !ok */
+  size_t n;
+  guint bins;
+  double lo, width;  /* bin j covers [lo + j·width, lo + (j+1)·width), the last one closed */
+  double resolution; /* q, the smallest gap between two distinct values: width is a multiple of it */
+  double loglik, aic;
+  AnKs ks; /* against the piecewise-linear CDF of the histogram */
+} SimCalibHistogram;
+
+typedef struct {
+  char *name;
+  size_t n;                      /* delays (zeros included) */
+  size_t zeros;                  /* delays of 0 ms, left out of the fits */
+  double median, mean, p90, p99; /* of all n (NAN if none) */
+  SimCalibFit lognormal, gamma;
+  SimCalibHistogram empirical;
+  const char *best; /* "lognormal", "gamma", "empirical", or NULL when none fitted */
+} SimCalibDelay;
+
+typedef struct {
+  char *name;
+  uint64_t main_blocks, blocks, empty;
+  AnEstimate main_share;  /* of all main blocks; lo = hi = value = 0 when there is no main block at all */
+  AnEstimate block_share; /* of all blocks */
+  AnEstimate empty_share; /* empty / blocks; all NAN when blocks = 0 */
+  double empty_window_ms; /* see above; NAN when unknown */
+} SimCalibPool;
+
+typedef struct {
+  uint64_t n;
+  AnEstimate share;              /* of all transactions */
+  double min, median, mean, max; /* gas limit; NAN when n = 0 */
+  SimCalibFit lognormal;         /* of the gas limits */
+} SimCalibTxType;
+
+typedef struct {
+  double level;
+  /* Block intervals */
+  size_t n_intervals; /* differences used (negative ones dropped) */
+  size_t negative_intervals;
+  size_t zero_intervals;
+  gboolean have_mean;
+  AnEstimate mean_interval_s;   /* the exponential fit on all n_intervals */
+  SimCalibFit interval_fits[3]; /* exponential, lognormal, gamma on the positive differences */
+  int interval_best;            /* index into interval_fits by AIC, or -1 */
+  uint64_t main_blocks, all_blocks;
+  AnEstimate target_interval_s; /* valid when have_mean */
+  /* Pools, in input order */
+  guint n_pools;
+  SimCalibPool *pools;
+  uint64_t pools_main_total, pools_blocks_total;
+  /* Transactions */
+  size_t n_txs;
+  double span_s;
+  gboolean have_rate;
+  AnEstimate rate_per_s;   /* Garwood (Poisson) */
+  size_t dispersion_windows; /* 0 when not computed */
+  double dispersion;       /* variance / mean of the counts per 60 s window (1 for a Poisson process) */
+  AnEstimate rate_quasi;   /* the rate with se × √max(1, dispersion), Wald interval */
+  SimCalibTxType types[SIM_CALIB_N_TYPES];
+  uint64_t price_count[SIM_CALIB_N_PRICE_CLASSES];
+  AnEstimate price_share[SIM_CALIB_N_PRICE_CLASSES];
+  double price_min_gwei[SIM_CALIB_N_PRICE_CLASSES],
+      price_max_gwei[SIM_CALIB_N_PRICE_CLASSES]; /* models file */
+  size_t n_positive_prices;
+  SimCalibFit price_lognormal; /* of the positive prices, gwei */
+  /* Delays */
+  uint64_t blocks_seen_by_all;
+  guint n_vantages;
+  SimCalibDelay *delays;
+} SimCalib;
+
+/* Fits everything `in` has data for. Fails (SIM_REPLAY_ERROR_INPUT) only when there is nothing at all:
+ * no pool with a block. Free with sim_calib_free(). */
+SimCalib *sim_calib_fit(const SimCalibInput *in, GError **error);
+
+/* The same from measured logs read by sim_replay_load(). */
+SimCalib *sim_calib_from_replay(const SimReplayData *data, double level, GError **error);
+
+void sim_calib_free(SimCalib *calib);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimCalib, sim_calib_free)
+
+/* The full fit report: {"level", "block_intervals", "pools", "transactions", "vantage_delays_ms", "notes"}
+ * (every estimate as {"value", "se", "lo", "hi"}, every fit as an_fit_to_json(), JSON null where a number is
+ * not finite). Free with json_decref(). */
+json_t *sim_calib_report_json(const SimCalib *calib);
+
+/* The models file: {"comment": [one line per fit], "chain": {"target_interval_s"}, "pools": [{"name",
+ * "hash_share", "empty_window_ms"}...], "transactions": {...}, "calibration": {"header": header, ...the
+ * report}}, sections without data left out. `header` (may be NULL) is stolen. It loads as a scenario
+ * include. Free with json_decref(). */
+json_t *sim_calib_models_json(const SimCalib *calib, json_t *header);
+
+/* The readable table (what `sim calibrate` prints). */
+void sim_calib_print(const SimCalib *calib, FILE *out);
+
+G_END_DECLS

@@ -1,0 +1,136 @@
+/* cmd_calibrate.c: `sim calibrate LOGDIR... -o FILE`: fits the simulator's models to measured EMC logs and
+ * writes them as a models file that scenarios include (sim/app/calibrate.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "calibrate.h"
+#include "cli.h"
+#include "output.h"
+#include "params.h"
+#include "replay.h"
+
+/* Stages `doc` as `path` in `*out` (a temp file beside it, renamed into place on commit). */
+static gboolean stage_json(const char *path, const json_t *doc, SimOutDir **out, GError **error) {
+  g_autofree char *dir = g_path_get_dirname(path);
+  g_autofree char *base = g_path_get_basename(path);
+  *out = sim_outdir_open(dir, error);
+  return *out && sim_outdir_write_json(*out, base, doc, error);
+}
+
+static json_t *counts_json(const SimReplayCounts *c) {
+  return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "block_lines",
+                   (json_int_t)c->block_lines, "announcement_lines", (json_int_t)c->announcement_lines,
+                   "tx_lines", (json_int_t)c->tx_lines, "bad_lines", (json_int_t)c->bad_lines, "blocks",
+                   (json_int_t)c->blocks, "first_number", (json_int_t)c->first_number, "detached_blocks",
+                   (json_int_t)c->detached_blocks, "placeholder_blocks", (json_int_t)c->placeholder_blocks,
+                   "announced_only", (json_int_t)c->announced_only, "unknown_uncles",
+                   (json_int_t)c->unknown_uncles, "txs", (json_int_t)c->txs, "txs_only_in_blocks",
+                   (json_int_t)c->txs_only_in_blocks);
+}
+
+int sim_cmd_calibrate(int argc, char **argv) {
+  g_auto(GStrv) vantages = NULL;
+  g_autofree char *out = NULL, *pools = NULL, *report = NULL;
+  gboolean strict = FALSE, quiet = FALSE;
+  double level = 0.95;
+  /* The header records the command line as given (parsing removes the options). */
+  g_auto(GStrv) argv_all = g_strdupv(argv);
+  int argc_all = argc;
+  g_autofree char *command_line = sim_cli_command_line(argc, argv);
+  GOptionEntry entries[] = {
+      {"vantage", 0, 0, G_OPTION_ARG_STRING_ARRAY, &vantages, "A vantage point's log directory, named",
+       "NAME=DIR"},
+      {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "The models file to write (required)", "FILE"},
+      {"pools", 0, 0, G_OPTION_ARG_FILENAME, &pools,
+       "Coinbase address -> pool map (CSV with 'address' and a name column)", "CSV"},
+      {"report", 0, 0, G_OPTION_ARG_FILENAME, &report, "Also write the fit report alone as JSON", "FILE"},
+      {"level", 0, 0, G_OPTION_ARG_DOUBLE, &level, "Confidence level of every interval (default 0.95)", "L"},
+      {"strict", 0, 0, G_OPTION_ARG_NONE, &strict, "The first bad line is fatal (exit 2)", NULL},
+      {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No table and no bad-line messages", NULL},
+      G_OPTION_ENTRY_NULL};
+  g_autoptr(GOptionContext) ctx = g_option_context_new("[LOGDIR...] -o FILE - fit models to measured logs");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_option_context_set_description(
+      ctx,
+      "Reads the EMC logs as 'sim replay' does (one LOGDIR per vantage point, named by its base name or\n"
+      "--vantage NAME=DIR) and fits by maximum likelihood: the block interval (exponential, lognormal,\n"
+      "gamma), pool shares and empty-block shares, the transaction rate, types, gas limits and gas price\n"
+      "classes, and the delays between vantage points (lognormal, gamma, empirical; best by AIC). Writes a\n"
+      "models file, a partial scenario that a scenario includes with \"include\": [\"FILE\"] (its own keys\n"
+      "win), holding every fit under \"calibration\", and prints the fits as a table.");
+  if (!sim_cli_parse(ctx, "calibrate", &argc, &argv)) return SIM_EXIT_USAGE;
+  g_autoptr(GPtrArray) dirs = g_ptr_array_new();
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+  for (int i = 1; i < argc; i++) {
+    g_ptr_array_add(dirs, argv[i]);
+    g_ptr_array_add(names, NULL);
+  }
+  for (guint i = 0; vantages && vantages[i]; i++) {
+    char *eq = strchr(vantages[i], '=');
+    if (!eq || eq == vantages[i] || !eq[1])
+      return sim_cli_usage_error("calibrate", "--vantage takes NAME=DIR (got '%s')", vantages[i]);
+    g_ptr_array_add(names, g_strndup(vantages[i], (gsize)(eq - vantages[i])));
+    g_ptr_array_add(dirs, eq + 1);
+  }
+  if (dirs->len == 0) return sim_cli_usage_error("calibrate", "missing LOGDIR (or --vantage NAME=DIR)");
+  if (!out) return sim_cli_usage_error("calibrate", "missing -o FILE (the models file to write)");
+  if (!(level > 0 && level < 1))
+    return sim_cli_usage_error("calibrate", "--level must be in (0, 1) (got %g)", level);
+
+  SimReplayOptions opt = {.dirs = (const char *const *)dirs->pdata,
+                          .names = (const char *const *)names->pdata,
+                          .n_vantages = dirs->len,
+                          .pools_csv = pools,
+                          .strict = strict,
+                          .quiet = quiet,
+                          .block_reward_eth = 2.0};
+  g_autoptr(GError) e = NULL;
+  g_autoptr(SimReplayData) data = sim_replay_load(&opt, &e);
+  if (!data) {
+    fprintf(stderr, "sim calibrate: %s\n", e->message);
+    return e->code == SIM_REPLAY_ERROR_INPUT ? SIM_EXIT_USAGE : SIM_EXIT_RUNTIME;
+  }
+  g_autoptr(SimCalib) calib = sim_calib_from_replay(data, level, &e);
+  if (!calib) {
+    fprintf(stderr, "sim calibrate: %s\n", e->message);
+    return SIM_EXIT_USAGE;
+  }
+
+  json_t *header = sim_output_header(0, 1, argc_all, argv_all, NULL, NULL);
+  json_t *doc = json_object();
+  json_t *vs = json_array();
+  const char *const *vn = sim_replay_data_vantage_names(data);
+  for (guint v = 0; v < sim_replay_data_n_vantages(data); v++)
+    json_array_append_new(
+        vs, json_pack("{s:s, s:s}", "name", vn[v], "dir", sim_replay_data_vantage_dir(data, v)));
+  json_object_set_new(doc, "vantage_points", vs);
+  if (pools) json_object_set_new(doc, "pools_csv", json_string(pools));
+  json_object_set_new(doc, "strict", json_boolean(strict));
+  json_object_set_new(doc, "level", json_real(level));
+  json_object_set_new(doc, "logs", counts_json(sim_replay_data_counts(data)));
+  json_object_set_new(header, "calibrate", doc);
+  g_autoptr(json_t) models = sim_calib_models_json(calib, json_deep_copy(header));
+  g_autoptr(json_t) rep = NULL;
+  if (report) {
+    rep = json_object();
+    json_object_set_new(rep, "header", json_incref(header));
+    json_t *body = sim_calib_report_json(calib);
+    json_object_update(rep, body);
+    json_decref(body);
+  }
+  json_decref(header);
+  /* Both files are complete before either is renamed into place. */
+  g_autoptr(SimOutDir) out_models = NULL;
+  g_autoptr(SimOutDir) out_report = NULL;
+  if (!stage_json(out, models, &out_models, &e) || (report && !stage_json(report, rep, &out_report, &e)) ||
+      !sim_outdir_commit(out_models, &e) || (report && !sim_outdir_commit(out_report, &e))) {
+    fprintf(stderr, "sim calibrate: %s\n", e->message);
+    return SIM_EXIT_USAGE;
+  }
+  if (!quiet) {
+    sim_cli_print_header("calibrate", command_line);
+    sim_calib_print(calib, stdout);
+    printf("\nwrote %s%s%s\n", out, report ? " and " : "", report ? report : "");
+  }
+  return SIM_EXIT_OK;
+}
