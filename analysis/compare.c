@@ -18,6 +18,7 @@ G_DEFINE_QUARK(an-compare-error-quark, an_compare_error)
 
 #define DEFAULT_LEVEL 0.95
 #define DIST_KEY "observations.vantage_delay_ms"
+#define COMMIT_KEY "tx.commit_samples_ms"
 
 static int cmp_double(const void *pa, const void *pb) {
   double a = *(const double *)pa, b = *(const double *)pb;
@@ -371,6 +372,8 @@ struct AnCompareSide {
   guint runs_with_obs;
   GPtrArray *delays; /* Delays * per vantage name, in first-seen order */
   Delays *pooled;    /* every vantage's delays together */
+  guint runs_with_commit;
+  GPtrArray *commit; /* Delays * named "k<k>" (all vantages) and "k<k>[<V>]": sampled commit times, ms */
 };
 
 AnCompareSide *an_compare_side_new(const char *label) {
@@ -382,6 +385,7 @@ AnCompareSide *an_compare_side_new(const char *label) {
   s->index = g_hash_table_new(g_str_hash, g_str_equal);
   s->delays = g_ptr_array_new_with_free_func(delays_free);
   s->pooled = delays_new("");
+  s->commit = g_ptr_array_new_with_free_func(delays_free);
   return s;
 }
 
@@ -392,6 +396,7 @@ void an_compare_side_free(AnCompareSide *s) {
   g_hash_table_unref(s->index);
   g_ptr_array_unref(s->metrics);
   g_ptr_array_unref(s->delays);
+  g_ptr_array_unref(s->commit);
   delays_free(s->pooled);
   g_free(s);
 }
@@ -498,11 +503,59 @@ static gboolean is_file(const char *path) {
   return g_file_test(path, G_FILE_TEST_IS_REGULAR);
 }
 
-/* A results directory: summary.json and, if there, observations.csv. */
+static void commit_add(GPtrArray *list, const char *name, double ms) {
+  Delays *d = delays_find(list, name);
+  if (!d) {
+    d = delays_new(name);
+    g_ptr_array_add(list, d);
+  }
+  g_array_append_val(d->ms, ms);
+}
+
+/* tx_commit_samples.csv (an_tx_write_commit_samples_csv(): k,vantage,commit_s) into s->commit. */
+static gboolean read_commit_samples(AnCompareSide *s, const char *path, GError **error) {
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    g_set_error(error, AN_COMPARE_ERROR, AN_COMPARE_ERROR_INPUT, "%s: cannot open: %s", path, g_strerror(errno));
+    return FALSE;
+  }
+  g_autoptr(GPtrArray) fields = g_ptr_array_new_with_free_func(g_free);
+  guint line = 0;
+  GError *e = NULL;
+  gboolean ok = an_csv_read_record(f, fields, &line, &e) && fields->len == 3 &&
+                !strcmp(g_ptr_array_index(fields, 0), "k") && !strcmp(g_ptr_array_index(fields, 2), "commit_s");
+  if (!ok && !e)
+    g_set_error(&e, AN_COMPARE_ERROR, AN_COMPARE_ERROR_INPUT, "1: expected the header k,vantage,commit_s");
+  while (ok && an_csv_read_record(f, fields, &line, &e)) {
+    char *end = NULL;
+    double x = fields->len == 3 ? g_ascii_strtod(g_ptr_array_index(fields, 2), &end) : NAN;
+    if (fields->len != 3 || !end || *end || !isfinite(x)) {
+      g_set_error(&e, AN_COMPARE_ERROR, AN_COMPARE_ERROR_INPUT, "%u: expected k,vantage,commit_s", line);
+      ok = FALSE;
+      break;
+    }
+    g_autofree char *all = g_strdup_printf("k%s", (const char *)g_ptr_array_index(fields, 0));
+    g_autofree char *per = g_strdup_printf("k%s[%s]", (const char *)g_ptr_array_index(fields, 0),
+                                           (const char *)g_ptr_array_index(fields, 1));
+    commit_add(s->commit, all, x * 1e3);
+    commit_add(s->commit, per, x * 1e3);
+  }
+  fclose(f);
+  if (e) {
+    g_set_error(error, AN_COMPARE_ERROR, AN_COMPARE_ERROR_INPUT, "%s:%s", path, e->message);
+    g_error_free(e);
+    return FALSE;
+  }
+  s->runs_with_commit++;
+  return TRUE;
+}
+
+/* A results directory: summary.json and, if there, observations.csv and tx_commit_samples.csv. */
 static gboolean load_results_dir(AnCompareSide *s, const char *dir, GError **error) {
   g_autofree char *summary = g_build_filename(dir, "summary.json", NULL);
   g_autofree char *obs = g_build_filename(dir, "observations.csv", NULL);
-  return load_run(s, summary, is_file(obs) ? obs : NULL, error);
+  g_autofree char *cs = g_build_filename(dir, "tx_commit_samples.csv", NULL);
+  return load_run(s, summary, is_file(obs) ? obs : NULL, error) && (!is_file(cs) || read_commit_samples(s, cs, error));
 }
 
 static int cmp_str(gconstpointer a, gconstpointer b) {
@@ -629,8 +682,14 @@ static double *sorted_copy(const GArray *v, double *median) {
   return x;
 }
 
+static void compare_dist_key(AnCompare *c, char *key, const char *vantage, const GArray *a, const GArray *b);
+
 static void compare_dist(AnCompare *c, const char *vantage, const GArray *a, const GArray *b) {
-  g_autofree char *key = vantage ? g_strdup_printf(DIST_KEY "[%s]", vantage) : g_strdup(DIST_KEY);
+  compare_dist_key(c, vantage ? g_strdup_printf(DIST_KEY "[%s]", vantage) : g_strdup(DIST_KEY), vantage, a, b);
+}
+
+/* Takes `key`. */
+static void compare_dist_key(AnCompare *c, char *key, const char *vantage, const GArray *a, const GArray *b) {
   AnCompareDist d = {.n_a = a->len, .n_b = b->len, .ks = {NAN, NAN}};
   g_autofree double *xa = sorted_copy(a, &d.median_a_ms);
   g_autofree double *xb = sorted_copy(b, &d.median_b_ms);
@@ -695,6 +754,19 @@ AnCompare *an_compare_new(const AnCompareSide *a, const AnCompareSide *b, const 
     const Delays *db = delays_find(b->delays, da->name);
     g_autofree char *key = g_strdup_printf(DIST_KEY "[%s]", da->name);
     if (db && keep(&o, key)) compare_dist(c, da->name, da->ms, db->ms);
+  }
+
+  /* Sampled commit times, when every run of both sides has them. */
+  gboolean commits = a->runs_with_commit > 0 && a->runs_with_commit == a->run_labels->len &&
+                     b->runs_with_commit > 0 && b->runs_with_commit == b->run_labels->len;
+  for (guint i = 0; commits && i < a->commit->len; i++) {
+    const Delays *da = g_ptr_array_index(a->commit, i);
+    const Delays *db = delays_find(b->commit, da->name);
+    g_autofree char *key = g_strdup_printf(COMMIT_KEY "[%s]", da->name);
+    if (!db || !keep(&o, key)) continue;
+    const char *br = strchr(da->name, '[');
+    g_autofree char *vant = br ? g_strndup(br + 1, strlen(br + 1) - 1) : NULL;
+    compare_dist_key(c, g_steal_pointer(&key), vant, da->ms, db->ms);
   }
 
   if (c->metrics->len == 0 && c->dists->len == 0) {
@@ -856,7 +928,8 @@ void an_compare_print_table(const AnCompare *c, FILE *out) {
     table_print(&t, out);
   }
   if (c->dists->len) {
-    fprintf(out, "\nblock delays after the first observation (ms), two-sample Kolmogorov-Smirnov (%u):\n",
+    fprintf(out, "\ndistributions (ms: block delays after the first observation, sampled commit times), two-sample "
+                 "Kolmogorov-Smirnov (%u):\n",
             c->dists->len);
     table_init(&t, 7);
     const char *head[] = {"distribution", "n_A", "n_B", "median_A", "median_B", "D", "p"};

@@ -147,9 +147,14 @@ typedef struct {
   double value; /* the mean */
 } AnCompareOnly;
 
-/* A delay distribution on both sides. */
+/* A distribution on both sides: block delays after the first observation (from observations.csv), or the
+ * sampled commit times of tx_commit_samples.csv (an_tx_write_commit_samples_csv(); keys
+ * "tx.commit_samples_ms[k<k>]" for all vantage points and "tx.commit_samples_ms[k<k>[<V>]]" per vantage point,
+ * compared when every run of both sides has the file). Values in ms. The all-vantage commit sample holds each
+ * transaction once per vantage point: those values are correlated, so its p-value is optimistic; the
+ * per-vantage rows are the ones to test with. */
 typedef struct {
-  const char *key;     /* "observations.vantage_delay_ms" or "observations.vantage_delay_ms[<V>]" */
+  const char *key;     /* "observations.vantage_delay_ms" or "observations.vantage_delay_ms[<V>]", or as above */
   const char *vantage; /* NULL for all vantages pooled */
   size_t n_a, n_b;
   double median_a_ms, median_b_ms; /* NAN for an empty sample */

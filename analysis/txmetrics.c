@@ -520,6 +520,11 @@ struct AnTx {
   const Tx **batch_tx;
   uint32_t *batch_sender;
   double *samples; /* keys_cap * n */
+  /* Commit-time sample (an_tx_write_commit_samples_csv): committed txs whose id hash is below cs_limit, with
+   * their commit times [k][v] (NAN where none); the limit halves whenever more than AN_TX_SAMPLE_CAP are kept. */
+  GArray *cs_hash;   /* uint64 */
+  GArray *cs_values; /* double, AN_TX_N_K * n per kept tx */
+  uint64_t cs_limit;
   gsize keys_cap;
   /* Results. */
   uint64_t created, unique, committed, unmatched, nonce_violations;
@@ -600,6 +605,8 @@ static void release_holding(AnTx *t) {
 
 void an_tx_free(AnTx *t) {
   if (!t) return;
+  if (t->cs_hash) g_array_unref(t->cs_hash);
+  if (t->cs_values) g_array_unref(t->cs_values);
   g_strfreev(t->names);
   release_holding(t);
   g_free(t->ring_recv);
@@ -1000,6 +1007,69 @@ static guint propagation_of(const AnTx *t, const Tx *x, double *out) {
   return n;
 }
 
+static inline uint64_t sample_hash(uint64_t id) {
+  id ^= id >> 30;
+  id *= UINT64_C(0xbf58476d1ce4e5b9);
+  id ^= id >> 27;
+  id *= UINT64_C(0x94d049bb133111eb);
+  return id ^ (id >> 31);
+}
+
+/* Keeps the commit times of the txs of a batch whose hash falls under the limit (see struct AnTx). */
+static void sample_batch(AnTx *t, uint32_t height, const Tx *const *xs, uint32_t n) {
+  if (!t->cs_hash) {
+    t->cs_hash = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    t->cs_values = g_array_new(FALSE, FALSE, sizeof(double));
+    t->cs_limit = UINT64_MAX;
+  }
+  const guint w = AN_TX_N_K * t->n;
+  for (uint32_t i = 0; i < n; i++) {
+    uint64_t hsh = sample_hash(xs[i]->id);
+    if (hsh >= t->cs_limit) continue;
+    g_array_append_val(t->cs_hash, hsh);
+    guint base = t->cs_values->len;
+    g_array_set_size(t->cs_values, base + w);
+    double *out = &g_array_index(t->cs_values, double, base);
+    for (guint k = 0; k < AN_TX_N_K; k++) {
+      const int64_t *block_ns = height + AN_TX_K[k] <= t->top ? slot_recv(t, height + AN_TX_K[k]) : NULL;
+      for (guint v = 0; v < t->n; v++) {
+        int64_t r = xs[i]->recv_ns[v];
+        out[k * t->n + v] = block_ns && r != OBS_TIME_NONE && block_ns[v] != OBS_TIME_NONE
+                                ? (double)(block_ns[v] - r) / 1e9 : NAN;
+      }
+    }
+    while (t->cs_hash->len > AN_TX_SAMPLE_CAP) { /* halve the limit, keep those still under it, in order */
+      t->cs_limit /= 2;
+      guint keep = 0;
+      for (guint j = 0; j < t->cs_hash->len; j++) {
+        if (g_array_index(t->cs_hash, uint64_t, j) >= t->cs_limit) continue;
+        g_array_index(t->cs_hash, uint64_t, keep) = g_array_index(t->cs_hash, uint64_t, j);
+        memmove(&g_array_index(t->cs_values, double, (gsize)keep * w),
+                &g_array_index(t->cs_values, double, (gsize)j * w), sizeof(double) * w);
+        keep++;
+      }
+      g_array_set_size(t->cs_hash, keep);
+      g_array_set_size(t->cs_values, (gsize)keep * w);
+    }
+  }
+}
+
+gboolean an_tx_write_commit_samples_csv(const AnTx *t, FILE *out) {
+  g_return_val_if_fail(t != NULL && t->finalized && out != NULL, FALSE);
+  fputs("k,vantage,commit_s\n", out);
+  guint kept = t->cs_hash ? t->cs_hash->len : 0;
+  for (guint k = 0; k < AN_TX_N_K; k++)
+    for (guint v = 0; v < t->n; v++)
+      for (guint j = 0; j < kept; j++) {
+        double x = g_array_index(t->cs_values, double, ((gsize)j * AN_TX_N_K + k) * t->n + v);
+        if (isnan(x)) continue;
+        fprintf(out, "%u,", AN_TX_K[k]);
+        an_csv_put_field(out, t->names[v]);
+        fprintf(out, ",%.9f\n", x);
+      }
+  return fflush(out) == 0 && !ferror(out);
+}
+
 /* `sender_entry`: probably x's Sender (checked here), or NO_INDEX. */
 static void count_out_of_order(AnTx *t, const Tx *x, uint32_t sender_entry) {
   if (sender_entry == NO_INDEX || ((const Sender *)pool_at(&t->senders, sender_entry))->sender != x->sender) {
@@ -1095,6 +1165,7 @@ static void count_batch(AnTx *t, uint32_t height, const Tx *const *xs, const uin
   hist_add_run(t->prop, d, m);
   for (uint32_t i = 0; i < n; i++)
     count_out_of_order(t, xs[i], sender_entry[i]);
+  sample_batch(t, height, xs, n);
 }
 
 static inline void prefetch_range(const void *p, gsize size) {

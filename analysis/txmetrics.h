@@ -184,6 +184,14 @@ void an_tx_add_json(const AnTx *tx, json_t *summary);
  * Numbers %.17g, C locale. Returns FALSE on a write error. */
 gboolean an_tx_write_commit_csv(const AnTx *tx, FILE *out);
 
+/* A deterministic sample of commit times, for distribution tests (sim compare's two-sample KS): the committed
+ * txs whose id hash (SplitMix64's finaliser) falls below a limit that halves whenever more than
+ * AN_TX_SAMPLE_CAP txs are kept, so between AN_TX_SAMPLE_CAP / 2 and AN_TX_SAMPLE_CAP txs of any run, chosen
+ * without regard to their values. Header k,vantage,commit_s; one row per (k, vantage, sampled tx) with both
+ * times known, in seconds (%.9f). After an_tx_finalize(). */
+#define AN_TX_SAMPLE_CAP 20000
+gboolean an_tx_write_commit_samples_csv(const AnTx *tx, FILE *out);
+
 #define AN_TX_ERROR (an_tx_error_quark())
 GQuark an_tx_error_quark(void);
 

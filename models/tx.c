@@ -1430,6 +1430,10 @@ void tx_world_add_json(const TxWorld *w, json_t *summary, const char *const *poo
 
 gboolean tx_world_write_commit_csv(const TxWorld *w, FILE *out) { return an_tx_write_commit_csv(w->antx, out); }
 
+gboolean tx_world_write_commit_samples_csv(const TxWorld *w, FILE *out) {
+  return an_tx_write_commit_samples_csv(w->antx, out);
+}
+
 gboolean tx_world_write_censorship_csv(const TxWorld *w, FILE *out) {
   fputs("k,censored_committed,censored_skipped_ge_k,censored_share_ge_k,iid_share_ge_k,uncensored_committed,"
         "uncensored_waited_ge_k,uncensored_share_ge_k\n",

@@ -155,6 +155,8 @@ void tx_world_add_json(const TxWorld *w, json_t *summary, const char *const *poo
 
 /* Tables, after tx_world_finish(): commit times (AnTx) and censorship (k, observed, iid). */
 gboolean tx_world_write_commit_csv(const TxWorld *w, FILE *out);
+/* A deterministic sample of commit times (an_tx_write_commit_samples_csv()), for distribution tests. */
+gboolean tx_world_write_commit_samples_csv(const TxWorld *w, FILE *out);
 gboolean tx_world_write_censorship_csv(const TxWorld *w, FILE *out);
 gboolean tx_world_has_censorship(const TxWorld *w);
 

@@ -323,6 +323,7 @@ static gboolean w_blocks(gconstpointer c, FILE *f) { return an_chain_write_block
 static gboolean w_pools(gconstpointer c, FILE *f) { return an_chain_write_pools_csv(c, f); }
 static gboolean w_runs(gconstpointer c, FILE *f) { return an_chain_write_runs_csv(c, f); }
 static gboolean w_commit(gconstpointer t, FILE *f) { return an_tx_write_commit_csv(t, f); }
+static gboolean w_samples(gconstpointer t, FILE *f) { return an_tx_write_commit_samples_csv(t, f); }
 
 typedef struct {
   const AnProp *prop;
@@ -685,7 +686,8 @@ gboolean sim_replay(const SimReplayOptions *opt, json_t **summary_out, GError **
   ok = sim_outdir_write_json(out, "summary.json", summary, &e) && write_file(out, "blocks.csv", w_blocks, chain, error) &&
        write_file(out, "pools.csv", w_pools, chain, error) && write_file(out, "runs.csv", w_runs, chain, error) &&
        write_file(out, "observations.csv", w_obs, &pc, error) &&
-       write_file(out, "tx_commit.csv", w_commit, antx, error) && sim_outdir_commit(out, &e);
+       write_file(out, "tx_commit.csv", w_commit, antx, error) &&
+       write_file(out, "tx_commit_samples.csv", w_samples, antx, error) && sim_outdir_commit(out, &e);
   if (!ok && e) {
     g_set_error_literal(error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_RUNTIME, e->message);
     g_error_free(e);

@@ -231,6 +231,7 @@ gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summa
       !write_csv(out, "runs.csv", an_chain_write_runs_csv, chain, &e) ||
       (prop && !write_observations(out, prop, chain, &e)) ||
       (txw && !write_tx_csv(out, "tx_commit.csv", tx_world_write_commit_csv, txw, &e)) ||
+      (txw && !write_tx_csv(out, "tx_commit_samples.csv", tx_world_write_commit_samples_csv, txw, &e)) ||
       (txw && tx_world_has_censorship(txw) &&
        !write_tx_csv(out, "censorship.csv", tx_world_write_censorship_csv, txw, &e)) ||
       (opt->emc_logs && !sim_emc_write_logs(out, sc, world, &e)) || !sim_outdir_commit(out, &e)) {

@@ -447,8 +447,15 @@ kill -INT $spid
 wait $spid
 rc=$?
 [ $rc -eq 130 ] && ok || bad "interrupted sweep: exit $rc, expected 130"
-left=$(ls -A "$sw/long/runs" 2>/dev/null | tr '\n' ' ')
-[ -z "$left" ] && ok || bad "interrupted sweep left: $left"
+# A run that finished before the signal may stay (it is complete); nothing else may: no temp directory, no
+# run directory without its summary.
+left=""
+for d in "$sw"/long/runs/.[!.]* "$sw"/long/runs/*; do
+  [ -e "$d" ] || continue
+  case "$(basename "$d")" in .*) left="$left $(basename "$d")"; continue ;; esac
+  [ -e "$d/summary.json" ] || left="$left $(basename "$d")"
+done
+[ -z "$left" ] && ok || bad "interrupted sweep left:$left"
 
 # --- bench ---
 expect_rc 0 "bench phold" -- "$SIM" bench phold --events 200000 --pending 1000 --lps 100
@@ -682,6 +689,20 @@ assert abs(a["propagation"]["vantage_delay_ms"]["median"] - b["propagation"]["va
 for v, s in a["propagation"]["first_seen_share"].items():
     assert abs(s - b["propagation"]["first_seen_share"][v]) <= 0.02, v
 PY
+
+# ---- commit-time samples: below the cap every committed (tx, vantage) pair is in tx_commit_samples.csv, as
+# many rows per k as tx_commit.csv counts pairs; sim compare tests them two-sample.
+python3 - "$tmp/el/tx_commit.csv" "$tmp/el/tx_commit_samples.csv" >"$tmp/keys" 2>&1 <<'PY' && ok || bad "commit samples: $(cat "$tmp/keys")"
+import csv, sys, collections
+pairs = {(r["k"], r["vantage"]): int(r["pairs"]) for r in csv.DictReader(open(sys.argv[1]))}
+rows = collections.Counter((r["k"], r["vantage"]) for r in csv.DictReader(open(sys.argv[2])))
+for (k, v), n in pairs.items():
+    want = n if v else None
+    if v: assert rows[(k, v)] == n, (k, v, rows[(k, v)], n)
+    else: assert sum(c for (kk, _), c in rows.items() if kk == k) == n, (k, n)
+PY
+expect_rc 0 "compare commit samples" -- "$SIM" compare "$tmp/el" "$tmp/el"
+contains "$tmp/out" "tx.commit_samples_ms[k12[WE]]" "compare lists commit-time distributions"
 
 # ---- sim run --mining-from: the simulated logs drive the same network again; arrivals line up block by block.
 expect_rc 0 "trace-driven run" -- "$SIM" run scenarios/geo-small.json --mining-from WE="$tmp/el/emc/WE" --mining-from CE="$tmp/el/emc/CE" --mining-from NA="$tmp/el/emc/NA" --mining-from EA="$tmp/el/emc/EA" --pools "$tmp/el/emc/pools.csv" --out "$tmp/tm" --quiet
