@@ -1,8 +1,11 @@
-/* delay.c: delay distributions (constant, exponential, lognormal, uniform). */
+/* delay.c: delay distributions (constant, exponential, lognormal, uniform) and "stack", a base delay plus
+ * the one-way time of messages over a messaging stack (models/rdma.h). */
 #include "delay.h"
 
 #include <gsl/gsl_randist.h>
 #include <math.h>
+
+#include "rdma.h"
 
 static SimTime ms_to_ns(double ms) { return sim_time_from_s(ms / 1e3); }
 
@@ -119,4 +122,56 @@ const SimDelayModel sim_delay_uniform = {
              .params_size = sizeof(UniformParams), .check = uniform_check},
     .sample = uniform_sample,
     .mean_s = uniform_mean,
+};
+
+/* ---- stack ---- */
+typedef struct {
+  int64_t bytes;
+  int64_t hops;
+  SimModelRef base;  /* family "delay" */
+  SimModelRef stack; /* family "stack" */
+} StackDelayParams;
+
+static const SimParamSpec stack_delay_params[] = {
+    {.name = "bytes", .type = SIM_PARAM_INT, .unit = "bytes", .min = 0, .max = 1e9, .def = 256,
+     .offset = offsetof(StackDelayParams, bytes),
+     .help = "size of one message (a choice: a stratum work notification is a small JSON message, "
+             "mining.notify / eth_getWork with three 32-byte hex hashes, ~200-250 bytes)"},
+    {.name = "hops", .type = SIM_PARAM_INT, .unit = "", .min = 0, .max = 1000, .def = 1,
+     .offset = offsetof(StackDelayParams, hops),
+     .help = "stack messages in series on the path (e.g. 2 for gateway -> pool server -> miner proxy)"},
+};
+
+static const SimSubmodelSpec stack_delay_submodels[] = {
+    {.key = "base", .family = "delay", .default_model = "lognormal", .offset = offsetof(StackDelayParams, base),
+     .help = "the software part (pool server, template building, the miners' own network), drawn as usual"},
+    {.key = "stack", .family = "stack", .default_model = "tcp", .offset = offsetof(StackDelayParams, stack),
+     .help = "the messaging stack each hop uses (sim_stack_message_ns: send CPU + wire + receive CPU)"},
+};
+
+/* The stack part: a pure function of the parameters, so a draw costs the base's draw and this. */
+static SimTime stack_delay_fixed_ns(const StackDelayParams *p) {
+  SimTime one = sim_stack_message_ns(&p->stack, (uint64_t)p->bytes);
+  return p->hops * one;
+}
+
+static SimTime stack_delay_sample(const void *params, SimRng *rng) {
+  const StackDelayParams *p = params;
+  return sim_delay_sample(&p->base, rng) + stack_delay_fixed_ns(p);
+}
+
+static double stack_delay_mean(const void *params) {
+  const StackDelayParams *p = params;
+  return sim_delay_mean_s(&p->base) + (double)stack_delay_fixed_ns(p) / 1e9;
+}
+
+const SimDelayModel sim_delay_stack = {
+    .info = {.name = "stack", .family = "delay",
+             .help = "base + hops x the one-way time of one message of `bytes` over a messaging stack (tcp, "
+                     "rdma-send, rdma-write, rdma-channel); the base's random draws are unchanged",
+             .params = stack_delay_params, .n_params = G_N_ELEMENTS(stack_delay_params),
+             .params_size = sizeof(StackDelayParams), .submodels = stack_delay_submodels,
+             .n_submodels = G_N_ELEMENTS(stack_delay_submodels)},
+    .sample = stack_delay_sample,
+    .mean_s = stack_delay_mean,
 };

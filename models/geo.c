@@ -302,7 +302,7 @@ static guint64 geo_deliveries(gpointer state) {
 static void geo_clear_extra(void *params) { net_geo_clear_tables(params); }
 
 static const char *const geo_extra_keys[] = {"regions", "cities", "vantage_points", "gateways", "out_degree_cdf",
-                                             NULL};
+                                             "joining", NULL};
 
 const PowNetworkModel pow_network_geo = {
     .info = {.name = "geo", .family = "network",

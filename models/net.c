@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rdma.h"
+#include "sync.h"
+
 GQuark net_error_quark(void) {
   return g_quark_from_static_string("net-error-quark");
 }
@@ -313,8 +316,9 @@ const SimParamSpec net_geo_param_specs[] = {
      .type = SIM_PARAM_BOOL,
      .def = 1,
      .offset = offsetof(NetGeoParams, gateway_mesh),
-     .help = "pools peer with each other: every two gateways of different pools are linked (latency from their "
-             "cities); false: only gateways in the same city"},
+     .help =
+         "pools peer with each other: every two gateways of different pools are linked (latency from their "
+         "cities); false: only gateways in the same city"},
     {.name = "inter_region_bps",
      .type = SIM_PARAM_NUMBER,
      .unit = "bit/s",
@@ -323,9 +327,48 @@ const SimParamSpec net_geo_param_specs[] = {
      .def = 0,
      .offset = offsetof(NetGeoParams, inter_region_bps),
      .help = "cap on the bandwidth of links between two different regions; 0: none (SimBlock: 6e6)"},
+    {.name = "dc_stack",
+     .type = SIM_PARAM_ENUM,
+     .def_str = "none",
+     .choices = net_dc_stack_names,
+     .offset = offsetof(NetGeoParams, dc_stack),
+     .help =
+         "messaging stack between two data-centre nodes (the gateway mesh): each message there also "
+         "pays the stack's host overheads o_s + o_r (tcp 5 us, rdma-channel 0.16 us); none: nothing added"},
 };
 G_STATIC_ASSERT(G_N_ELEMENTS(net_geo_param_specs) == NET_GEO_N_PARAMS);
 const guint net_geo_n_param_specs = G_N_ELEMENTS(net_geo_param_specs);
+
+/* The test suite checks these two lists against sim_stack_models() and sim_sync_machine_classes(). */
+const char *const net_dc_stack_names[] = {"none", "tcp", "rdma-send", "rdma-write", "rdma-channel", NULL};
+const char *const net_joining_machine_names[] = {"high-end", "mid-end", "old-spec", NULL};
+
+const SimParamSpec net_geo_joining_specs[] = {
+    {.name = "share",
+     .type = SIM_PARAM_NUMBER,
+     .unit = "",
+     .min = 0,
+     .max = 1,
+     .required = TRUE,
+     .offset = offsetof(NetJoining, share),
+     .help = "share of the ordinary nodes that join during the run (round(share x nodes) of them)"},
+    {.name = "window_s",
+     .type = SIM_PARAM_NUMBER,
+     .unit = "s",
+     .min = 0,
+     .max = 1e9,
+     .required = TRUE,
+     .offset = offsetof(NetJoining, window_s),
+     .help = "join times are uniform in [0, window_s] of simulated time"},
+    {.name = "machine",
+     .type = SIM_PARAM_ENUM,
+     .def_str = "mid-end",
+     .choices = net_joining_machine_names,
+     .offset = offsetof(NetJoining, machine),
+     .help = "machine class of the joining nodes (sim sync): a node is unavailable until join + its snap "
+             "sync time to the head (high-end 127 min, mid-end 355, old-spec 300)"},
+};
+const guint net_geo_n_joining_specs = G_N_ELEMENTS(net_geo_joining_specs);
 
 const SimSubmodelSpec net_geo_submodels[] = {
     {.key = "jitter",
@@ -969,6 +1012,14 @@ gboolean net_geo_parse_tables(NetGeoParams *p, json_t *obj, const char *path, co
     g_autofree char *dp = key_path(path, "out_degree_cdf");
     parse_out_degree_cdf(p, jd, dp, diag);
   }
+  json_t *jj = json_object_get(obj, "joining");
+  if (jj) {
+    g_autofree char *jp = key_path(path, "joining");
+    NetJoining joining;
+    memset(&joining, 0, sizeof joining);
+    if (sim_params_parse(net_geo_joining_specs, net_geo_n_joining_specs, jj, jp, NULL, &joining, diag))
+      p->joining = joining;
+  }
   p->n_pools = n_pools;
   p->pool_on_nodes = g_new0(guint8, MAX(n_pools, 1));
   GArray *vantages = g_array_new(FALSE, FALSE, sizeof(NetSpecial));
@@ -1013,6 +1064,7 @@ void net_geo_clear_tables(NetGeoParams *p) {
   p->out_degree_cdf = NULL;
   p->pool_on_nodes = NULL;
   p->n_pools = 0;
+  memset(&p->joining, 0, sizeof p->joining);
   p->n_regions = p->n_cities = p->n_vantages = p->n_specials = 0;
   p->region_names = p->city_names = NULL;
   p->latency_ms = p->upload_bps = p->download_bps = p->node_share = p->city_rtt_ms = NULL;
@@ -1070,7 +1122,66 @@ void net_topology_free(NetTopology *t) {
   g_free(t->lat_floor_ns);
   g_free(t->tx_ns_per_byte);
   g_free(t->out_links);
+  g_free(t->lat_host_ns);
+  g_free(t->join_node);
+  g_free(t->join_avail_ns);
   g_free(t);
+}
+
+typedef struct {
+  SimTime avail_ns;
+  guint32 node;
+} JoinEntry;
+
+static int cmp_join(const void *a, const void *b) {
+  const JoinEntry *x = a, *y = b;
+  if (x->avail_ns != y->avail_ns) return x->avail_ns < y->avail_ns ? -1 : 1;
+  return (x->node > y->node) - (x->node < y->node);
+}
+
+void net_topology_set_joining(NetTopology *t, const guint32 *nodes, const SimTime *avail_ns, guint32 n) {
+  g_return_if_fail(t != NULL && (n == 0 || (nodes != NULL && avail_ns != NULL)));
+  g_clear_pointer(&t->join_node, g_free);
+  g_clear_pointer(&t->join_avail_ns, g_free);
+  t->n_joining = 0;
+  if (n == 0) return;
+  g_autofree JoinEntry *e = g_new(JoinEntry, n);
+  for (guint32 i = 0; i < n; i++) {
+    g_return_if_fail(nodes[i] < t->n_nodes);
+    e[i] = (JoinEntry){.avail_ns = avail_ns[i], .node = nodes[i]};
+  }
+  qsort(e, n, sizeof *e, cmp_join);
+  t->join_node = g_new(guint32, n);
+  t->join_avail_ns = g_new(SimTime, n);
+  for (guint32 i = 0; i < n; i++) {
+    t->join_node[i] = e[i].node;
+    t->join_avail_ns[i] = e[i].avail_ns;
+  }
+  t->n_joining = n;
+}
+
+/* The joining ordinary nodes of p->joining (see net_topology_build()). */
+static void build_joining(const NetGeoParams *p, NetTopology *t, uint64_t seed) {
+  const guint32 S = t->n_special, N = t->n_nodes - t->n_special;
+  guint32 k = (guint32)llround(p->joining.share * (double)N);
+  if (k == 0) return;
+  SimTime sync_ns =
+      sim_sync_class_duration(net_joining_machine_names[p->joining.machine], SIM_SYNC_TARGET_HEAD);
+  g_return_if_fail(sync_ns >= 0);
+  SimRng rng;
+  sim_rng_init(&rng, seed, SIM_RNG_SETUP_BASE + 2);
+  g_autofree guint32 *ids = g_new(guint32, N);
+  for (guint32 i = 0; i < N; i++)
+    ids[i] = S + i;
+  g_autofree SimTime *avail = g_new(SimTime, k);
+  for (guint32 i = 0; i < k; i++) {
+    guint32 j = i + (guint32)sim_rng_below(&rng, (uint64_t)(N - i));
+    guint32 tmp = ids[i];
+    ids[i] = ids[j];
+    ids[j] = tmp;
+    avail[i] = sim_time_from_s(p->joining.window_s * sim_rng_uniform(&rng)) + sync_ns;
+  }
+  net_topology_set_joining(t, ids, avail, k);
 }
 
 /* Exact ordinary-node counts per region: largest-remainder rounding of nodes x share. */
@@ -1287,19 +1398,38 @@ NetTopology *net_topology_build(const NetGeoParams *p, uint64_t seed, GError **e
       if (t->inter_region_bps > 0 && t->region[u] != t->region[v]) bps = MIN(bps, t->inter_region_bps);
       t->tx_ns_per_byte[e] = 8e9 / bps;
     }
+
+  /* Host overheads of the data-centre stack: folded into the edges' means and floors here, so that the
+   * relay's link classes carry them and its loop has nothing to test. */
+  if (p->dc_stack != NET_DC_STACK_NONE) {
+    SimTime host = sim_stack_host_overhead_ns_by_name(net_dc_stack_names[p->dc_stack]);
+    g_return_val_if_fail(host >= 0, NULL);
+    t->lat_host_ns = g_new0(SimTime, MAX(n_edges, 1));
+    for (guint32 u = 0; u < n; u++)
+      for (guint32 e = t->adj_off[u]; e < t->adj_off[u + 1]; e++) {
+        if (t->cls[u] != NET_CLASS_DATACENTER || t->cls[t->adj[e]] != NET_CLASS_DATACENTER) continue;
+        t->lat_host_ns[e] = host;
+        t->lat_mean_ns[e] += host;
+        t->lat_floor_ns[e] += host;
+      }
+  }
+  if (p->joining.share > 0) build_joining(p, t, seed);
   return g_steal_pointer(&t);
 }
 
 SimTime net_edge_latency(const NetGeoParams *p, const NetTopology *t, guint64 e, SimRng *rng) {
   SimTime mean = t->lat_mean_ns[e];
   if (!p->jitter.model) return mean;
-  SimTime x = net_jitter_sample(&p->jitter, mean, rng);
-  return x < 0 ? 0 : x;
+  SimTime host = t->lat_host_ns ? t->lat_host_ns[e] : 0;
+  SimTime x = net_jitter_sample(&p->jitter, mean - host, rng);
+  return (x < 0 ? 0 : x) + host;
 }
 
-void net_latency_draw_init(NetLatencyDraw *d, const NetGeoParams *p, SimTime mean_ns) {
+void net_latency_draw_init(NetLatencyDraw *d, const NetGeoParams *p, SimTime mean_ns, SimTime host_ns) {
   memset(d, 0, sizeof *d);
-  d->mean_ns = mean_ns;
+  SimTime wire = mean_ns - host_ns;
+  d->mean_ns = wire;
+  d->host_ns = host_ns;
   if (!p->jitter.model) { /* net_edge_latency() returns the mean as it is */
     d->kind = NET_DRAW_FIXED;
     d->fixed_ns = mean_ns;
@@ -1308,13 +1438,13 @@ void net_latency_draw_init(NetLatencyDraw *d, const NetGeoParams *p, SimTime mea
   const NetJitterModel *m = (const NetJitterModel *)p->jitter.model;
   if (m == &net_jitter_none) {
     d->kind = NET_DRAW_FIXED;
-    d->fixed_ns = mean_ns < 0 ? 0 : mean_ns;
+    d->fixed_ns = (wire < 0 ? 0 : wire) + host_ns;
     return;
   }
   if (m == &net_jitter_pareto) { /* pareto_sample() split in two */
-    if (!pareto_shape(p->jitter.params, mean_ns, &d->scale_ms, &d->shape)) {
+    if (!pareto_shape(p->jitter.params, wire, &d->scale_ms, &d->shape)) {
       d->kind = NET_DRAW_FIXED;
-      d->fixed_ns = mean_ns < 0 ? 0 : mean_ns;
+      d->fixed_ns = (wire < 0 ? 0 : wire) + host_ns;
       return;
     }
     d->kind = NET_DRAW_PARETO;

@@ -15,6 +15,17 @@
  * SimBlock-style options (both off by default): "out_degree_cdf" draws each ordinary node's dial count
  * from a distribution over 1..NET_OUT_DEGREE_MAX (SimBlock's Bitcoin 2015 table), and `inter_region_bps`
  * caps the bandwidth of every link between two different regions (SimBlock: 6 Mb/s).
+ *
+ * Performance-model options (both off by default, and then nothing of a run changes):
+ *  - `dc_stack` (models/rdma.h): every message on a link whose two ends are data-centre nodes (in
+ *    practice the gateway mesh: vantage points and gateways dial only ordinary nodes) also pays the
+ *    stack's per-message host overheads o_s + o_r at its defaults (sim_stack_host_overhead_ns_by_name):
+ *    the CPU cost of sending and receiving one message, not the wire latency, which the latency tables
+ *    already hold. The overhead is added after the jitter draw, not jittered; per-byte copies (LogGOPS's
+ *    O) are left out (the link's bandwidth term stands for serialisation).
+ *  - "joining" (models/sync.h): a share of the ordinary nodes join during the run, at times uniform in
+ *    [0, window_s], and each is unavailable until it has synced to the head on its machine class
+ *    (sim_sync_class_duration(machine, SIM_SYNC_TARGET_HEAD)). See net_joining_first_unavailable().
  */
 #pragma once
 
@@ -50,6 +61,22 @@ typedef struct {
   guint32 peers;    /* ordinary nodes it dials (max peers); at most the number of ordinary nodes are found */
 } NetSpecial;
 
+/* "dc_stack": the names of net_geo_param_specs' choices, NULL-terminated: "none" (index NET_DC_STACK_NONE),
+ * then every "stack" model in the order of sim_stack_models(). */
+#define NET_DC_STACK_NONE 0
+extern const char *const net_dc_stack_names[];
+
+/* The "joining" object of a geo network (its parameter table: net_geo_joining_specs). */
+typedef struct {
+  double share;    /* of the ordinary nodes, in [0, 1]: round(share x nodes) of them join */
+  double window_s; /* join times are uniform in [0, window_s] of simulated time */
+  int machine;     /* index into net_joining_machine_names: its sync time to the head */
+} NetJoining;
+/* The machine classes of sim_sync_machine_classes(), as a static table for the ENUM parameter. */
+extern const char *const net_joining_machine_names[];
+extern const SimParamSpec net_geo_joining_specs[];
+extern const guint net_geo_n_joining_specs;
+
 /* The "network": {"model": "geo", ...} parameters, parsed and validated (see net.c for the JSON shape). */
 typedef struct {
   /* scalars (param table) */
@@ -62,6 +89,7 @@ typedef struct {
   int64_t gateway_peers; /* default peers of a gateway that does not give its own */
   gboolean gateway_mesh; /* link every two gateways of different pools (else only those in the same city) */
   double inter_region_bps; /* cap on the bandwidth between two different regions; 0 = no cap */
+  int dc_stack;          /* index into net_dc_stack_names: NET_DC_STACK_NONE or a "stack" model */
   SimModelRef jitter;    /* family "jitter" */
   SimModelRef relay;     /* family "relay" */
   SimModelRef stratum;   /* family "delay": pool gateway new head -> miners working on it */
@@ -82,6 +110,7 @@ typedef struct {
   double *out_degree_cdf; /* NET_OUT_DEGREE_MAX entries, P(dials <= k + 1); NULL: all dial out_peers */
   guint8 *pool_on_nodes;  /* per scenario pool (n_pools): 1 when its miners sit on ordinary nodes */
   guint n_pools;
+  NetJoining joining;     /* the "joining" object; share 0 (also when absent): nobody joins */
 } NetGeoParams;
 
 /* The read-only topology. Node ids: specials first (same order as NetGeoParams.specials), then ordinary. */
@@ -104,6 +133,12 @@ typedef struct {
   double inter_region_bps; /* NetGeoParams.inter_region_bps: cap between different regions, 0 = none */
   uint64_t seed;           /* the seed it was built with (relay models key per-node traits with it) */
   guint32 *out_links;      /* per node: links it opened itself (its dials that succeeded), or NULL */
+  /* Added for the performance-model options; NULL / 0 means "off". */
+  SimTime *lat_host_ns;    /* per directed edge: the part of lat_mean_ns and lat_floor_ns that is host
+                            * overhead (dc_stack), added after the jitter draw; NULL: none anywhere */
+  guint32 n_joining;       /* joining nodes (net_topology_set_joining) */
+  guint32 *join_node;      /* n_joining node ids, ordered by (join_avail_ns, node id) */
+  SimTime *join_avail_ns;  /* when each is synced: join time + sync time, ns of simulated time */
 } NetTopology;
 
 #define NET_ERROR (net_error_quark())
@@ -130,15 +165,42 @@ typedef enum { NET_ERROR_TOPOLOGY } NetError;
  *  - A special left without any link is an error (NET_ERROR_TOPOLOGY naming it).
  *  - adj is sorted by neighbour id within each node; rev[e] is the reverse of e (adj[rev[e]] is the source
  *    of e, rev[rev[e]] == e); lat_mean_ns[e] is city RTT / 2 when both ends have a city with a measured
- *    RTT, else latency_ms[region(u)][region(v)]. */
+ *    RTT, else latency_ms[region(u)][region(v)].
+ *  - dc_stack != "none": edges between two data-centre nodes get lat_host_ns = the stack's o_s + o_r
+ *    (rounded to ns), added to their lat_mean_ns and lat_floor_ns; lat_host_ns stays NULL otherwise.
+ *  - joining.share > 0: from a stream of its own, (seed, SIM_RNG_SETUP_BASE + 2), so that nothing above
+ *    changes: round(share x nodes) distinct ordinary nodes by a partial Fisher-Yates shuffle of the
+ *    ordinary ids, each with a join time window_s x U, available at join + the sync time of the machine
+ *    class (rounded to ns). */
 #define NET_DIAL_TRIES 50
 NetTopology *net_topology_build(const NetGeoParams *p, uint64_t seed, GError **error);
 void net_topology_free(NetTopology *t);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(NetTopology, net_topology_free)
 
 /* One draw of the latency of directed edge `e` (mean plus jitter), in ns, >= 0. Uses p->jitter (the
- * mean alone when no jitter model is set). */
+ * mean alone when no jitter model is set). With host overhead on the edge (t->lat_host_ns), the jitter is
+ * drawn around the mean without it, then the overhead is added. */
 SimTime net_edge_latency(const NetGeoParams *p, const NetTopology *t, guint64 e, SimRng *rng);
+
+/* Makes nodes[0..n-1] joining nodes, synced at avail_ns[i] (copies both, replacing any earlier set; n 0
+ * clears it). For net_topology_build() and for hand-built topologies in tests. */
+void net_topology_set_joining(NetTopology *t, const guint32 *nodes, const SimTime *avail_ns, guint32 n);
+
+/* Joining nodes are unavailable for a block whose spread starts at `t0` (its first source's time) if they
+ * are not synced by then: they receive nothing (what is sent to them is lost) and relay nothing for it. A
+ * node synced while a block spreads takes part from the next block. This is the index of the first entry
+ * of t->join_node that is unavailable at `t0`: entries from there to n_joining are. */
+static inline guint32 net_joining_first_unavailable(const NetTopology *t, SimTime t0) {
+  guint32 lo = 0, hi = t->n_joining;
+  while (lo < hi) {
+    guint32 mid = lo + (hi - lo) / 2;
+    if (t->join_avail_ns[mid] <= t0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
 
 /* One latency draw for a fixed pair mean, with the jitter model's per-mean work done once: for loops that
  * draw many latencies over few distinct means (the relay keeps one per link class). net_latency_draw()
@@ -149,13 +211,15 @@ typedef struct {
   NetDrawKind kind;
   SimTime fixed_ns;       /* NET_DRAW_FIXED: the result; no random number is used */
   double scale_ms, shape; /* NET_DRAW_PARETO: scale_ms / U^(1 / shape) */
-  SimTime mean_ns;        /* NET_DRAW_MODEL: the model's sample() is called with it */
+  SimTime mean_ns;        /* NET_DRAW_MODEL: the model's sample() is called with it (host overhead excluded) */
   const void *model;      /* NET_DRAW_MODEL: the NetJitterModel, and its params */
   const void *params;
+  SimTime host_ns;        /* not NET_DRAW_FIXED: added to every draw (0 without dc_stack) */
 } NetLatencyDraw;
 
-/* Fills `d` for pair mean `mean_ns` under p->jitter. `d` refers to p->jitter's params: keep `p` alive. */
-void net_latency_draw_init(NetLatencyDraw *d, const NetGeoParams *p, SimTime mean_ns);
+/* Fills `d` for pair mean `mean_ns` under p->jitter, of which `host_ns` is host overhead (as in
+ * NetTopology.lat_mean_ns and lat_host_ns; 0 for none). `d` refers to p->jitter's params: keep `p` alive. */
+void net_latency_draw_init(NetLatencyDraw *d, const NetGeoParams *p, SimTime mean_ns, SimTime host_ns);
 
 static inline SimTime net_latency_draw(const NetLatencyDraw *d, SimRng *rng);
 
@@ -215,13 +279,13 @@ static inline SimTime net_latency_draw(const NetLatencyDraw *d, SimRng *rng) {
     x = ((const NetJitterModel *)d->model)->sample(d->params, d->mean_ns, rng);
     break;
   }
-  return x < 0 ? 0 : x;
+  return (x < 0 ? 0 : x) + d->host_ns;
 }
 
 /* The geo network's parameter handling, used by the "geo" network model's table (geo.c defines the model). */
 /* Sizes of the two tables below, as constants so model tables can be initialised statically; net.c
  * checks them with G_STATIC_ASSERT. */
-#define NET_GEO_N_PARAMS 9
+#define NET_GEO_N_PARAMS 10
 #define NET_GEO_N_SUBMODELS 3
 extern const SimParamSpec net_geo_param_specs[];
 extern const guint net_geo_n_param_specs;
@@ -247,6 +311,8 @@ extern const guint net_geo_n_submodels;
  *    may have no gateway entry and only one ordinary_nodes entry.
  *  - "out_degree_cdf" (optional): NET_OUT_DEGREE_MAX numbers in [0, 1], non-decreasing, the last one 1:
  *    entry k is P(an ordinary node dials at most k + 1 peers).
+ *  - "joining" (optional): an object checked against net_geo_joining_specs (share, window_s, machine),
+ *    its defaults added to `obj` (echo), stored in p->joining. Absent: share 0.
  *  Every object also accepts a "comment" key; any other unknown key is a problem. */
 gboolean net_geo_parse_tables(NetGeoParams *p, json_t *obj, const char *path, const char *const *pool_names,
                               guint n_pools, SimDiag *diag);

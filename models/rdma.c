@@ -310,6 +310,12 @@ SimTime sim_stack_message_ns_by_name(const char *name, uint64_t bytes) {
   return ns_round(sim_loggp_one_way_ns(&lg, bytes));
 }
 
+SimTime sim_stack_host_overhead_ns_by_name(const char *name) {
+  SimLogGP lg;
+  if (!sim_stack_default_loggp(name, &lg)) return -1;
+  return ns_round(lg.o_s_ns + lg.o_r_ns);
+}
+
 /* ---- The ordering service: configuration ---- */
 
 static const char *const kind_names[SIM_BFT_N_KINDS] = {"request", "pre-prepare", "prepare", "commit",

@@ -88,6 +88,11 @@ gboolean sim_stack_default_loggp(const char *name, SimLogGP *out);
 SimTime sim_stack_message_ns(const SimModelRef *ref, uint64_t bytes);
 /* The same for stack `name` at its defaults; -1 for an unknown name. */
 SimTime sim_stack_message_ns_by_name(const char *name, uint64_t bytes);
+/* Wire-in hook for links whose latency is already known (the geo network's dc_stack): the host overheads
+ * of one message of one send on stack `name` at its defaults, o_s + o_r in ns, rounded: what the two
+ * hosts' CPUs add to the wire latency (per-byte copies and the NIC's DMA left out). -1 for an unknown
+ * name. */
+SimTime sim_stack_host_overhead_ns_by_name(const char *name);
 
 /* ---- The ordering service ---- */
 

@@ -13,7 +13,7 @@
 
 static const SimModelInfo *const delay_models[] = {
     &sim_delay_lognormal.info, &sim_delay_exponential.info, &sim_delay_constant.info, &sim_delay_uniform.info,
-    NULL};
+    &sim_delay_stack.info, NULL};
 static const SimModelInfo *const uncle_models[] = {
     &sim_uncle_ethereum.info, &sim_uncle_no_self.info, &sim_uncle_none.info, NULL};
 static const SimModelInfo *const network_models[] = {&pow_network_pool_delay.info, &pow_network_geo.info, NULL};

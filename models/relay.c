@@ -7,6 +7,14 @@
 
 enum { STEP_HAVE = 0, STEP_PUSH = 1, STEP_ANNOUNCE = 2 };
 
+/* RelayWork.done: a node's full-block time is final (YES), or it is a joining node not synced when the
+ * block left (UNAVAILABLE, net_joining_first_unavailable()). Such a node is marked done with a have time
+ * far in the past before the loop starts: every test the kernel already makes then treats it as a node
+ * that needs nothing (a push to it is sent and lost, without a latency draw; an announcement likewise),
+ * and it never takes a step, so it relays nothing; no test is added to the loop. */
+enum { DONE_NO = 0, DONE_YES = 1, DONE_UNAVAILABLE = 2 };
+#define HAVE_UNAVAILABLE (-(SIM_TIME_MAX / 4))
+
 /* A step is one 64-bit key: time since the block's first source (40 bits of ns: 18 minutes), node (22
  * bits), kind (2 bits). Keys order steps by (time, node, kind), so ties never depend on insertion order. */
 #define STEP_TIME_BITS 40
@@ -135,7 +143,9 @@ void relay_work_free(RelayWork *w) {
   g_free(w);
 }
 
-SimTime relay_work_have(const RelayWork *w, guint32 v) { return w->done[v] ? w->have[v] : SIM_TIME_MAX; }
+SimTime relay_work_have(const RelayWork *w, guint32 v) {
+  return w->done[v] == DONE_YES ? w->have[v] : SIM_TIME_MAX;
+}
 SimTime relay_work_announce(const RelayWork *w, guint32 v) {
   return v < w->n_special ? w->announce[v] : SIM_TIME_MAX;
 }
@@ -155,7 +165,7 @@ void relay_work_begin(RelayWork *w) {
 void relay_work_record(RelayWork *w, guint32 v, SimTime have, SimTime first_push, SimTime announce) {
   g_return_if_fail(w != NULL && v < w->n_nodes);
   w->have[v] = have;
-  w->done[v] = have != SIM_TIME_MAX;
+  w->done[v] = have != SIM_TIME_MAX ? DONE_YES : DONE_NO;
   if (v < w->n_special) {
     w->first_push[v] = first_push;
     w->announce[v] = announce;
@@ -185,6 +195,7 @@ guint32 relay_work_n_nodes(const RelayWork *w) { return w->n_nodes; }
 typedef struct {
   SimTime mean_ns, floor_ns;
   double tx_ns_per_byte;
+  SimTime host_ns;
 } ClassKey;
 
 static guint class_key_hash(gconstpointer p) {
@@ -192,7 +203,8 @@ static guint class_key_hash(gconstpointer p) {
   guint64 tx;
   memcpy(&tx, &k->tx_ns_per_byte, sizeof tx);
   guint64 h = (guint64)k->mean_ns * UINT64_C(0x9E3779B97F4A7C15) ^
-              (guint64)k->floor_ns * UINT64_C(0xC2B2AE3D27D4EB4F) ^ tx * UINT64_C(0x165667B19E3779F9);
+              (guint64)k->floor_ns * UINT64_C(0xC2B2AE3D27D4EB4F) ^ tx * UINT64_C(0x165667B19E3779F9) ^
+              (guint64)k->host_ns * UINT64_C(0x27D4EB2F165667C5);
   return (guint)(h ^ h >> 32);
 }
 
@@ -218,6 +230,7 @@ static void pack_topology(RelayWork *w, const NetGeoParams *gp, const NetTopolog
     k.mean_ns = t->lat_mean_ns[e];
     k.floor_ns = t->lat_floor_ns[e];
     k.tx_ns_per_byte = t->tx_ns_per_byte[e];
+    k.host_ns = t->lat_host_ns ? t->lat_host_ns[e] : 0;
     gpointer hit;
     guint32 c;
     if (g_hash_table_lookup_extended(index, &k, NULL, &hit)) {
@@ -238,7 +251,7 @@ static void pack_topology(RelayWork *w, const NetGeoParams *gp, const NetTopolog
     w->cls[c].mean_ns = k->mean_ns;
     w->cls[c].floor_ns = k->floor_ns;
     w->cls[c].tx_ns_per_byte = k->tx_ns_per_byte;
-    net_latency_draw_init(&w->cls[c].draw, gp, k->mean_ns);
+    net_latency_draw_init(&w->cls[c].draw, gp, k->mean_ns, k->host_ns);
   }
   g_array_free(keys, TRUE);
   w->packed_topo = t;
@@ -566,6 +579,19 @@ static void geth_propagate(const void *params, const NetGeoParams *gp, const Net
             .last_decision_after_have = verify + import,
             .n_special = t->n_special};
   for (guint i = 0; i < b->n_sources; i++) g.t0 = MIN(g.t0, b->source_t[i]);
+  if (G_UNLIKELY(t->n_joining)) {
+    for (guint32 i = net_joining_first_unavailable(t, g.t0); i < t->n_joining; i++) {
+      guint32 v = t->join_node[i];
+      g.done[v] = DONE_UNAVAILABLE;
+      g.have[v] = HAVE_UNAVAILABLE;
+    }
+    /* A node that mined the block has it, synced or not. */
+    for (guint i = 0; i < b->n_sources; i++)
+      if (g.done[b->sources[i]] == DONE_UNAVAILABLE) {
+        g.done[b->sources[i]] = DONE_NO;
+        g.have[b->sources[i]] = SIM_TIME_MAX;
+      }
+  }
   guint32 remaining = stop_after;
   guint64 reached = 0;
   for (guint i = 0; i < b->n_sources; i++) relax_full(&g, b->sources[i], b->source_t[i]);
@@ -594,7 +620,7 @@ static void geth_propagate(const void *params, const NetGeoParams *gp, const Net
     switch ((guint32)(key & 3)) {
     case STEP_HAVE: {
       if (g.done[v] || now != g.have[v]) break; /* superseded by an earlier arrival */
-      g.done[v] = 1;
+      g.done[v] = DONE_YES;
       reached++;
       gboolean source = FALSE;
       if (now <= last_source_t)

@@ -31,6 +31,9 @@
  * sender of its first inv). Every step schedules only later steps, so processing them in time order gives
  * each node exactly what it knew by then, and the REQ steps at one uploader come in arrival order: its FIFO.
  * An inv that cannot beat the receiver's best first inv even at the jitter model's floor is not drawn.
+ *
+ * Joining nodes (net.h) that are not synced when the block leaves its first source take no part: their
+ * gate starts at GATE_ASKED, so invs to them are neither counted nor drawn.
  */
 #include <math.h>
 #include <string.h>
@@ -415,6 +418,10 @@ static void btc_propagate(const void *params, const NetGeoParams *gp, const NetT
   b->t0 = SIM_TIME_MAX;
   for (guint i = 0; i < blk->n_sources; i++)
     b->t0 = MIN(b->t0, blk->source_t[i]);
+  /* Joining nodes not synced when the block leaves ignore every inv (as a node that has asked does), so
+   * they never request, have or relay it; a source among them still has its own block (below). */
+  for (guint32 i = net_joining_first_unavailable(t, b->t0); i < t->n_joining; i++)
+    b->gate[t->join_node[i]] = GATE_ASKED;
   Ctx c = {.p = p,
            .gp = gp,
            .t = t,

@@ -8,6 +8,7 @@
 #include "params.h"
 #include "run.h"
 #include "scenario.h"
+#include "sync.h"
 
 static json_t *summary;
 
@@ -147,8 +148,74 @@ static void test_outputs_then_cleanup(void) {
   summary = NULL;
 }
 
+/* Joining nodes end to end: every ordinary node joins at 0 on a high-end machine (synced after 126.6 min),
+ * and the vantage points dial only ordinary nodes. So no vantage point sees any block mined before the
+ * sync time, while the pools still see each other's blocks over the gateway mesh; the blocks mined after it
+ * are seen as usual. */
+static void test_joining_e2e(void) {
+  static const char *const sets[] = {
+      "stop.heights=800", "network.joining={\"share\": 1, \"window_s\": 0, \"machine\": \"high-end\"}", NULL};
+  g_autoptr(SimDiag) d = sim_diag_new("scenarios/geo-small.json");
+  SimScenario *sc = sim_scenario_load_file("scenarios/geo-small.json", sets, d);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+  g_autofree char *dir = g_dir_make_tmp("sim-geo-join-XXXXXX", NULL);
+  char *argv[] = {(char *)"test"};
+  SimRunOptions opt = {.out_dir = dir, .argc = 1, .argv = argv};
+  json_t *sum = NULL;
+  GError *e = NULL;
+  gboolean ok = sim_run(sc, &opt, &sum, &e);
+  if (!ok) fprintf(stderr, "%s\n", e->message);
+  CU_ASSERT_TRUE_FATAL(ok);
+  sim_scenario_free(sc);
+  const double sync_s = (double)sim_sync_class_duration("high-end", SIM_SYNC_TARGET_HEAD) / 1e9;
+  /* Mining times of the blocks. */
+  g_autofree char *bpath = g_build_filename(dir, "blocks.csv", NULL),
+                  *opath = g_build_filename(dir, "observations.csv", NULL);
+  g_autofree char *btext = NULL, *otext = NULL;
+  CU_ASSERT_TRUE_FATAL(g_file_get_contents(bpath, &btext, NULL, NULL));
+  CU_ASSERT_TRUE_FATAL(g_file_get_contents(opath, &otext, NULL, NULL));
+  GHashTable *mined = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  g_auto(GStrv) blines = g_strsplit(btext, "\n", -1);
+  guint before = 0, after = 0;
+  for (guint i = 1; blines[i] && *blines[i]; i++) {
+    g_auto(GStrv) f = g_strsplit(blines[i], ",", -1);
+    double t = g_ascii_strtod(f[5], NULL);
+    before += t < sync_s;
+    after += t >= sync_s;
+    g_hash_table_insert(mined, g_strdup(f[0]), g_memdup2(&t, sizeof t));
+  }
+  CU_ASSERT(before > 400 && after > 100);
+  g_auto(GStrv) olines = g_strsplit(otext, "\n", -1);
+  guint rows = 0, early = 0, early_seen = 0;
+  for (guint i = 1; olines[i] && *olines[i]; i++) {
+    g_auto(GStrv) f = g_strsplit(olines[i], ",", -1);
+    const double *t = g_hash_table_lookup(mined, f[0]);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    rows++;
+    early += *t < sync_s;
+    for (guint c = 3; c <= 6; c++)
+      early_seen += *f[c] && g_ascii_strtod(f[c], NULL) < sync_s;
+  }
+  CU_ASSERT_EQUAL(early, 0);
+  CU_ASSERT_EQUAL(early_seen, 0);
+  CU_ASSERT_EQUAL(rows, after); /* every block mined after the sync time is seen */
+  /* The pools kept mining on each other's blocks: the chain is whole and its stale share is ordinary. */
+  json_t *chain = json_object_get(sum, "chain");
+  CU_ASSERT_EQUAL(json_integer_value(json_object_get(chain, "main")), 800);
+  CU_ASSERT(json_number_value(json_object_get(chain, "stale_share")) < 0.25);
+  g_hash_table_destroy(mined);
+  json_decref(sum);
+  const char *names[] = {"blocks.csv", "observations.csv", "pools.csv", "runs.csv", "summary.json"};
+  for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+    g_autofree char *path = g_build_filename(dir, names[i], NULL);
+    g_unlink(path);
+  }
+  CU_ASSERT_EQUAL(g_rmdir(dir), 0);
+}
+
 int register_suites(void) {
   ADD_SUITE("geo-e2e", TEST(test_uncle_rate_band), TEST(test_interval), TEST(test_propagation_band),
-            TEST(test_geography), TEST(test_observations_written), TEST(test_outputs_then_cleanup));
+            TEST(test_geography), TEST(test_observations_written), TEST(test_outputs_then_cleanup),
+            TEST(test_joining_e2e));
   return 0;
 }

@@ -8,6 +8,9 @@
 #include <string.h>
 
 #include "cunit-main.h"
+#include "rdma.h"
+#include "relay.h"
+#include "sync.h"
 
 /* ---- helpers ---- */
 
@@ -281,8 +284,9 @@ static const char *const geo_text =
     "  {\"pool\": \"Ethermine\", \"regions\": [\"NA\"]}]"
     "}}";
 
-static const char *const geo_extra[] = {"model",   "comment", "jitter",         "relay",    "stratum",
-                                        "regions", "cities",  "vantage_points", "gateways", NULL};
+static const char *const geo_extra[] = {"model",    "comment", "jitter", "relay",
+                                        "stratum",  "regions", "cities", "vantage_points",
+                                        "gateways", "joining", NULL};
 
 /* Parses root["network"] at "$.network" into p (scalars, then tables); returns the problem count. */
 static guint parse_geo(json_t *root, NetGeoParams *p, SimDiag *diag) {
@@ -780,7 +784,7 @@ static void test_latency_draw_matches_edge(void) {
     guint bad = 0;
     for (guint64 e = 0; e < t->n_edges; e++) {
       NetLatencyDraw d;
-      net_latency_draw_init(&d, &p, t->lat_mean_ns[e]);
+      net_latency_draw_init(&d, &p, t->lat_mean_ns[e], 0);
       for (int r = 0; r < 3; r++) bad += net_edge_latency(&p, t, e, &a) != net_latency_draw(&d, &b);
     }
     CU_ASSERT_EQUAL(bad, 0);
@@ -833,6 +837,254 @@ static void test_topology_error(void) {
   clear_geo(&p);
 }
 
+/* ---- performance-model wire-ins: dc_stack and joining nodes ---- */
+
+/* The static choice lists of the two options follow the models they name. */
+static void test_wirein_name_lists(void) {
+  const SimStackModel *const *m = sim_stack_models();
+  CU_ASSERT_STRING_EQUAL(net_dc_stack_names[NET_DC_STACK_NONE], "none");
+  guint i = 0;
+  for (; m[i]; i++) {
+    CU_ASSERT_PTR_NOT_NULL_FATAL(net_dc_stack_names[i + 1]);
+    CU_ASSERT_STRING_EQUAL(net_dc_stack_names[i + 1], m[i]->info.name);
+    CU_ASSERT(sim_stack_host_overhead_ns_by_name(net_dc_stack_names[i + 1]) > 0);
+  }
+  CU_ASSERT_EQUAL(i, 4);
+  CU_ASSERT_PTR_NULL(net_dc_stack_names[i + 1]);
+  const char *const *c = sim_sync_machine_classes();
+  for (i = 0; c[i]; i++) {
+    CU_ASSERT_PTR_NOT_NULL_FATAL(net_joining_machine_names[i]);
+    CU_ASSERT_STRING_EQUAL(net_joining_machine_names[i], c[i]);
+  }
+  CU_ASSERT_EQUAL(i, 3);
+  CU_ASSERT_PTR_NULL(net_joining_machine_names[i]);
+  /* o_s + o_r at the defaults: tcp 2 + 3 us; rdma-channel (0.1 + 0.05/16) + (0.05 + 0.05/16) us. */
+  CU_ASSERT_EQUAL(sim_stack_host_overhead_ns_by_name("tcp"), 5000);
+  CU_ASSERT_EQUAL(sim_stack_host_overhead_ns_by_name("rdma-channel"), 156);
+  CU_ASSERT_EQUAL(sim_stack_host_overhead_ns_by_name("ethernet"), -1);
+}
+
+static gboolean same_links(const NetTopology *a, const NetTopology *b) {
+  return a->n_nodes == b->n_nodes && a->n_edges == b->n_edges &&
+         memcmp(a->adj_off, b->adj_off, (a->n_nodes + 1) * sizeof(guint32)) == 0 &&
+         memcmp(a->adj, b->adj, a->n_edges * sizeof(guint32)) == 0 &&
+         memcmp(a->rev, b->rev, a->n_edges * sizeof(guint32)) == 0 &&
+         memcmp(a->region, b->region, a->n_nodes * sizeof(guint16)) == 0 &&
+         memcmp(a->tx_ns_per_byte, b->tx_ns_per_byte, a->n_edges * sizeof(double)) == 0;
+}
+
+/* dc_stack adds the stack's o_s + o_r to the mean and floor of exactly the edges between two data-centre
+ * nodes (here the gateway mesh), and changes nothing else of the topology. */
+static void check_dc_stack(const char *name, SimTime host) {
+  NetGeoParams p, q;
+  g_autofree char *set = g_strdup_printf("network.dc_stack=\"%s\"", name);
+  load_geo(&p, SETS(set, "network.gateway_mesh=true"));
+  load_geo(&q, SETS("network.gateway_mesh=true"));
+  CU_ASSERT_STRING_EQUAL(net_dc_stack_names[p.dc_stack], name);
+  CU_ASSERT_EQUAL(q.dc_stack, NET_DC_STACK_NONE);
+  g_autoptr(NetTopology) a = net_topology_build(&p, 42, NULL);
+  g_autoptr(NetTopology) b = net_topology_build(&q, 42, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+  CU_ASSERT_TRUE(same_links(a, b));
+  CU_ASSERT_PTR_NULL(b->lat_host_ns);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(a->lat_host_ns);
+  guint dc = 0, bad = 0;
+  for (guint32 u = 0; u < a->n_nodes; u++)
+    for (guint32 e = a->adj_off[u]; e < a->adj_off[u + 1]; e++) {
+      gboolean both = a->cls[u] == NET_CLASS_DATACENTER && a->cls[a->adj[e]] == NET_CLASS_DATACENTER;
+      SimTime want = both ? host : 0;
+      dc += both;
+      bad += a->lat_host_ns[e] != want || a->lat_mean_ns[e] != b->lat_mean_ns[e] + want ||
+             a->lat_floor_ns[e] != b->lat_floor_ns[e] + want;
+      /* Only gateways of different pools are linked with each other. */
+      if (both) bad += !(u >= p.n_vantages && a->adj[e] >= p.n_vantages);
+    }
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT_EQUAL(dc, 2 * 6); /* the mesh: Ethermine x3 - Sparkpool x2, both ways */
+  /* Draws: the jitter is drawn around the mean without the overhead, then it is added, on the same random
+   * numbers; the relay's per-class draw does the same. */
+  const SimModelInfo *models[] = {&net_jitter_pareto.info, &net_jitter_lognormal.info, &net_jitter_none.info};
+  for (guint k = 0; k < G_N_ELEMENTS(models); k++) {
+    p.jitter.model = q.jitter.model = models[k];
+    p.jitter.params = q.jitter.params = model_defaults(models[k]);
+    SimRng ra, rb, rc;
+    sim_rng_init(&ra, 5, k);
+    sim_rng_init(&rb, 5, k);
+    sim_rng_init(&rc, 5, k);
+    guint wrong = 0;
+    for (guint64 e = 0; e < a->n_edges; e++) {
+      NetLatencyDraw d;
+      net_latency_draw_init(&d, &p, a->lat_mean_ns[e], a->lat_host_ns[e]);
+      for (int r = 0; r < 3; r++) {
+        SimTime x = net_edge_latency(&p, a, e, &ra);
+        wrong += x != net_edge_latency(&q, b, e, &rb) + a->lat_host_ns[e];
+        wrong += x != net_latency_draw(&d, &rc);
+      }
+    }
+    CU_ASSERT_EQUAL(wrong, 0);
+    uint64_t next = sim_rng_u64(&ra); /* the same numbers were consumed */
+    CU_ASSERT_EQUAL(next, sim_rng_u64(&rb));
+    CU_ASSERT_EQUAL(next, sim_rng_u64(&rc));
+    g_free(p.jitter.params);
+  }
+  p.jitter.model = q.jitter.model = NULL;
+  p.jitter.params = q.jitter.params = NULL;
+  clear_geo(&p);
+  clear_geo(&q);
+}
+
+static void test_dc_stack_topology(void) {
+  check_dc_stack("tcp", 5000);
+  check_dc_stack("rdma-channel", 156);
+  check_dc_stack("rdma-write", sim_stack_host_overhead_ns_by_name("rdma-write"));
+}
+
+/* round(share x nodes) distinct ordinary nodes join, at uniform times in the window, synced one machine
+ * sync time later; from a stream of their own, so the rest of the topology is unchanged. */
+static void test_joining_build(void) {
+  NetGeoParams p, q;
+  load_geo(&p, SETS("network.joining={\"share\": 0.5, \"window_s\": 3600, \"machine\": \"high-end\"}"));
+  load_geo(&q, NULL);
+  CU_ASSERT_DOUBLE_EQUAL(p.joining.share, 0.5, 0);
+  CU_ASSERT_DOUBLE_EQUAL(p.joining.window_s, 3600, 0);
+  CU_ASSERT_STRING_EQUAL(net_joining_machine_names[p.joining.machine], "high-end");
+  CU_ASSERT_DOUBLE_EQUAL(q.joining.share, 0, 0);
+  g_autoptr(NetTopology) a = net_topology_build(&p, 42, NULL);
+  g_autoptr(NetTopology) a2 = net_topology_build(&p, 42, NULL);
+  g_autoptr(NetTopology) c = net_topology_build(&p, 43, NULL);
+  g_autoptr(NetTopology) b = net_topology_build(&q, 42, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  CU_ASSERT_TRUE(same_topology(a, b));
+  CU_ASSERT_EQUAL(b->n_joining, 0);
+  CU_ASSERT_PTR_NULL(b->join_node);
+  CU_ASSERT_EQUAL_FATAL(a->n_joining, 250);
+  SimTime sync = sim_sync_class_duration("high-end", SIM_SYNC_TARGET_HEAD);
+  CU_ASSERT(sync > 100 * 60 * SIM_NS_PER_S && sync < 150 * 60 * SIM_NS_PER_S); /* 126.6 min */
+  g_autofree guint8 *seen = g_new0(guint8, a->n_nodes);
+  guint bad = 0;
+  double sum_s = 0;
+  for (guint32 i = 0; i < a->n_joining; i++) {
+    guint32 v = a->join_node[i];
+    SimTime t = a->join_avail_ns[i];
+    bad += v < a->n_special || v >= a->n_nodes || seen[v]++;
+    bad += t < sync || t > sync + 3600 * SIM_NS_PER_S;
+    if (i) bad += t < a->join_avail_ns[i - 1];
+    sum_s += (double)(t - sync) / 1e9;
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  /* Uniform join times: mean 1800 s, standard error 3600 / sqrt(12 x 250) = 66 s. */
+  CU_ASSERT(fabs(sum_s / 250 - 1800) < 5 * 66);
+  CU_ASSERT_EQUAL(a2->n_joining, 250);
+  CU_ASSERT(memcmp(a->join_node, a2->join_node, 250 * sizeof(guint32)) == 0);
+  CU_ASSERT(memcmp(a->join_avail_ns, a2->join_avail_ns, 250 * sizeof(SimTime)) == 0);
+  CU_ASSERT_FALSE(memcmp(a->join_avail_ns, c->join_avail_ns, 250 * sizeof(SimTime)) == 0);
+  clear_geo(&p);
+  load_geo(&p, SETS("network.joining={\"share\": 1, \"window_s\": 0}"));
+  CU_ASSERT_STRING_EQUAL(net_joining_machine_names[p.joining.machine], "mid-end"); /* the default */
+  g_autoptr(NetTopology) all = net_topology_build(&p, 42, NULL);
+  CU_ASSERT_EQUAL(all->n_joining, 500);
+  SimTime mid = sim_sync_class_duration("mid-end", SIM_SYNC_TARGET_HEAD);
+  CU_ASSERT_EQUAL(all->join_avail_ns[0], mid);
+  CU_ASSERT_EQUAL(all->join_avail_ns[499], mid);
+  clear_geo(&p);
+  clear_geo(&q);
+}
+
+/* Every problem of the two options, with its path, in one pass. */
+static void test_wirein_parse_errors(void) {
+  expect_problems(
+      SETS("network.joining={\"share\": 1.5, \"window_s\": -1, \"machine\": \"laptop\"}",
+           "network.dc_stack=\"infiniband\""),
+      NULL,
+      WANT("$.network.dc_stack: must be one of: none, tcp, rdma-send, rdma-write, rdma-channel (got "
+           "\"infiniband\")",
+           "$.network.joining.share: must be in [0, 1] (got 1.5)",
+           "$.network.joining.window_s: must be in [0, 1e+09] (got -1)",
+           "$.network.joining.machine: must be one of: high-end, mid-end, old-spec (got \"laptop\")"));
+  expect_problems(SETS("network.joining={\"machine\": \"old-spec\", \"nodes\": 3}"), NULL,
+                  WANT("$.network.joining.nodes: unknown key (expected one of: share, window_s, machine)",
+                       "$.network.joining.share: missing required key",
+                       "$.network.joining.window_s: missing required key"));
+  expect_problems(SETS("network.joining=0.5"), NULL, WANT("$.network.joining: must be an object"));
+  expect_problems(
+      SETS("network.dc_stack=1"), NULL,
+      WANT("$.network.dc_stack: must be one of: none, tcp, rdma-send, rdma-write, rdma-channel (got "
+           "integer)"));
+}
+
+/* Joining nodes on a built topology with share 1 and a window far longer than a run: a block spreads over
+ * exactly the nodes it can reach through nodes available when it leaves. At 0 that is the gateways (over
+ * their mesh), not even the vantage points, which dial only ordinary nodes; later, the synced ordinary
+ * nodes join in. The same for both relay models. */
+static guint32 bfs_reach(const NetTopology *t, const guint8 *ok, guint32 src, guint8 *in) {
+  memset(in, 0, t->n_nodes);
+  g_autofree guint32 *queue = g_new(guint32, t->n_nodes);
+  guint32 head = 0, tail = 0;
+  queue[tail++] = src;
+  in[src] = 1;
+  while (head < tail) {
+    guint32 u = queue[head++];
+    for (guint32 e = t->adj_off[u]; e < t->adj_off[u + 1]; e++) {
+      guint32 v = t->adj[e];
+      if (ok[v] && !in[v]) in[v] = 1, queue[tail++] = v;
+    }
+  }
+  return tail;
+}
+
+static void test_joining_relay(void) {
+  NetGeoParams p;
+  load_geo(&p, SETS("network.joining={\"share\": 1, \"window_s\": 1e8}", "network.vantage_points[1].peers=90",
+                    "network.gateway_mesh=true"));
+  g_autoptr(NetTopology) t = net_topology_build(&p, 42, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  CU_ASSERT_EQUAL_FATAL(t->n_joining, t->n_nodes - t->n_special);
+  const RelayModel *models[] = {&relay_geth, &relay_btc};
+  const SimTime times[] = {0, 3 * 3600 * SIM_NS_PER_S, 20000000 * SIM_NS_PER_S, 60000000 * SIM_NS_PER_S,
+                           200000000 * SIM_NS_PER_S};
+  g_autofree guint8 *ok = g_new(guint8, t->n_nodes);
+  g_autofree guint8 *in = g_new(guint8, t->n_nodes);
+  const guint32 source = 2; /* Ethermine#1 */
+  for (guint m = 0; m < G_N_ELEMENTS(models); m++) {
+    g_autofree void *rp = model_defaults(&models[m]->info);
+    g_autoptr(RelayWork) w = relay_work_new(t);
+    guint32 last = 0;
+    for (guint k = 0; k < G_N_ELEMENTS(times); k++) {
+      SimTime t0 = times[k];
+      memset(ok, 1, t->n_nodes);
+      for (guint32 i = 0; i < t->n_joining; i++)
+        ok[t->join_node[i]] = t->join_avail_ns[i] <= t0;
+      guint32 want = bfs_reach(t, ok, source, in);
+      RelayBlock b = {.sources = &source, .source_t = &t0, .n_sources = 1, .size_bytes = 20000};
+      SimRng rng;
+      sim_rng_init(&rng, 1, k);
+      models[m]->propagate(rp, &p, t, &b, 0, &rng, w);
+      CU_ASSERT_EQUAL(relay_work_reached(w), want);
+      guint bad = 0, ordinary = 0;
+      for (guint32 v = 0; v < t->n_nodes; v++) {
+        gboolean has = relay_work_have(w, v) != SIM_TIME_MAX;
+        bad += has != (in[v] != 0);
+        bad += has && !ok[v];
+        ordinary += has && v >= t->n_special;
+      }
+      CU_ASSERT_EQUAL(bad, 0);
+      if (k == 0) {
+        CU_ASSERT_EQUAL(want, p.n_specials - p.n_vantages); /* the five gateways */
+        CU_ASSERT_EQUAL(ordinary, 0);
+        CU_ASSERT_EQUAL(relay_work_have(w, 0), SIM_TIME_MAX);
+        CU_ASSERT_EQUAL(relay_work_announce(w, 1), SIM_TIME_MAX);
+      }
+      CU_ASSERT(want >= last); /* nodes only become available */
+      last = want;
+    }
+    CU_ASSERT_EQUAL(last, t->n_nodes); /* all synced at the end */
+  }
+  clear_geo(&p);
+}
+
 int register_suites(void) {
   ADD_SUITE("jitter", TEST(test_jitter_none), TEST(test_jitter_pareto_ks), TEST(test_jitter_pareto_fallback),
             TEST(test_jitter_lognormal_ks), TEST(test_jitter_empirical_ks), TEST(test_jitter_empirical_check),
@@ -846,5 +1098,7 @@ int register_suites(void) {
   ADD_SUITE("topology", TEST(test_topology_invariants), TEST(test_topology_geo_share),
             TEST(test_topology_deterministic), TEST(test_topology_gateway_mesh), TEST(test_topology_latency_means), TEST(test_transfer_ns),
             TEST(test_topology_error));
+  ADD_SUITE("wire-in", TEST(test_wirein_name_lists), TEST(test_dc_stack_topology), TEST(test_joining_build),
+            TEST(test_wirein_parse_errors), TEST(test_joining_relay));
   return 0;
 }

@@ -147,8 +147,124 @@ static void test_import_grows_with_gas(void) {
   fixture_clear(&f);
 }
 
+/* ---- performance-model wire-ins: joining nodes and host overhead ---- */
+
+/* A star whose leaf k joins and is synced at k s. A block from the hub at t0 reaches the hub and exactly
+ * the leaves synced by t0, each when it would without joining nodes; the hub still sends to every leaf
+ * (what reaches an unsynced one is lost). */
+static void test_joining_star(void) {
+  const guint n = 8;
+  g_autofree Link *links = star_links(n);
+  Fixture plain, f;
+  fixture_init(&plain, make_topo(n + 1, links, n, 1e9, 1e9, 20), "{}");
+  fixture_init(&f, make_topo(n + 1, links, n, 1e9, 1e9, 20), "{}");
+  guint32 nodes[8];
+  SimTime avail[8];
+  for (guint k = 1; k <= n; k++) {
+    nodes[k - 1] = k;
+    avail[k - 1] = (SimTime)k * SIM_NS_PER_S;
+  }
+  net_topology_set_joining(f.t, nodes, avail, n);
+  CU_ASSERT_EQUAL(f.t->n_joining, n);
+  for (guint s = 0; s <= n + 1; s++) {
+    SimTime t0 = (SimTime)s * SIM_NS_PER_S;
+    fixture_propagate_at(&plain, &relay_geth, 0, t0, 1000, 3);
+    fixture_propagate_at(&f, &relay_geth, 0, t0, 1000, 3);
+    guint synced = MIN(s, n);
+    CU_ASSERT_EQUAL(relay_work_reached(f.w), 1 + synced);
+    CU_ASSERT_EQUAL(relay_work_reached(plain.w), 1 + n);
+    CU_ASSERT_EQUAL(relay_work_messages(f.w), n); /* 4 pushes and 4 announcements, lost or not */
+    CU_ASSERT_EQUAL(relay_work_have(f.w, 0), t0);
+    for (guint32 k = 1; k <= n; k++)
+      CU_ASSERT_EQUAL(relay_work_have(f.w, k), k <= s ? relay_work_have(plain.w, k) : SIM_TIME_MAX);
+  }
+  fixture_clear(&plain);
+  fixture_clear(&f);
+}
+
+/* A -- B -- C -- D with C not synced before 10 s: a block at 0 stops at B, because C relays nothing; one at
+ * 10 s reaches D when it does without joining nodes: 60, 125, 190 ms after the source (test_line_timing). */
+static void test_joining_line(void) {
+  static const guint32 links[][2] = {{0, 1}, {1, 2}, {2, 3}};
+  Fixture f;
+  fixture_init(&f, make_topo(4, links, 3, 16e6, 40e6, 50), "{\"verify_ms\": 5}");
+  const guint32 c = 2;
+  const SimTime ten = 10 * SIM_NS_PER_S;
+  net_topology_set_joining(f.t, &c, &ten, 1);
+  fixture_propagate_at(&f, &relay_geth, 0, 0, 20000, 1);
+  CU_ASSERT_EQUAL(relay_work_reached(f.w), 2);
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 1), MS(60));
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 2), SIM_TIME_MAX);
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 3), SIM_TIME_MAX);
+  CU_ASSERT_EQUAL(relay_work_first_push(f.w, 3), SIM_TIME_MAX);
+  CU_ASSERT_EQUAL(relay_work_messages(f.w), 2); /* B still pushes to C */
+  fixture_propagate_at(&f, &relay_geth, 0, ten, 20000, 1);
+  CU_ASSERT_EQUAL(relay_work_reached(f.w), 4);
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 2), ten + MS(125));
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 3), ten + MS(190));
+  /* Synced 1 ns after the block left: not yet for this block. */
+  fixture_propagate_at(&f, &relay_geth, 0, ten - 1, 20000, 1);
+  CU_ASSERT_EQUAL(relay_work_reached(f.w), 2);
+  fixture_clear(&f);
+}
+
+/* A node that mined the block has it, synced or not; an unsynced receiver does not. */
+static void test_joining_source(void) {
+  static const guint32 links[][2] = {{0, 1}};
+  Fixture f;
+  fixture_init(&f, make_topo(2, links, 1, 1e9, 1e9, 10), "{}");
+  const SimTime later = 100 * SIM_NS_PER_S;
+  guint32 node = 0;
+  net_topology_set_joining(f.t, &node, &later, 1);
+  fixture_propagate_at(&f, &relay_geth, 0, 0, 1000, 1);
+  CU_ASSERT_EQUAL(relay_work_reached(f.w), 2);
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 0), 0);
+  CU_ASSERT_NOT_EQUAL(relay_work_have(f.w, 1), SIM_TIME_MAX);
+  node = 1;
+  net_topology_set_joining(f.t, &node, &later, 1);
+  fixture_propagate_at(&f, &relay_geth, 0, 0, 1000, 1);
+  CU_ASSERT_EQUAL(relay_work_reached(f.w), 1);
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 1), SIM_TIME_MAX);
+  net_topology_set_joining(f.t, NULL, NULL, 0);
+  CU_ASSERT_PTR_NULL(f.t->join_node);
+  fixture_propagate_at(&f, &relay_geth, 0, 0, 1000, 1);
+  CU_ASSERT_EQUAL(relay_work_reached(f.w), 2);
+  fixture_clear(&f);
+}
+
+/* Host overhead on every link (dc_stack): a pushed block pays it once, an announced and fetched one five
+ * times (announcement, header request, header, body request, body). Star of 8 leaves, 20 ms, 10 ms per
+ * push: pushed leaves at 10 i + 20 ms, fetched ones at 20 + 500 + 3 x 20 + 10 + 20 = 610 ms. */
+static void test_host_overhead(void) {
+  const guint n = 8;
+  const SimTime host = 5000;
+  g_autofree Link *links = star_links(n);
+  Fixture plain, f;
+  fixture_init(&plain, make_topo(n + 1, links, n, 8e6, 8e6, 20), "{}");
+  NetTopology *t = make_topo(n + 1, links, n, 8e6, 8e6, 20);
+  topo_add_host(t, host);
+  fixture_init(&f, t, "{}");
+  fixture_propagate_at(&plain, &relay_geth, 0, 0, 10000, 7);
+  fixture_propagate_at(&f, &relay_geth, 0, 0, 10000, 7);
+  guint pushed = 0, bad = 0;
+  for (guint32 k = 1; k <= n; k++) {
+    gboolean push = relay_work_first_push(plain.w, k) != SIM_TIME_MAX;
+    pushed += push;
+    SimTime d = relay_work_have(f.w, k) - relay_work_have(plain.w, k);
+    bad += d != (push ? host : 5 * host);
+    if (!push) bad += relay_work_have(plain.w, k) != MS(610);
+    bad += (relay_work_first_push(f.w, k) != SIM_TIME_MAX) != push;
+  }
+  CU_ASSERT_EQUAL(pushed, 4);
+  CU_ASSERT_EQUAL(bad, 0);
+  fixture_clear(&plain);
+  fixture_clear(&f);
+}
+
 int register_suites(void) {
   ADD_SUITE("relay", TEST(test_line_timing), TEST(test_sqrt_push), TEST(test_fetch_timeout_retry),
             TEST(test_known_peers), TEST(test_import_grows_with_gas));
+  ADD_SUITE("relay-wire-in", TEST(test_joining_star), TEST(test_joining_line), TEST(test_joining_source),
+            TEST(test_host_overhead));
   return 0;
 }

@@ -490,7 +490,78 @@ static void test_inter_region_cap(void) {
   CU_ASSERT_EQUAL(net_transfer_ns(&t, 2, 1, 50000), 100 * SIM_NS_PER_MS); /* 4 Mb/s upload is lower */
 }
 
+/* ---- performance-model wire-ins: joining nodes and host overhead ---- */
+
+/* A -- B -- C with B not synced before 10 s: a block at 0 stays at A (B ignores its inv and relays
+ * nothing); one at 10 s reaches C at 322 ms as in test_line_timing. */
+static void test_joining_line(void) {
+  static const guint32 links[][2] = {{0, 1}, {1, 2}};
+  Fixture f;
+  fixture_init(&f, make_topo(3, links, 2, 16e6, 40e6, 50), "{\"compact_share\": 0}");
+  const guint32 b = 1;
+  const SimTime ten = 10 * SIM_NS_PER_S;
+  net_topology_set_joining(f.t, &b, &ten, 1);
+  fixture_propagate_at(&f, &relay_btc, 0, 0, 20000, 1);
+  CU_ASSERT_EQUAL(relay_work_reached(f.w), 1);
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 1), SIM_TIME_MAX);
+  CU_ASSERT_EQUAL(relay_work_announce(f.w, 1), SIM_TIME_MAX);
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 2), SIM_TIME_MAX);
+  fixture_propagate_at(&f, &relay_btc, 0, ten, 20000, 1);
+  CU_ASSERT_EQUAL(relay_work_reached(f.w), 3);
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 1), ten + MS(160));
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 2), ten + MS(322));
+  CU_ASSERT_EQUAL(relay_work_messages(f.w), 6);
+  /* A source that is not synced still has and relays its own block. */
+  const guint32 a = 0;
+  net_topology_set_joining(f.t, &a, &ten, 1);
+  fixture_propagate_at(&f, &relay_btc, 0, 0, 20000, 1);
+  CU_ASSERT_EQUAL(relay_work_reached(f.w), 3);
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 2), MS(322));
+  fixture_clear(&f);
+}
+
+/* A star whose leaf k is synced at k s: a block from the hub at t0 reaches the hub and the leaves synced by
+ * then, with inv, getdata and block for each of them and nothing for the others. */
+static void test_joining_star(void) {
+  const guint n = 8;
+  g_autofree Link *links = star_links(n);
+  Fixture f;
+  fixture_init(&f, make_topo(n + 1, links, n, 1e9, 1e9, 20), "{\"compact_share\": 0}");
+  guint32 nodes[8];
+  SimTime avail[8];
+  for (guint k = 1; k <= n; k++) {
+    nodes[k - 1] = k;
+    avail[k - 1] = (SimTime)k * SIM_NS_PER_S;
+  }
+  net_topology_set_joining(f.t, nodes, avail, n);
+  for (guint s = 0; s <= n + 1; s++) {
+    SimTime t0 = (SimTime)s * SIM_NS_PER_S;
+    fixture_propagate_at(&f, &relay_btc, 0, t0, 1000, 3);
+    guint synced = MIN(s, n);
+    CU_ASSERT_EQUAL(relay_work_reached(f.w), 1 + synced);
+    CU_ASSERT_EQUAL(relay_work_messages(f.w), 3 * synced);
+    for (guint32 k = 1; k <= n; k++)
+      CU_ASSERT_EQUAL(relay_work_have(f.w, k) != SIM_TIME_MAX, k <= s);
+  }
+  fixture_clear(&f);
+}
+
+/* Host overhead on the link (dc_stack): inv, getdata and block pay it once each. */
+static void test_host_overhead(void) {
+  static const guint32 links[][2] = {{0, 1}};
+  const SimTime host = 156;
+  NetTopology *t = make_topo(2, links, 1, 16e6, 40e6, 50);
+  topo_add_host(t, host);
+  Fixture f;
+  fixture_init(&f, t, "{\"compact_share\": 0}");
+  fixture_propagate_at(&f, &relay_btc, 0, 0, 20000, 1);
+  CU_ASSERT_EQUAL(relay_work_announce(f.w, 1), MS(50) + host);
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 1), MS(160) + 3 * host);
+  fixture_clear(&f);
+}
+
 int register_suites(void) {
+  ADD_SUITE("relay-btc-wire-in", TEST(test_joining_line), TEST(test_joining_star), TEST(test_host_overhead));
   ADD_SUITE("relay-btc", TEST(test_line_timing), TEST(test_line_message_ms), TEST(test_compact),
             TEST(test_compact_failure), TEST(test_compact_failure_rate), TEST(test_serial_uploads),
             TEST(test_serial_uploads_star), TEST(test_compact_traits), TEST(test_stop_after));

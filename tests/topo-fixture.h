@@ -80,6 +80,17 @@ static inline Link *star_links(guint n_leaves) {
   return links;
 }
 
+/* Adds `host_ns` of host overhead to every edge of `t`, as the geo network's dc_stack does on links between
+ * data-centre nodes: into lat_host_ns, lat_mean_ns and lat_floor_ns. */
+static inline void topo_add_host(NetTopology *t, SimTime host_ns) {
+  t->lat_host_ns = g_new(SimTime, MAX(t->n_edges, 1));
+  for (guint64 e = 0; e < t->n_edges; e++) {
+    t->lat_host_ns[e] = host_ns;
+    t->lat_mean_ns[e] += host_ns;
+    t->lat_floor_ns[e] += host_ns;
+  }
+}
+
 typedef struct {
   NetGeoParams gp;
   SimModelRef relay;
@@ -109,4 +120,13 @@ static inline void fixture_clear(Fixture *f) {
   net_topology_free(f->t);
   sim_model_ref_clear(&f->gp.jitter);
   sim_model_ref_clear(&f->relay);
+}
+
+/* One block from `source` at `t0` through relay model `m` (no gas), on a stream keyed by `seed`. */
+static inline void fixture_propagate_at(Fixture *f, const RelayModel *m, guint32 source, SimTime t0,
+                                        double bytes, guint64 seed) {
+  RelayBlock b = {.sources = &source, .source_t = &t0, .n_sources = 1, .size_bytes = bytes};
+  SimRng rng;
+  sim_rng_init(&rng, seed, 99);
+  m->propagate(f->relay.params, &f->gp, f->t, &b, 0, &rng, f->w);
 }

@@ -454,4 +454,8 @@ void sim_scenario_describe(GString *out) {
   tx_config_describe(out);
   g_string_append(out, "  uncles   an \"uncle_rule\" model (default ethereum)\n");
   g_string_append(out, "  network  a \"network\" model (default pool-delay)\n");
+  g_string_append(out,
+                  "  network.joining  (geo only, optional: ordinary nodes that join during the run and relay "
+                  "nothing until synced)\n");
+  sim_params_describe(net_geo_joining_specs, net_geo_n_joining_specs, 6, out);
 }
