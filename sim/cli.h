@@ -37,5 +37,11 @@ void sim_cli_print_header(const char *cmd, const char *command_line);
 gboolean sim_cli_parse_int_list(const char *cmd, const char *opt, const char *text, gint64 min, gint64 max,
                                 const char *unit, GArray *out);
 
+/* Log directories of vantage points from the command line: argv[1..argc-1] (named by their base names, NULL in
+ * `names`), then each "NAME=DIR" of `named` (may be NULL). Fills `dirs` (pointers into argv/named) and `names`
+ * (owned, free func g_free). Returns SIM_EXIT_OK, or prints a usage error for `cmd` (a malformed NAME=DIR, or
+ * no directory at all) and returns SIM_EXIT_USAGE. */
+int sim_cli_vantage_dirs(const char *cmd, int argc, char **argv, char **named, GPtrArray *dirs, GPtrArray *names);
+
 /* Prints "sim CMD: message\nTry 'sim CMD --help'." on stderr and returns SIM_EXIT_USAGE. */
 int sim_cli_usage_error(const char *cmd, const char *fmt, ...) G_GNUC_PRINTF(2, 3);

@@ -49,18 +49,7 @@ int sim_cmd_replay(int argc, char **argv) {
   if (!sim_cli_parse(ctx, "replay", &argc, &argv)) return SIM_EXIT_USAGE;
   g_autoptr(GPtrArray) dirs = g_ptr_array_new();
   g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
-  for (int i = 1; i < argc; i++) {
-    g_ptr_array_add(dirs, argv[i]);
-    g_ptr_array_add(names, NULL);
-  }
-  for (guint i = 0; vantages && vantages[i]; i++) {
-    char *eq = strchr(vantages[i], '=');
-    if (!eq || eq == vantages[i] || !eq[1])
-      return sim_cli_usage_error("replay", "--vantage takes NAME=DIR (got '%s')", vantages[i]);
-    g_ptr_array_add(names, g_strndup(vantages[i], (gsize)(eq - vantages[i])));
-    g_ptr_array_add(dirs, eq + 1);
-  }
-  if (dirs->len == 0) return sim_cli_usage_error("replay", "missing LOGDIR (or --vantage NAME=DIR)");
+  if (sim_cli_vantage_dirs("replay", argc, argv, vantages, dirs, names) != SIM_EXIT_OK) return SIM_EXIT_USAGE;
   if (!(reward > 0)) return sim_cli_usage_error("replay", "--block-reward must be > 0 (got %g)", reward);
   if (heights < 0 || heights > 1000000000)
     return sim_cli_usage_error("replay", "--heights must be in [0, 1e9] (got %" G_GINT64_FORMAT ")", heights);

@@ -102,6 +102,21 @@ gboolean sim_cli_parse_int_list(const char *cmd, const char *opt, const char *te
   return TRUE;
 }
 
+int sim_cli_vantage_dirs(const char *cmd, int argc, char **argv, char **named, GPtrArray *dirs, GPtrArray *names) {
+  for (int i = 1; i < argc; i++) {
+    g_ptr_array_add(dirs, argv[i]);
+    g_ptr_array_add(names, NULL);
+  }
+  for (guint i = 0; named && named[i]; i++) {
+    char *eq = strchr(named[i], '=');
+    if (!eq || eq == named[i] || !eq[1]) return sim_cli_usage_error(cmd, "--vantage takes NAME=DIR (got '%s')", named[i]);
+    g_ptr_array_add(names, g_strndup(named[i], (gsize)(eq - named[i])));
+    g_ptr_array_add(dirs, eq + 1);
+  }
+  if (dirs->len == 0) return sim_cli_usage_error(cmd, "missing LOGDIR (or --vantage NAME=DIR)");
+  return SIM_EXIT_OK;
+}
+
 int sim_cli_usage_error(const char *cmd, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
