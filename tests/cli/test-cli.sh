@@ -652,6 +652,15 @@ contains "$tmp/err" "sim replay: " "replay missing dir message"
 mkdir -p "$tmp/emptylogs"
 expect_rc 2 "replay no block log" -- "$SIM" replay "$tmp/emptylogs" --out "$tmp/rp3"
 contains "$tmp/err" "sim replay: $tmp/emptylogs: no block log (NewBlockMsg.log or blocks.log) in it" "replay no block log message"
+# Usage errors of replay, each with its exact message.
+expect_rc 2 "replay bad heights" -- "$SIM" replay "$RK" --heights -1
+contains "$tmp/err" "sim replay: --heights must be in [0, 1e9] (got -1)" "replay bad heights message"
+expect_rc 2 "replay bad reward" -- "$SIM" replay "$RK" --block-reward 0
+contains "$tmp/err" "sim replay: --block-reward must be > 0 (got 0)" "replay bad reward message"
+expect_rc 2 "replay bad vantage" -- "$SIM" replay --vantage bad
+contains "$tmp/err" "sim replay: --vantage takes NAME=DIR (got 'bad')" "replay bad vantage message"
+expect_rc 2 "replay nothing" -- "$SIM" replay
+contains "$tmp/err" "sim replay: missing LOGDIR (or --vantage NAME=DIR)" "replay without logs message"
 # A bad line: counted and reported by default, fatal with --strict.
 mkdir -p "$tmp/badlogs"
 cp "$RK"/NewBlockMsg.log "$RK"/TxMsg.log "$tmp/badlogs/"
