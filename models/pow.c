@@ -115,7 +115,7 @@ const SimParamSpec pow_chain_params[] = {
     {.name = "tx_rate_per_s", .type = SIM_PARAM_NUMBER, .unit = "1/s", .min = 0, .max = 1e6, .def = 0,
      .offset = offsetof(PowChainParams, tx_rate_per_s),
      .help = "transactions arriving for inclusion; a block holds those that arrived since its parent was mined "
-             "(Poisson), up to the gas limit (until the transaction model exists)"},
+             "(Poisson), up to the gas limit: the stand-in for scenarios without a \"transactions\" section (must be 0 with one)"},
     {.name = "tx_gas", .type = SIM_PARAM_NUMBER, .unit = "gas", .min = 21000, .max = 1e8, .def = 70000,
      .offset = offsetof(PowChainParams, tx_gas), .help = "gas used by one transaction"},
     {.name = "tx_bytes", .type = SIM_PARAM_NUMBER, .unit = "bytes", .min = 0, .max = 1e8, .def = 200,
