@@ -113,6 +113,19 @@ static gpointer geo_init(const void *params, const PowWorld *world, SimEngine *e
     geo_free_state(g);
     return NULL;
   }
+  /* The topology's per-edge arrays are read by every relay and never written: the engine spreads them over
+   * the NUMA nodes in use (nothing happens on a machine with one node). */
+  {
+    NetTopology *t = g->topo;
+    sim_engine_share_table(engine, "topology adj", t->adj, t->n_edges * sizeof *t->adj);
+    sim_engine_share_table(engine, "topology rev", t->rev, t->n_edges * sizeof *t->rev);
+    sim_engine_share_table(engine, "topology lat_mean_ns", t->lat_mean_ns,
+                           t->n_edges * sizeof *t->lat_mean_ns);
+    sim_engine_share_table(engine, "topology lat_floor_ns", t->lat_floor_ns,
+                           t->n_edges * sizeof *t->lat_floor_ns);
+    sim_engine_share_table(engine, "topology tx_ns_per_byte", t->tx_ns_per_byte,
+                           t->n_edges * sizeof *t->tx_ns_per_byte);
+  }
   g->n_miners = pow_world_n_miners(world);
   g->miner_gw = g_new0(guint32 *, g->n_miners);
   g->miner_n_gw = g_new0(guint, g->n_miners);
@@ -280,6 +293,15 @@ static SimTime geo_own_work_delay(const void *params, SimRng *rng) {
   return sim_delay_sample(&p->stratum, rng);
 }
 
+/* The least latency any directed edge can draw: every block and announcement crosses at least one edge. */
+static SimTime geo_min_delay(gpointer state) {
+  const GeoState *g = state;
+  SimTime m = SIM_TIME_MAX;
+  for (guint64 e = 0; e < g->topo->n_edges; e++)
+    m = MIN(m, g->topo->lat_floor_ns[e]);
+  return m == SIM_TIME_MAX ? 0 : m;
+}
+
 static guint geo_n_vantages(gpointer state) { return ((GeoState *)state)->n_vantages; }
 
 static const char *geo_vantage_name(gpointer state, guint i) {
@@ -305,12 +327,19 @@ static const char *const geo_extra_keys[] = {"regions", "cities", "vantage_point
                                              "joining", NULL};
 
 const PowNetworkModel pow_network_geo = {
-    .info = {.name = "geo", .family = "network",
-             .help = "regions, data-centre cities, a Geth-like peer-to-peer topology, pool gateways, vantage points "
-                     "and a relay protocol",
-             .params = net_geo_param_specs, .n_params = NET_GEO_N_PARAMS,
-             .params_size = sizeof(NetGeoParams), .submodels = net_geo_submodels, .n_submodels = NET_GEO_N_SUBMODELS,
-             .extra_keys = geo_extra_keys, .clear_extra = geo_clear_extra},
+    .info =
+        {.name = "geo",
+         .family = "network",
+         .help =
+             "regions, data-centre cities, a Geth-like peer-to-peer topology, pool gateways, vantage points "
+             "and a relay protocol",
+         .params = net_geo_param_specs,
+         .n_params = NET_GEO_N_PARAMS,
+         .params_size = sizeof(NetGeoParams),
+         .submodels = net_geo_submodels,
+         .n_submodels = NET_GEO_N_SUBMODELS,
+         .extra_keys = geo_extra_keys,
+         .clear_extra = geo_clear_extra},
     .init = geo_init,
     .free_state = geo_free_state,
     .miner_scratch = geo_miner_scratch,
@@ -322,4 +351,5 @@ const PowNetworkModel pow_network_geo = {
     .vantage_sightings = geo_vantage_sightings,
     .deliveries = geo_deliveries,
     .tx_view = geo_tx_view,
+    .min_delay = geo_min_delay,
 };

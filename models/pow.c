@@ -663,6 +663,7 @@ PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error)
   }
   w->n_miners = (guint)n;
   w->known_words = (w->n_miners + 63) / 64;
+  SimEntityId first_entity = sim_engine_n_entities(engine);
   w->mut = g_new0(struct PowMut, 1);
   w->mut->best = &w->genesis;
   w->mut->discarded = g_new0(guint64, MAX(cfg->n_pools, 1));
@@ -727,6 +728,10 @@ PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error)
       return NULL;
     }
   }
+  /* One group for the whole world (pow_world_partition_note says why): it runs sequentially whatever the
+   * thread count, so its outputs stay those of the sequential engine. */
+  for (guint i = first_entity + 1; i < sim_engine_n_entities(engine); i++)
+    sim_engine_keep_together(engine, first_entity, i);
   for (guint i = 0; i < w->n_miners; i++) {
     PowMiner *m = &w->miners[i];
     if (w->net->miner_scratch) m->net_scratch = w->net->miner_scratch(w->net_state, i);
@@ -777,6 +782,31 @@ void pow_world_free(PowWorld *w) {
   }
   g_free(w->miners);
   g_free(w);
+}
+
+char *pow_world_partition_note(const PowWorld *w) {
+  /* Each reason alone forces one group; the shipped scenarios all have the first. */
+  GString *s = g_string_new("pow: one group of all miners and network entities:");
+  if (w->cfg->stop_height)
+    g_string_append(s, " the stop at stop.heights must come right after the block's event (windows would "
+                       "stop at the window's end and change the outputs);");
+  if (w->txw)
+    g_string_append(s, " the transaction world is changed by every miner's handler and reads the vantage "
+                       "points' receptions;");
+  g_string_append(s,
+                  " miners read each other's block stores (which their owners grow) and set bits in shared "
+                  "known-by bitmaps;");
+  if (w->net->miner_scratch) g_string_append(s, " the network's relay scratch is shared;");
+  SimTime la = w->net->min_delay ? w->net->min_delay(w->net_state) : 0;
+  if (la > 0)
+    g_string_append_printf(s,
+                           " a split would have a lookahead of %.3f ms (least link latency) against a mean "
+                           "block interval of %.2f s, so at most one block (the expensive event) per window.",
+                           (double)la / 1e6, w->cfg->chain.target_interval_s);
+  else
+    g_string_append_printf(s, " a split would have no lookahead: the network's delays have no positive lower "
+                              "bound.");
+  return g_string_free(s, FALSE);
 }
 
 guint pow_world_n_miners(const PowWorld *w) { return w->n_miners; }

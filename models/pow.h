@@ -130,6 +130,9 @@ typedef struct {
   /* What the transaction world needs (topology, vantage and gateway nodes, block receptions); NULL: the
    * network has no topology (transactions reach pools after the transactions' pool_delay). */
   void (*tx_view)(gpointer state, const PowWorld *world, TxNetView *view);
+  /* The least delay, over the instantiated network, from a miner's handler to any other entity receiving
+   * what it sends (the lookahead a split of the world could have); NULL: 0 (no positive lower bound). */
+  SimTime (*min_delay)(gpointer state);
 } PowNetworkModel;
 
 extern const PowNetworkModel pow_network_pool_delay;
@@ -143,7 +146,11 @@ GQuark pow_error_quark(void);
 typedef enum { POW_ERROR_INVALID } PowError;
 
 /* Builds the world into `engine`: one entity per miner (ids in pool order), first mining timers
- * scheduled. `cfg` (and what it points to) must outlive the world. Free with pow_world_free(). */
+ * scheduled. `cfg` (and what it points to) must outlive the world. Free with pow_world_free().
+ *
+ * Partitioning: every entity of the world (miners and the network's entities) is declared one group
+ * (sim_engine_keep_together), so the world always runs sequentially, at any thread count; see
+ * pow_world_partition_note() for why. */
 PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error);
 void pow_world_free(PowWorld *world);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PowWorld, pow_world_free)
@@ -165,6 +172,10 @@ TxWorld *pow_world_tx(const PowWorld *world);
 uint64_t pow_world_trace_block(const PowWorld *world, guint i);
 /* Blocks of pool `pool` that its infiltrated miners discarded (strategy "withholding"). */
 guint64 pow_world_pool_discarded(const PowWorld *world, guint pool);
+
+/* Why the world is one group, for `sim run --stats`: one line naming what ties its entities together in
+ * this configuration, and the lookahead a split would have. Free with g_free(). */
+char *pow_world_partition_note(const PowWorld *world);
 
 /* The block with this id (OBS_GENESIS_ID gives the genesis), or NULL. Owned by the world. */
 const ObsBlock *pow_world_block(const PowWorld *world, uint64_t id);

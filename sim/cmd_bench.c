@@ -1,6 +1,7 @@
 /* cmd_bench.c: `sim bench phold` (the engine) and `sim bench scenarios` (BENCH.md's workloads A-D). Figures
  * go to stdout; nothing is asserted. */
 #include <errno.h>
+#include <pthread.h>
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,52 +12,127 @@
 
 #include "cli.h"
 #include "geo.h"
+#include "output.h"
 #include "phold.h"
 #include "run.h"
 #include "scenario.h"
 
-static int bench_phold(int argc, char **argv) {
+/* The PHOLD options shared by `bench phold` and `bench scaling`. */
+typedef struct {
+  gint lps;
+  gint64 pending, events, seed;
+  double remote, mean, lookahead;
+  gint reps;
+  char *partition;
+} PholdOpts;
+
+static void phold_opts_default(PholdOpts *o) {
   SimPholdParams p;
   sim_phold_params_default(&p);
-  gint lps = (gint)p.lps;
-  gint64 pending = (gint64)p.pending, events = (gint64)p.events, seed = (gint64)p.seed;
-  double remote = p.remote, mean = p.mean_delay_s;
-  gint reps = 1;
+  *o = (PholdOpts){.lps = (gint)p.lps,
+                   .pending = (gint64)p.pending,
+                   .events = (gint64)p.events,
+                   .seed = (gint64)p.seed,
+                   .remote = p.remote,
+                   .mean = p.mean_delay_s,
+                   .lookahead = p.lookahead_s,
+                   .reps = 1};
+}
+
+static void phold_opts_add(GOptionContext *ctx, PholdOpts *o, GOptionEntry *extra) {
   GOptionEntry entries[] = {
-      {"lps", 0, 0, G_OPTION_ARG_INT, &lps, "Logical processes (entities)", "N"},
-      {"pending", 0, 0, G_OPTION_ARG_INT64, &pending, "Events in the system", "K"},
-      {"remote", 0, 0, G_OPTION_ARG_DOUBLE, &remote, "Probability an event goes to another LP", "P"},
-      {"mean-delay", 0, 0, G_OPTION_ARG_DOUBLE, &mean, "Mean of the exponential delay, seconds", "S"},
-      {"events", 0, 0, G_OPTION_ARG_INT64, &events, "Events to process", "E"},
-      {"seed", 0, 0, G_OPTION_ARG_INT64, &seed, "Master seed", "N"},
-      {"repeat", 0, 0, G_OPTION_ARG_INT, &reps, "Repetitions (the median is printed last)", "R"},
+      {"lps", 0, 0, G_OPTION_ARG_INT, &o->lps, "Logical processes (entities)", "N"},
+      {"pending", 0, 0, G_OPTION_ARG_INT64, &o->pending, "Events in the system", "K"},
+      {"remote", 0, 0, G_OPTION_ARG_DOUBLE, &o->remote, "Probability an event goes to another LP", "P"},
+      {"mean-delay", 0, 0, G_OPTION_ARG_DOUBLE, &o->mean, "Mean of the exponential delay, seconds", "S"},
+      {"lookahead", 0, 0, G_OPTION_ARG_DOUBLE, &o->lookahead,
+       "Least delay of every event, seconds (the engine's lookahead; 0: classic PHOLD)", "S"},
+      {"partition", 0, 0, G_OPTION_ARG_STRING, &o->partition,
+       "How LPs are dealt to workers: blocks (default) or round-robin", "HOW"},
+      {"events", 0, 0, G_OPTION_ARG_INT64, &o->events, "Events to process", "E"},
+      {"seed", 0, 0, G_OPTION_ARG_INT64, &o->seed, "Master seed", "N"},
+      {"repeat", 0, 0, G_OPTION_ARG_INT, &o->reps, "Repetitions (the median is printed last)", "R"},
+      G_OPTION_ENTRY_NULL};
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  if (extra) g_option_context_add_main_entries(ctx, extra, NULL);
+}
+
+/* Checks the options and fills `p` (all but threads); prints the usage error and returns FALSE if bad. */
+static gboolean phold_opts_check(const char *cmd, const PholdOpts *o, SimPholdParams *p) {
+  if (o->lps < 1 || o->pending < 1 || o->events < 1 || o->seed < 0 || o->reps < 1 || o->reps > 101) {
+    sim_cli_usage_error(cmd, "--lps, --pending, --events must be >= 1, --seed >= 0, --repeat in [1, 101]");
+    return FALSE;
+  }
+  sim_phold_params_default(p);
+  p->partitioning = SIM_PARTITION_BLOCKS;
+  if (o->partition && strcmp(o->partition, "round-robin") == 0) {
+    p->partitioning = SIM_PARTITION_ROUND_ROBIN;
+  } else if (o->partition && strcmp(o->partition, "blocks") != 0) {
+    sim_cli_usage_error(cmd, "--partition must be blocks or round-robin (got '%s')", o->partition);
+    return FALSE;
+  }
+  p->lps = (guint)o->lps;
+  p->pending = (guint64)o->pending;
+  p->events = (guint64)o->events;
+  p->seed = (guint64)o->seed;
+  p->remote = o->remote;
+  p->mean_delay_s = o->mean;
+  p->lookahead_s = o->lookahead;
+  return TRUE;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, gint n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int bench_phold(int argc, char **argv) {
+  PholdOpts o;
+  phold_opts_default(&o);
+  gint threads = 0;
+  GOptionEntry extra[] = {
+      {"threads", 't', 0, G_OPTION_ARG_INT, &threads,
+       "Workers of the partitioned engine (0: the sequential engine, the default; >= 1 needs --lookahead)",
+       "N"},
       G_OPTION_ENTRY_NULL};
   g_autoptr(GOptionContext) ctx = g_option_context_new("- the PHOLD benchmark on the event engine");
-  g_option_context_add_main_entries(ctx, entries, NULL);
+  phold_opts_add(ctx, &o, extra);
   g_option_context_set_description(ctx, "Defaults: --lps 1000 --pending 1000 --remote 0.25 --mean-delay 1 "
-                                         "--events 10000000.\nTargets on a 2-core machine: >= 8 M events/s at 1 k "
-                                         "pending, >= 5 M at 16 k, >= 2.5 M at 250 k.");
+                                        "--lookahead 0 --events 10000000 --threads 0.\n"
+                                        "Targets on a 2-core machine: >= 8 M events/s at 1 k "
+                                        "pending, >= 5 M at 16 k, >= 2.5 M at 250 k.\n"
+                                        "With --threads the checksum is the same at every thread count and "
+                                        "partitioning; the budget is met at the end of a window.");
+  g_autofree char *partition = NULL;
   if (!sim_cli_parse(ctx, "bench phold", &argc, &argv)) return SIM_EXIT_USAGE;
+  partition = o.partition;
   if (argc != 1) return sim_cli_usage_error("bench phold", "unexpected argument '%s'", argv[1]);
-  if (lps < 1 || pending < 1 || events < 1 || seed < 0 || reps < 1 || reps > 101)
-    return sim_cli_usage_error("bench phold", "--lps, --pending, --events must be >= 1, --seed >= 0, "
-                                              "--repeat in [1, 101]");
-  p.lps = (guint)lps;
-  p.pending = (guint64)pending;
-  p.events = (guint64)events;
-  p.seed = (guint64)seed;
-  p.remote = remote;
-  p.mean_delay_s = mean;
+  SimPholdParams p;
+  if (!phold_opts_check("bench phold", &o, &p)) return SIM_EXIT_USAGE;
+  if (threads < 0 || threads > SIM_ENGINE_MAX_THREADS)
+    return sim_cli_usage_error("bench phold", "--threads must be in [0, %d]", SIM_ENGINE_MAX_THREADS);
+  p.threads = (guint)threads;
+  gint reps = o.reps;
   g_autofree double *rates = g_new(double, reps);
   for (gint i = 0; i < reps; i++) {
-    SimPholdResult r;
+    g_autofree SimPholdResult *r = g_new(SimPholdResult, 1);
     g_autoptr(GError) e = NULL;
-    if (!sim_phold_run(&p, &r, &e)) return sim_cli_usage_error("bench phold", "%s", e->message);
-    rates[i] = r.events_per_s;
+    if (!sim_phold_run(&p, r, &e)) return sim_cli_usage_error("bench phold", "%s", e->message);
+    rates[i] = r->events_per_s;
     printf("phold lps=%u pending=%" G_GUINT64_FORMAT " remote=%g events=%" G_GUINT64_FORMAT
            " wall_s=%.3f events_per_s=%.0f peak_pending=%" G_GUINT64_FORMAT " checksum=%016" G_GINT64_MODIFIER
-           "x\n",
-           p.lps, p.pending, p.remote, r.events, r.wall_s, r.events_per_s, r.peak_pending, r.checksum);
+           "x",
+           p.lps, p.pending, p.remote, r->events, r->wall_s, r->events_per_s, r->peak_pending, r->checksum);
+    if (p.threads > 0)
+      printf(" threads=%u workers=%u windows=%" G_GUINT64_FORMAT " events_per_window=%.1f", p.threads,
+             r->windows.workers, r->windows.windows,
+             r->windows.windows ? (double)r->events / (double)r->windows.windows : 0.0);
+    printf("\n");
   }
   if (reps > 1) {
     for (gint i = 1; i < reps; i++)
@@ -188,16 +264,6 @@ static gboolean bench_fork(const SimScenario *sc, BenchRun *r, double *cpu_s, do
   return r->ok != 0;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, gint n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* The .json files of scenarios/bench, in name order. */
 static gint cmp_path(gconstpointer a, gconstpointer b) {
   /* g_ptr_array_sort passes pointers to the elements. */
@@ -299,16 +365,239 @@ static int bench_scenarios(int argc, char **argv) {
   return rc;
 }
 
+/* ---- scaling: one workload at 1..N threads ---- */
+
+typedef struct {
+  guint64 iters;
+  double wall_s;
+} SpinArg;
+
+static void *spin_main(void *arg) {
+  SpinArg *a = arg;
+  gint64 t0 = g_get_monotonic_time();
+  volatile guint64 x = 88172645463325252ULL;
+  for (guint64 i = 0; i < a->iters; i++) {
+    guint64 v = x;
+    v ^= v << 13;
+    v ^= v >> 7;
+    v ^= v << 17;
+    x = v;
+  }
+  a->wall_s = (double)(g_get_monotonic_time() - t0) / 1e6;
+  return NULL;
+}
+
+/* How much parallel compute the machine gives right now: k threads of the same loop, k x t(1) / t(k). On a
+ * machine shared with other work this is what bounds any speedup measured just after. */
+static double spin_parallelism(guint k) {
+  enum { ITERS = 40000000 };
+  SpinArg one = {.iters = ITERS};
+  spin_main(&one);
+  g_autofree SpinArg *args = g_new0(SpinArg, k);
+  g_autofree pthread_t *tids = g_new0(pthread_t, k);
+  gint64 t0 = g_get_monotonic_time();
+  for (guint i = 0; i < k; i++) {
+    args[i].iters = ITERS;
+    pthread_create(&tids[i], NULL, spin_main, &args[i]);
+  }
+  for (guint i = 0; i < k; i++)
+    pthread_join(tids[i], NULL);
+  double tk = (double)(g_get_monotonic_time() - t0) / 1e6;
+  return tk > 0 ? k * one.wall_s / tk : 0;
+}
+
+/* One row of the scaling table: the median run's figures. */
+typedef struct {
+  double wall_s, events;
+  SimEngineWindowStats ws;
+  SimWorkerStats workers[SIM_ENGINE_MAX_THREADS];
+} ScaleRow;
+
+static void scale_row_print(const char *label, const ScaleRow *r, double base_wall, double seq_wall,
+                            double base_crit) {
+  g_autofree char *p50 = sim_output_window_quantile(&r->ws, 0.5);
+  guint64 remote = 0;
+  double cpu = 0;
+  for (guint w = 0; w < r->ws.workers; w++) {
+    remote += r->workers[w].sent_remote;
+    cpu += r->workers[w].cpu_s;
+  }
+  printf("%-7s %8.3f %13.4g %8.3f %8.3f %10" G_GUINT64_FORMAT " %11.1f %12s %7.4f %8.3f %8.3f %8.3f  ", label,
+         r->wall_s, r->wall_s > 0 ? r->events / r->wall_s : 0, r->wall_s > 0 ? base_wall / r->wall_s : 0,
+         r->wall_s > 0 ? seq_wall / r->wall_s : 0, r->ws.windows,
+         r->ws.windows ? r->events / (double)r->ws.windows : 0.0, p50,
+         r->events > 0 ? remote / r->events : 0.0, cpu, r->ws.critical_s,
+         r->ws.critical_s > 0 && base_crit > 0 ? base_crit / r->ws.critical_s : 0.0);
+  for (guint w = 0; w < r->ws.workers; w++)
+    printf("%s%.3f", w ? "," : "", r->workers[w].wait_s);
+  printf("  ");
+  for (guint w = 0; w < r->ws.workers; w++)
+    printf("%s%.3f", w ? "," : "", r->workers[w].busy_s);
+  printf("\n");
+  fflush(stdout);
+}
+
+/* Sorts rows by wall time and returns the median one (rows[reps]). */
+static const ScaleRow *scale_median(ScaleRow *rows, gint reps) {
+  for (gint i = 1; i < reps; i++)
+    for (gint j = i; j > 0 && rows[j - 1].wall_s > rows[j].wall_s; j--) {
+      ScaleRow t = rows[j];
+      rows[j] = rows[j - 1];
+      rows[j - 1] = t;
+    }
+  return &rows[reps / 2];
+}
+
+typedef struct {
+  ScaleRow *row;
+} ScenarioCapture;
+
+static void scaling_on_engine(void *user, SimEngine *engine, const char *note) {
+  ScenarioCapture *c = user;
+  (void)note;
+  SimEngineStats st;
+  sim_engine_get_stats(engine, &st);
+  c->row->events = (double)st.events;
+  sim_engine_get_window_stats(engine, &c->row->ws);
+  for (guint w = 0; w < c->row->ws.workers && w < SIM_ENGINE_MAX_THREADS; w++)
+    sim_engine_get_worker_stats(engine, w, &c->row->workers[w]);
+}
+
+static int bench_scaling(int argc, char **argv) {
+  PholdOpts o;
+  phold_opts_default(&o);
+  o.lps = 16000;
+  o.pending = 16000;
+  o.lookahead = 0.1;
+  o.events = 20000000;
+  gint threads_max = MAX(2, (gint)sysconf(_SC_NPROCESSORS_ONLN));
+  g_autofree char *scenario = NULL;
+  g_auto(GStrv) sets = NULL;
+  GOptionEntry extra[] = {{"threads-max", 0, 0, G_OPTION_ARG_INT, &threads_max,
+                           "Largest thread count (default: the CPUs, at least 2)", "N"},
+                          {"scenario", 0, 0, G_OPTION_ARG_FILENAME, &scenario,
+                           "Run this scenario (as sim run does) instead of PHOLD", "FILE"},
+                          {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets,
+                           "With --scenario: override a value, e.g. stop.heights=20000", "PATH=VALUE"},
+                          G_OPTION_ENTRY_NULL};
+  g_autofree char *rest = sim_cli_command_line(argc, argv);
+  g_autofree char *command = g_strconcat("sim bench", rest + strlen("sim"), NULL);
+  g_autoptr(GOptionContext) ctx = g_option_context_new("- one workload at 1..N worker threads");
+  phold_opts_add(ctx, &o, extra);
+  g_option_context_set_description(
+      ctx,
+      "Runs PHOLD (defaults here: --lps 16000 --pending 16000 --lookahead 0.1 --events 20000000) or a "
+      "scenario\n"
+      "on the sequential engine (row 'seq') and on the partitioned engine with 1..N workers, --repeat times "
+      "each,\n"
+      "and prints the median run of each: wall seconds, events/s, speedup over 1 thread and over the "
+      "sequential\n"
+      "engine, windows, events per window (mean, median bucket), the share of events sent to another "
+      "worker,\n"
+      "and per worker the barrier wait and busy seconds. First it measures the parallelism the machine "
+      "gives\n"
+      "right now (k threads of a compute loop): on a shared machine that bounds every speedup below it.\n"
+      "cpu_s: the workers' thread CPU seconds in windows; crit_s: the critical path, the busiest worker's "
+      "CPU\n"
+      "time summed over windows (the windows' time on dedicated cores with a free barrier); crit_speedup:\n"
+      "crit_s at 1 thread over crit_s here, the speedup dedicated cores would give before barrier costs.\n"
+      "(Measuring CPU time costs two system calls per window and worker, about 1 us here; sim bench phold\n"
+      "does not measure it.) Nothing is asserted.");
+  if (!sim_cli_parse(ctx, "bench scaling", &argc, &argv)) return SIM_EXIT_USAGE;
+  g_autofree char *partition = o.partition;
+  if (argc != 1) return sim_cli_usage_error("bench scaling", "unexpected argument '%s'", argv[1]);
+  if (threads_max < 1 || threads_max > SIM_ENGINE_MAX_THREADS)
+    return sim_cli_usage_error("bench scaling", "--threads-max must be in [1, %d]", SIM_ENGINE_MAX_THREADS);
+  SimPholdParams p;
+  if (!phold_opts_check("bench scaling", &o, &p)) return SIM_EXIT_USAGE;
+  g_autoptr(SimScenario) sc = NULL;
+  if (scenario) {
+    g_autoptr(SimDiag) diag = sim_diag_new(scenario);
+    sc = sim_scenario_load_file(scenario, (const char *const *)sets, diag);
+    if (!sc) {
+      g_autofree char *msg = sim_diag_join(diag);
+      fprintf(stderr, "%s\n", msg);
+      return SIM_EXIT_USAGE;
+    }
+  }
+  sim_cli_print_header("bench scaling", command);
+  if (sc)
+    printf("# workload: scenario %s (as sim run, outputs to a temp directory); medians of %d runs\n",
+           sc->path, o.reps);
+  else
+    printf("# workload: PHOLD lps=%u pending=%" G_GUINT64_FORMAT " remote=%g mean_delay_s=%g lookahead_s=%g "
+           "events=%" G_GUINT64_FORMAT " partition=%s; medians of %d runs\n",
+           p.lps, p.pending, p.remote, p.mean_delay_s, p.lookahead_s, p.events,
+           p.partitioning == SIM_PARTITION_ROUND_ROBIN ? "round-robin" : "blocks", o.reps);
+  printf("# available parallelism now (k threads of a compute loop, k x t1 / tk):");
+  for (gint k = 1; k <= threads_max; k++)
+    printf(" %d:%.2f", k, spin_parallelism((guint)k));
+  printf("\n");
+  printf("threads   wall_s  events_per_s  speedup   vs_seq    windows  ev/window  med_window  remote    "
+         "cpu_s   crit_s "
+         "crit_speedup  barrier_wait_s/worker  busy_s/worker\n");
+  double base_wall = 0, seq_wall = 0, base_crit = 0;
+  g_autofree ScaleRow *rows = g_new0(ScaleRow, o.reps);
+  for (gint t = 0; t <= threads_max; t++) {
+    for (gint k = 0; k < o.reps; k++) {
+      memset(&rows[k], 0, sizeof rows[k]);
+      if (sc) {
+        g_autoptr(GError) e = NULL;
+        g_autofree char *dir = g_dir_make_tmp("sim-scaling-XXXXXX", &e);
+        if (!dir) return sim_cli_usage_error("bench scaling", "%s", e->message);
+        ScenarioCapture cap = {.row = &rows[k]};
+        char *av[] = {(char *)"sim", (char *)"bench", (char *)"scaling", sc->path, NULL};
+        SimRunOptions opt = {.out_dir = dir,
+                             .argc = 4,
+                             .argv = av,
+                             .threads = (guint)t,
+                             .on_engine = scaling_on_engine,
+                             .on_engine_user = &cap};
+        gint64 t0 = g_get_monotonic_time();
+        gboolean ok = sim_run(sc, &opt, NULL, &e);
+        rows[k].wall_s = (double)(g_get_monotonic_time() - t0) / 1e6;
+        remove_tree(dir);
+        if (!ok) {
+          fprintf(stderr, "sim bench scaling: %s\n", e->message);
+          return SIM_EXIT_RUNTIME;
+        }
+      } else {
+        p.threads = (guint)t;
+        p.cpu_timing = TRUE;
+        g_autofree SimPholdResult *r = g_new(SimPholdResult, 1);
+        g_autoptr(GError) e = NULL;
+        if (!sim_phold_run(&p, r, &e)) return sim_cli_usage_error("bench scaling", "%s", e->message);
+        rows[k].wall_s = r->wall_s;
+        rows[k].events = (double)r->events;
+        rows[k].ws = r->windows;
+        memcpy(rows[k].workers, r->workers, sizeof r->workers);
+      }
+    }
+    const ScaleRow *m = scale_median(rows, o.reps);
+    if (t == 0) seq_wall = m->wall_s;
+    if (t == 1) {
+      base_wall = m->wall_s;
+      base_crit = m->ws.critical_s;
+    }
+    g_autofree char *label = t == 0 ? g_strdup("seq") : g_strdup_printf("%d", t);
+    scale_row_print(label, m, t == 0 ? m->wall_s : base_wall, seq_wall, base_crit);
+  }
+  return SIM_EXIT_OK;
+}
+
 int sim_cmd_bench(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "phold") == 0) return bench_phold(argc - 1, argv + 1);
   if (argc >= 2 && strcmp(argv[1], "scenarios") == 0) return bench_scenarios(argc - 1, argv + 1);
+  if (argc >= 2 && strcmp(argv[1], "scaling") == 0) return bench_scaling(argc - 1, argv + 1);
   if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-    printf("Usage: sim bench phold [OPTIONS]\n       sim bench scenarios [--repeat R] [FILE...]\n\n"
+    printf("Usage: sim bench phold [OPTIONS]\n       sim bench scenarios [--repeat R] [FILE...]\n"
+           "       sim bench scaling [OPTIONS]\n\n"
            "phold: the event engine's PHOLD benchmark. scenarios: workloads A-D of BENCH.md\n"
-           "(scenarios/bench/*.json) with the peers' figures. 'sim bench NAME --help' lists the options.\n");
+           "(scenarios/bench/*.json) with the peers' figures. scaling: PHOLD or a scenario at 1..N worker\n"
+           "threads. 'sim bench NAME --help' lists the options.\n");
     return SIM_EXIT_OK;
   }
   return sim_cli_usage_error(
-      "bench", argc < 2 ? "missing benchmark name (phold, scenarios)" : "unknown benchmark '%s'",
+      "bench", argc < 2 ? "missing benchmark name (phold, scenarios, scaling)" : "unknown benchmark '%s'",
       argc < 2 ? "" : argv[1]);
 }

@@ -4,6 +4,8 @@
 
 #include "cli.h"
 #include "tracemine.h"
+#include "engine.h"
+#include "output.h"
 #include "params.h"
 #include "run.h"
 #include "scenario.h"
@@ -51,16 +53,39 @@ static void print_report(const json_t *s, const char *dir) {
          num(s, "sim", "events_per_s") / 1e6);
 }
 
+/* What --stats and --numa-report print, formatted while the engine still exists. */
+typedef struct {
+  GString *text;
+  gboolean stats, numa;
+} EngineReport;
+
+static void on_engine(void *user, SimEngine *engine, const char *note) {
+  EngineReport *r = user;
+  if (r->stats) {
+    SimEngineWindowStats ws;
+    SimEngineStats st;
+    sim_engine_get_window_stats(engine, &ws);
+    sim_engine_get_stats(engine, &st);
+    g_autofree SimWorkerStats *workers = g_new0(SimWorkerStats, MAX(ws.workers, 1));
+    for (guint w = 0; w < ws.workers; w++)
+      sim_engine_get_worker_stats(engine, w, &workers[w]);
+    sim_output_engine_stats(r->text, &ws, workers, st.events, note);
+  }
+  if (r->numa) sim_output_numa_report(r->text, engine);
+}
+
 int sim_cmd_run(int argc, char **argv) {
   g_autofree char *out_dir = NULL;
   g_auto(GStrv) sets = NULL;
   gint64 seed = -1;
-  gboolean quiet = FALSE, have_seed = FALSE, emc_logs = FALSE, strict = FALSE;
+  gboolean quiet = FALSE, have_seed = FALSE, emc_logs = FALSE, strict = FALSE, stats = FALSE, numa_report = FALSE;
+  gint threads = 1;
   g_auto(GStrv) mining_from = NULL;
   g_autofree char *pools_csv = NULL;
   g_autofree char *seed_str = NULL;
   GOptionEntry entries[] = {
-      {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir, "Write results into DIR (default results/<name>)", "DIR"},
+      {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir, "Write results into DIR (default results/<name>)",
+       "DIR"},
       {"seed", 0, 0, G_OPTION_ARG_STRING, &seed_str, "Master seed (overrides the scenario's)", "N"},
       {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a scenario value, e.g. stop.heights=1000",
        "PATH=VALUE"},
@@ -72,6 +97,15 @@ int sim_cmd_run(int argc, char **argv) {
        "NAME=DIR names it as the scenario's vantage point)", "[NAME=]LOGDIR"},
       {"pools", 0, 0, G_OPTION_ARG_FILENAME, &pools_csv, "With --mining-from: coinbase -> pool map (CSV)", "CSV"},
       {"strict", 0, 0, G_OPTION_ARG_NONE, &strict, "With --mining-from: the first bad log line is fatal", NULL},
+      {"threads", 't', 0, G_OPTION_ARG_INT, &threads,
+       "Worker threads of the partitioned engine (default 1; 0: the sequential engine). Outputs do not "
+       "depend "
+       "on it",
+       "N"},
+      {"stats", 0, 0, G_OPTION_ARG_NONE, &stats,
+       "Print the engine's partitions, windows, events per window and barrier wait per worker", NULL},
+      {"numa-report", 0, 0, G_OPTION_ARG_NONE, &numa_report,
+       "Print the bytes placed per NUMA node: intended, and reported by the kernel", NULL},
       G_OPTION_ENTRY_NULL};
   g_autoptr(GOptionContext) ctx = g_option_context_new("SCENARIO - run a scenario");
   g_option_context_set_strict_posix(ctx, FALSE);
@@ -85,6 +119,9 @@ int sim_cmd_run(int argc, char **argv) {
   for (int i = 0; i < argc; i++) g_ptr_array_add(cmdline, g_strdup(argv[i]));
   if (!sim_cli_parse(ctx, "run", &argc, &argv)) return SIM_EXIT_USAGE;
   if (argc != 2) return sim_cli_usage_error("run", argc < 2 ? "missing SCENARIO" : "expected one SCENARIO");
+  if (threads < 0 || threads > SIM_ENGINE_MAX_THREADS)
+    return sim_cli_usage_error("run", "--threads must be in [0, %d] (got %d)", SIM_ENGINE_MAX_THREADS,
+                               threads);
   if (seed_str) {
     char *end = NULL;
     seed = g_ascii_strtoll(seed_str, &end, 10);
@@ -130,13 +167,18 @@ int sim_cmd_run(int argc, char **argv) {
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGHUP, &sa, NULL);
 
+  g_autoptr(GString) engine_text = g_string_new(NULL);
+  EngineReport report = {.text = engine_text, .stats = stats, .numa = numa_report};
   SimRunOptions opt = {.out_dir = out_dir,
                        .progress = !quiet,
                        .cancel = (volatile const int *)&interrupted,
                        .argc = (int)cmdline->len,
                        .argv = (char **)cmdline->pdata,
                        .emc_logs = emc_logs,
-                       .trace = trace};
+                       .trace = trace,
+                       .threads = (guint)threads,
+                       .on_engine = (stats || numa_report) ? on_engine : NULL,
+                       .on_engine_user = &report};
   g_autoptr(GError) e = NULL;
   g_autoptr(json_t) summary = NULL;
   if (!sim_run(sc, &opt, &summary, &e)) {
@@ -149,5 +191,6 @@ int sim_cmd_run(int argc, char **argv) {
     g_autofree char *dflt = g_build_filename("results", sc->name, NULL);
     print_report(summary, out_dir ? out_dir : dflt);
   }
+  fputs(engine_text->str, stdout);
   return SIM_EXIT_OK;
 }

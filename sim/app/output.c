@@ -1,10 +1,11 @@
-/* output.c: atomic output files and the header record. */
+/* output.c: atomic output files, the header record, and the engine's statistics and NUMA report as text. */
 #include "output.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
 #include <gsl/gsl_version.h>
+#include <math.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -169,4 +170,95 @@ guint64 sim_peak_rss_bytes(void) {
   struct rusage ru;
   if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
   return (guint64)ru.ru_maxrss * 1024;
+}
+
+char *sim_output_window_quantile(const SimEngineWindowStats *ws, double q) {
+  if (ws->windows == 0) return g_strdup("-");
+  uint64_t target = (uint64_t)ceil(q * (double)ws->windows), cum = 0;
+  if (target == 0) target = 1;
+  for (guint b = 0; b < SIM_ENGINE_HIST_BUCKETS; b++) {
+    cum += ws->window_events_hist[b];
+    if (cum < target) continue;
+    if (b == 0) return g_strdup("0");
+    uint64_t lo = UINT64_C(1) << (b - 1),
+             hi = b + 1 < SIM_ENGINE_HIST_BUCKETS ? (UINT64_C(1) << b) - 1 : ws->window_events_max;
+    return g_strdup_printf("%" G_GUINT64_FORMAT "-%" G_GUINT64_FORMAT, lo, MIN(hi, ws->window_events_max));
+  }
+  return g_strdup("-");
+}
+
+void sim_output_engine_stats(GString *out, const SimEngineWindowStats *ws, const SimWorkerStats *workers,
+                             guint64 events, const char *note) {
+  g_string_append_printf(out, "engine: %s", ws->threads == 0 ? "sequential engine" : "partitioned engine");
+  if (ws->threads > 0)
+    g_string_append_printf(out, ", %u thread%s requested, %u worker%s, %u group%s", ws->threads,
+                           ws->threads == 1 ? "" : "s", ws->workers, ws->workers == 1 ? "" : "s", ws->groups,
+                           ws->groups == 1 ? "" : "s");
+  if (!ws->windowed) {
+    g_string_append(out, "; no windows (one group runs sequentially)\n");
+  } else if (ws->lookahead == SIM_TIME_MAX) {
+    g_string_append(out, "; lookahead unbounded (no declared traffic between groups)\n");
+  } else {
+    g_string_append_printf(out, "; lookahead %.6f ms", (double)ws->lookahead / 1e6);
+    if (ws->lookahead_src == SIM_ENTITY_NONE)
+      g_string_append(out, " (the default delay between groups)\n");
+    else
+      g_string_append_printf(out, " (link entity %u -> entity %u)\n", ws->lookahead_src, ws->lookahead_dst);
+  }
+  if (note) g_string_append_printf(out, "partitioning: %s\n", note);
+  if (ws->windowed) {
+    g_autofree char *p50 = sim_output_window_quantile(ws, 0.5), *p90 = sim_output_window_quantile(ws, 0.9);
+    g_string_append_printf(
+        out,
+        "windows: %" G_GUINT64_FORMAT ", events per window: mean %.1f, median in %s, p90 in %s, "
+        "max %" G_GUINT64_FORMAT "; critical path %.3f s (the busiest worker's CPU time per "
+        "window, summed)\n",
+        ws->windows, ws->windows ? (double)events / (double)ws->windows : 0.0, p50, p90,
+        ws->window_events_max, ws->critical_s);
+  }
+  g_string_append(
+      out,
+      "worker  node  entities      events  sent_remote  peak_pending    busy_s     cpu_s  barrier_wait_s\n");
+  for (guint w = 0; w < ws->workers; w++) {
+    const SimWorkerStats *st = &workers[w];
+    char nd[16] = "-";
+    if (st->node >= 0) g_snprintf(nd, sizeof nd, "%d", st->node);
+    g_string_append_printf(out,
+                           "%-6u  %4s  %8u  %10" G_GUINT64_FORMAT "  %11" G_GUINT64_FORMAT
+                           "  %12" G_GUINT64_FORMAT "  %8.3f  %8.3f  %14.3f\n",
+                           w, nd, st->entities, st->events, st->sent_remote, st->peak_pending, st->busy_s,
+                           st->cpu_s, st->wait_s);
+  }
+}
+
+void sim_output_numa_report(GString *out, SimEngine *engine) {
+  guint n = sim_engine_numa_report(engine, NULL, 0);
+  g_autofree SimNumaPlacement *pl = g_new0(SimNumaPlacement, MAX(n, 1));
+  n = MIN(n, sim_engine_numa_report(engine, pl, n));
+  guint nodes = n > 0 ? pl[0].n_nodes : 1;
+  g_string_append_printf(out,
+                         "numa: %u memory node%s; bytes per node: intended / reported by the kernel "
+                         "(move_pages), not yet backed\n",
+                         nodes, nodes == 1 ? "" : "s");
+  g_string_append(out, "region                                       bytes");
+  for (guint k = 0; k < nodes; k++)
+    g_string_append_printf(out, "  node%-2u intended      reported", k);
+  g_string_append(out, "        absent\n");
+  double tot_int[SIM_NUMA_MAX_NODES_ENGINE] = {0};
+  gsize tot_act[SIM_NUMA_MAX_NODES_ENGINE] = {0}, tot_abs = 0, tot = 0;
+  for (guint i = 0; i < n; i++) {
+    g_string_append_printf(out, "%-40s  %8" G_GSIZE_FORMAT, pl[i].name, pl[i].bytes);
+    for (guint k = 0; k < nodes; k++) {
+      g_string_append_printf(out, "  %14.0f  %12" G_GSIZE_FORMAT, pl[i].intended[k], pl[i].actual[k]);
+      tot_int[k] += pl[i].intended[k];
+      tot_act[k] += pl[i].actual[k];
+    }
+    g_string_append_printf(out, "  %12" G_GSIZE_FORMAT "\n", pl[i].absent);
+    tot_abs += pl[i].absent;
+    tot += pl[i].bytes;
+  }
+  g_string_append_printf(out, "%-40s  %8" G_GSIZE_FORMAT, "total", tot);
+  for (guint k = 0; k < nodes; k++)
+    g_string_append_printf(out, "  %14.0f  %12" G_GSIZE_FORMAT, tot_int[k], tot_act[k]);
+  g_string_append_printf(out, "  %12" G_GSIZE_FORMAT "\n", tot_abs);
 }

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "engine.h"
+
 G_BEGIN_DECLS
 
 typedef struct SimOutDir SimOutDir;
@@ -35,6 +37,18 @@ gboolean sim_outdir_commit(SimOutDir *out, GError **error);
  * and the fully defaulted scenario (`scenario` is copied). */
 json_t *sim_output_header(uint64_t seed, guint threads, int argc, char **argv, const char *scenario_path,
                           const json_t *scenario);
+
+/* `sim run --stats` and `sim bench scaling`: the engine's layout, its windows (count, events per window from
+ * the histogram) and one line per worker (entities, events, sent to other workers, peak queue, busy and
+ * barrier-wait seconds). `note` (may be NULL) is the model's word on its partitioning. */
+void sim_output_engine_stats(GString *out, const SimEngineWindowStats *ws, const SimWorkerStats *workers,
+                             guint64 events, const char *note);
+
+/* `sim run --numa-report`: per placed region, bytes per node intended and reported by the kernel now. */
+void sim_output_numa_report(GString *out, SimEngine *engine);
+
+/* The bucket range "lo-hi" of the q-quantile of the events-per-window histogram. Free with g_free(). */
+char *sim_output_window_quantile(const SimEngineWindowStats *ws, double q);
 
 /* Peak resident set size of this process in bytes (getrusage). */
 guint64 sim_peak_rss_bytes(void);

@@ -2,6 +2,7 @@
 #include "phold.h"
 
 #include <math.h>
+#include <string.h>
 
 G_DEFINE_QUARK(sim-phold-error-quark, sim_phold_error)
 
@@ -9,6 +10,7 @@ G_DEFINE_QUARK(sim-phold-error-quark, sim_phold_error)
 typedef struct {
   double remote;
   double mean_delay_ns;
+  SimTime lookahead_ns;
   guint lps;
 } PholdConfig;
 
@@ -31,7 +33,7 @@ void sim_phold_params_default(SimPholdParams *p) {
 }
 
 static inline SimTime phold_delay(SimRng *rng, const PholdConfig *cfg) {
-  return (SimTime)(sim_rng_exponential(rng, cfg->mean_delay_ns) + 0.5);
+  return cfg->lookahead_ns + (SimTime)(sim_rng_exponential(rng, cfg->mean_delay_ns) + 0.5);
 }
 
 static void phold_handle(SimCtx *ctx, void *state, const SimEvent *ev) {
@@ -82,13 +84,33 @@ gboolean sim_phold_run(const SimPholdParams *p, SimPholdResult *r, GError **erro
     return FALSE;
   }
 
-  PholdConfig cfg = {.remote = p->lps >= 2 ? p->remote : 0, .mean_delay_ns = p->mean_delay_s * 1e9, .lps = p->lps};
-  PholdLp *lps = g_new(PholdLp, p->lps);
+  if (!(p->lookahead_s >= 0 && p->lookahead_s * 1e9 < 0x1.0p53)) {
+    g_set_error(error, SIM_PHOLD_ERROR, SIM_PHOLD_ERROR_INVALID,
+                "lookahead_s: must be >= 0 and below 2^53 ns, got %g", p->lookahead_s);
+    return FALSE;
+  }
+  if (p->threads > SIM_ENGINE_MAX_THREADS) {
+    g_set_error(error, SIM_PHOLD_ERROR, SIM_PHOLD_ERROR_INVALID, "threads: must be in [0, %d], got %u",
+                SIM_ENGINE_MAX_THREADS, p->threads);
+    return FALSE;
+  }
+
+  PholdConfig cfg = {.remote = p->lps >= 2 ? p->remote : 0,
+                     .mean_delay_ns = p->mean_delay_s * 1e9,
+                     .lookahead_ns = sim_time_from_s(p->lookahead_s),
+                     .lps = p->lps};
+  g_autofree PholdLp *lps = g_new(PholdLp, p->lps);
   g_autoptr(SimEngine) engine = sim_engine_new(p->seed);
   for (guint i = 0; i < p->lps; i++) {
     lps[i] = (PholdLp){.cfg = &cfg, .checksum = 0};
-    sim_engine_add_entity(engine, &phold_kind, &lps[i]);
+    SimEntityId id = sim_engine_add_entity(engine, &phold_kind, &lps[i]);
+    sim_engine_set_state_bytes(engine, id, sizeof(PholdLp));
   }
+  /* Every LP is a group of its own; any LP may send to any other, never less than the lookahead ahead. */
+  sim_engine_declare_default_delay(engine, cfg.lookahead_ns);
+  sim_engine_set_threads(engine, p->threads, p->partitioning);
+  sim_engine_set_cpu_timing(engine, p->cpu_timing);
+  if (!sim_engine_prepare(engine, error)) return FALSE;
   for (guint64 i = 0; i < p->pending; i++) {
     SimEntityId lp = (SimEntityId)(i % p->lps);
     SimTime t = phold_delay(sim_engine_entity_rng(engine, lp), &cfg);
@@ -100,17 +122,19 @@ gboolean sim_phold_run(const SimPholdParams *p, SimPholdResult *r, GError **erro
   SimEngineStats stats;
   sim_engine_get_stats(engine, &stats);
   guint64 checksum = 0;
-  for (guint i = 0; i < p->lps; i++) checksum += phold_mix(lps[i].checksum ^ phold_mix(i));
-  g_free(lps);
+  for (guint i = 0; i < p->lps; i++)
+    checksum += phold_mix(lps[i].checksum ^ phold_mix(i));
 
-  *r = (SimPholdResult){
-      .events = stats.events,
-      .wall_s = stats.wall_s,
-      .events_per_s = stats.wall_s > 0 ? (double)stats.events / stats.wall_s : 0,
-      .peak_pending = stats.peak_pending,
-      .final_pending = sim_engine_pending(engine),
-      .end_time = stats.now,
-      .checksum = checksum,
-  };
+  memset(r, 0, sizeof *r);
+  r->events = stats.events;
+  r->wall_s = stats.wall_s;
+  r->events_per_s = stats.wall_s > 0 ? (double)stats.events / stats.wall_s : 0;
+  r->peak_pending = stats.peak_pending;
+  r->final_pending = sim_engine_pending(engine);
+  r->end_time = stats.now;
+  r->checksum = checksum;
+  sim_engine_get_window_stats(engine, &r->windows);
+  for (guint w = 0; w < r->windows.workers && w < SIM_ENGINE_MAX_THREADS; w++)
+    sim_engine_get_worker_stats(engine, w, &r->workers[w]);
   return TRUE;
 }

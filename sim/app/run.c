@@ -1,13 +1,18 @@
 /* run.c: builds the world from a scenario, runs the engine, computes the metrics, writes the outputs. */
 #include "run.h"
 
+#include <math.h>
+#include <numa.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "chain.h"
 #include "emclog.h"
 #include "tracemine.h"
 #include "engine.h"
+#include "numa_hw.h"
+#include "numa_model.h"
 #include "output.h"
 #include "pow.h"
 #include "propagation.h"
@@ -98,6 +103,55 @@ static gboolean write_tx_csv(SimOutDir *out, const char *name, TxCsvWriter fn, c
   return TRUE;
 }
 
+/* This host as a NUMA machine model, from libnuma: CPUs per node, and the distance table (ACPI SLIT, 10 =
+ * local) as bandwidth 100 GB/s x 10 / distance, capacity the local bandwidth and latency 10 ns x distance.
+ * Only the ratios matter to the canonical weights; a measured machine file (sim numa measure) would be
+ * better, and this is the fallback that needs nothing. NULL without NUMA. */
+static SimNumaMachine *numa_machine_detect(void) {
+  if (numa_available() < 0) return NULL;
+  guint n = MIN((guint)numa_max_node() + 1, SIM_NUMA_MAX_NODES);
+  guint cpus[SIM_NUMA_MAX_NODES];
+  g_autofree double *bw = g_new(double, n *n), *lat = g_new(double, n *n), *cap = g_new(double, n);
+  struct bitmask *bm = numa_allocate_cpumask();
+  guint with_cpus = 0;
+  for (guint j = 0; j < n; j++) {
+    cpus[j] = numa_node_to_cpus((int)j, bm) == 0 ? numa_bitmask_weight(bm) : 0;
+    with_cpus += cpus[j] > 0;
+  }
+  numa_free_cpumask(bm);
+  if (with_cpus == 0) return NULL;
+  for (guint i = 0; i < n; i++) {
+    int dl = numa_distance((int)i, (int)i);
+    cap[i] = 100.0 * 10.0 / (dl > 0 ? dl : 10);
+    for (guint j = 0; j < n; j++) {
+      int d = numa_distance((int)i, (int)j);
+      if (d <= 0) d = i == j ? 10 : 20;
+      bw[i * n + j] = cpus[j] > 0 ? 100.0 * 10.0 / d : NAN;
+      lat[i * n + j] = cpus[j] > 0 ? 10.0 * d : NAN;
+    }
+  }
+  return sim_numa_machine_new("this host (libnuma distances)", n, cpus, bw, cap, lat);
+}
+
+/* The NUMA model's canonical weights for the worker nodes (SimNumaWeightsFn); `user` is the machine. */
+static void canonical_weights(void *user, const guint *workers, guint n_workers, double *w, guint n_nodes) {
+  const SimNumaMachine *m = user;
+  guint uniq[SIM_NUMA_MAX_NODES], nu = 0;
+  for (guint i = 0; i < n_workers; i++) {
+    gboolean seen = FALSE;
+    for (guint k = 0; k < nu && !seen; k++)
+      seen = uniq[k] == workers[i];
+    if (!seen && workers[i] < sim_numa_machine_n_nodes(m) && sim_numa_machine_cpus(m, workers[i]) > 0)
+      uniq[nu++] = workers[i];
+  }
+  memset(w, 0, n_nodes * sizeof *w);
+  if (nu == 0 || sim_numa_machine_n_nodes(m) != n_nodes) {
+    w[0] = 1;
+    return;
+  }
+  sim_numa_canonical.weights(m, uniq, nu, w);
+}
+
 gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summary_out, GError **error) {
   g_autofree char *default_dir = g_build_filename("results", sc->name, NULL);
   const char *dir = opt->out_dir ? opt->out_dir : default_dir;
@@ -115,6 +169,18 @@ gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summa
   g_autoptr(PowWorld) world = pow_world_new(&sc->pow, engine, &e);
   if (!world) {
     g_set_error_literal(error, SIM_RUN_ERROR, SIM_RUN_ERROR_INPUT, e->message);
+    g_error_free(e);
+    return FALSE;
+  }
+  sim_engine_set_threads(engine, opt->threads, SIM_PARTITION_BLOCKS);
+  sim_engine_set_cpu_timing(engine, opt->on_engine != NULL);
+  g_autoptr(SimNumaMachine) numa_machine = NULL;
+  if (opt->threads > 0 && sim_numa_hw_nodes() > 1) {
+    numa_machine = numa_machine_detect();
+    if (numa_machine) sim_engine_set_numa_weights(engine, canonical_weights, numa_machine);
+  }
+  if (!sim_engine_prepare(engine, &e)) {
+    g_set_error(error, SIM_RUN_ERROR, SIM_RUN_ERROR_INPUT, "%s", e->message);
     g_error_free(e);
     return FALSE;
   }
@@ -136,6 +202,10 @@ gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summa
   }
   SimEngineStats st;
   sim_engine_get_stats(engine, &st);
+  if (opt->on_engine) {
+    g_autofree char *note = pow_world_partition_note(world);
+    opt->on_engine(opt->on_engine_user, engine, note);
+  }
 
   /* The metric window: the requested heights, or (stopped by time or events) everything but the last
    * settle_heights heights, whose uncle status is still open. */
@@ -186,8 +256,9 @@ gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summa
   }
 
   g_autoptr(json_t) summary = json_object();
-  json_object_set_new(summary, "header",
-                      sim_output_header(sc->seed, 1, opt->argc, opt->argv, sc->path, sc->doc));
+  json_object_set_new(
+      summary, "header",
+      sim_output_header(sc->seed, MAX(opt->threads, 1), opt->argc, opt->argv, sc->path, sc->doc));
   json_t *sim = json_object();
   json_object_set_new(sim, "events", json_integer((json_int_t)st.events));
   json_object_set_new(sim, "entities", json_integer(sim_engine_n_entities(engine)));

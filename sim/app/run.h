@@ -5,9 +5,14 @@
 
 #include <jansson.h>
 
+#include "engine.h"
 #include "scenario.h"
 
 G_BEGIN_DECLS
+
+/* Called after the simulation, before anything is freed, with the engine (for its window, worker and NUMA
+ * statistics) and the model's note on its partitioning (see pow_world_partition_note). */
+typedef void (*SimRunEngineFn)(void *user, SimEngine *engine, const char *partition_note);
 
 typedef struct {
   const char *out_dir;        /* NULL: results/<scenario name> */
@@ -18,6 +23,11 @@ typedef struct {
   gboolean emc_logs;          /* also write the vantage points' EMC logs into DIR/emc/ (emclog.h) */
   const struct SimTrace *trace; /* trace-driven mining (tracemine.h; sim_trace_load() already applied to the
                                  * scenario): adds its comparison to the outputs */
+  /* 0: the sequential engine; 1 .. SIM_ENGINE_MAX_THREADS: the partitioned engine with at most that many
+   * workers. The outputs do not depend on it (the header records max(threads, 1)). */
+  guint threads;
+  SimRunEngineFn on_engine; /* may be NULL; when set, the engine also measures CPU time per window */
+  void *on_engine_user;
 } SimRunOptions;
 
 /* What happened, for the caller's exit code. */

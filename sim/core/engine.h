@@ -4,13 +4,26 @@
  * entities (nodes, pools, vantage points, ...), each of a registered kind with one handler. The engine
  * delivers events to entities in a total order and gives each entity its own RNG stream.
  *
- * Rules that make runs reproducible (and let a later parallel engine run partitions on threads):
+ * Rules that make runs reproducible, and that let the engine run partitions of the entities on threads:
  *  - Time is int64 nanoseconds (SimTime), never double.
  *  - The total order of events is (time, source entity id, source sequence number). The sequence number
  *    counts the events a source entity has sent. Ties never depend on insertion order.
  *  - A handler touches only the state of the entity the event is addressed to, and talks to other
- *    entities only by sending events. It reaches its randomness through sim_ctx_rng().
+ *    entities only by sending events. It reaches its randomness through sim_ctx_rng(). Entities that do
+ *    share mutable state must be declared a group (sim_engine_keep_together): a group never spans two
+ *    partitions.
  *  - Events are fixed-size 32-byte records stored inline in the queue; nothing is allocated per event.
+ *
+ * Two ways to run. The sequential engine (the default, sim_engine_set_threads(engine, 0)) processes every
+ * event in the total order on the calling thread. The partitioned engine (threads >= 1) splits the groups
+ * into min(threads, groups) partitions, one worker thread each, and runs conservative windows: with
+ * lookahead L (the least delay of any declared link between two groups, or the default delay), every
+ * worker processes its events with time < T + L, where T is the earliest pending event anywhere; events
+ * for another partition go to that partition's mailbox; after a barrier each worker merges its mailboxes
+ * into its queue (the queue orders by (time, key), so the merge order cannot matter) and the next window
+ * starts at the new global minimum. Each entity sees the same events in the same order as in the
+ * sequential engine, so a run's results do not depend on the thread count or the partitioning.
+ * With a single group the partitioned engine is the sequential engine (no windows, no threads).
  */
 #pragma once
 
@@ -18,6 +31,8 @@
 #include <stdint.h>
 
 #include "rng.h"
+
+#define SIM_NUMA_MAX_NODES_ENGINE 64 /* = SIM_NUMA_MAX_NODES of numa_hw.h */
 
 G_BEGIN_DECLS
 
@@ -76,7 +91,7 @@ typedef enum {
 
 typedef struct {
   uint64_t events;        /* events processed */
-  uint64_t peak_pending;  /* largest queue length seen */
+  uint64_t peak_pending;  /* largest queue length seen (windows: the largest total at a window boundary) */
   SimTime now;            /* time of the last event processed */
   double wall_s;          /* wall-clock seconds spent in sim_engine_run() (all calls) */
 } SimEngineStats;
@@ -110,7 +125,13 @@ void sim_engine_set_max_events(SimEngine *engine, uint64_t max_events);
 void sim_engine_set_cancel_flag(SimEngine *engine, volatile const int *cancel);
 void sim_engine_set_progress(SimEngine *engine, SimProgressFn fn, void *user, double interval_s);
 
-/* Processes events in the total order until a stop condition holds. Can be called again to resume. */
+/* Processes events in the total order until a stop condition holds. Can be called again to resume.
+ * With windows (partitioned engine, several groups) a stop request (sim_ctx_stop) and the event budget take
+ * effect at the end of the window in which they happen: every partition finishes that window, so what was
+ * processed still does not depend on the thread count, but it can be more than the sequential engine
+ * would have processed. Stop time and cancellation are exact (cancelled runs are not meant to be used).
+ * The partitioned engine calls sim_engine_prepare() first if needed and aborts if it fails: call it
+ * yourself to get its error. */
 SimStopReason sim_engine_run(SimEngine *engine);
 
 void sim_engine_get_stats(const SimEngine *engine, SimEngineStats *stats);
@@ -125,7 +146,138 @@ SimRng *sim_ctx_rng(SimCtx *ctx);
 /* Sends an event from the current entity to `dst`, to arrive `delay` >= 0 ns from now. */
 void sim_ctx_send(SimCtx *ctx, SimEntityId dst, SimTime delay, uint16_t type, uint16_t aux, uint64_t payload);
 
-/* Asks the engine to stop after the current event (the run returns SIM_STOP_REQUESTED). */
+/* Asks the engine to stop after the current event (the run returns SIM_STOP_REQUESTED). With windows: at
+ * the end of the current window (see sim_engine_run). */
 void sim_ctx_stop(SimCtx *ctx);
+
+/* The worker (0 .. sim_engine_n_workers() - 1) running the current handler: an index for scratch space
+ * that holds nothing from one event to the next. */
+guint sim_ctx_worker(const SimCtx *ctx);
+
+/* ---- Partitions, threads and windows ----
+ *
+ * Models declare, while they build their entities: which entities must share a partition (they share
+ * mutable state, or their order of events must stay the sequential one), and the least delay of the events
+ * one entity sends to another (links). The engine computes the lookahead from these declarations alone,
+ * over pairs in different groups (not partitions), so the windows are the same at every thread count. */
+
+#define SIM_ENGINE_MAX_THREADS 256
+
+#define SIM_ENGINE_ERROR (sim_engine_error_quark())
+GQuark sim_engine_error_quark(void);
+typedef enum {
+  SIM_ENGINE_ERROR_ZERO_LOOKAHEAD, /* a link between two groups has no positive least delay */
+  SIM_ENGINE_ERROR_THREADS,        /* threads could not be started */
+} SimEngineError;
+
+/* Entities a and b (and everything already grouped with either) go in the same partition. */
+void sim_engine_keep_together(SimEngine *engine, SimEntityId a, SimEntityId b);
+/* Every entity, including those added later, goes in one partition: the run is sequential. */
+void sim_engine_keep_all_together(SimEngine *engine);
+
+/* Entity `src` may send events to `dst`, never less than `min_delay` (>= 0) ns ahead. Several declarations
+ * of one pair keep the smallest. Within a group links need no declaration. */
+void sim_engine_declare_link(SimEngine *engine, SimEntityId src, SimEntityId dst, SimTime min_delay);
+/* The least delay of events between any two entities of different groups that have no declared link;
+ * SIM_TIME_MAX (the default): such pairs exchange no events. A send that breaks a declaration is caught
+ * when it crosses partitions (the process aborts, naming both entities). */
+void sim_engine_declare_default_delay(SimEngine *engine, SimTime min_delay);
+
+typedef enum {
+  SIM_PARTITION_BLOCKS = 0,  /* groups in order of their first entity, cut into runs of about equal size */
+  SIM_PARTITION_ROUND_ROBIN, /* groups dealt to partitions in turn */
+} SimPartitioning;
+
+/* 0 (the default): the sequential engine. 1 .. SIM_ENGINE_MAX_THREADS: the partitioned engine with that
+ * many workers at most (one partition each; never more partitions than groups). */
+void sim_engine_set_threads(SimEngine *engine, guint threads, SimPartitioning how);
+
+/* Groups the entities, places them into partitions, computes the lookahead and checks the declarations.
+ * Fails (SIM_ENGINE_ERROR_ZERO_LOOKAHEAD) when a link between two groups has a least delay of 0: the message
+ * names the link ("entity 3 (miner) -> entity 7 (vantage)"), as such a pair must be kept together. Called by
+ * sim_engine_run() when needed; call it again after adding entities or declarations. */
+gboolean sim_engine_prepare(SimEngine *engine, GError **error);
+
+/* After sim_engine_prepare(): the number of groups and of partitions (= workers), and an entity's. */
+guint sim_engine_n_groups(const SimEngine *engine);
+guint sim_engine_n_workers(const SimEngine *engine);
+guint sim_engine_partition_of(const SimEngine *engine, SimEntityId id);
+
+#define SIM_ENGINE_HIST_BUCKETS 40
+
+typedef struct {
+  guint threads;             /* requested (0: the sequential engine) */
+  guint workers;             /* partitions, one worker thread each */
+  guint groups;              /* groups of entities (0 before sim_engine_prepare) */
+  gboolean windowed;         /* conservative windows (several groups) */
+  SimTime lookahead;         /* SIM_TIME_MAX: none (no windows, or no traffic between groups) */
+  SimEntityId lookahead_src; /* the link that set it; SIM_ENTITY_NONE: the default delay */
+  SimEntityId lookahead_dst;
+  uint64_t windows; /* windows run (all sim_engine_run calls) */
+  uint64_t window_events_max;
+  /* Windows by events processed: bucket 0 holds windows with 0 events, bucket k >= 1 those with
+   * 2^(k-1) .. 2^k - 1 events (the last bucket also holds everything above). */
+  uint64_t window_events_hist[SIM_ENGINE_HIST_BUCKETS];
+  /* The sum over windows of the largest worker's thread CPU time in that window: how long the windows would
+   * take on dedicated cores with a free barrier. On a machine shared with other work it is the figure to
+   * compare with one worker's CPU time, as wall time there also counts the time workers wait for a core. */
+  double critical_s;
+} SimEngineWindowStats;
+
+typedef struct {
+  guint entities;        /* entities of its partition */
+  int node;              /* NUMA node it runs on (-1: not pinned, one node) */
+  uint64_t events;       /* events it processed */
+  uint64_t sent_remote;  /* events it sent to other partitions */
+  uint64_t peak_pending; /* largest length of its own queue */
+  double busy_s;         /* wall seconds processing windows */
+  double wait_s;         /* wall seconds waiting at the barrier */
+  double cpu_s;          /* thread CPU seconds processing windows (0 without sim_engine_set_cpu_timing) */
+} SimWorkerStats;
+
+/* Measures each worker's thread CPU time per window (SimWorkerStats.cpu_s, SimEngineWindowStats.critical_s).
+ * Off by default: it costs two system calls per window and worker (about 1 us here). */
+void sim_engine_set_cpu_timing(SimEngine *engine, gboolean on);
+
+void sim_engine_get_window_stats(const SimEngine *engine, SimEngineWindowStats *stats);
+/* Statistics of worker `worker` (< sim_engine_n_workers()); FALSE if there is no such worker. */
+gboolean sim_engine_get_worker_stats(const SimEngine *engine, guint worker, SimWorkerStats *stats);
+
+/* ---- NUMA placement ----
+ *
+ * With several memory nodes the partitioned engine pins worker w to the CPUs of one node, filling the nodes
+ * this process may run on in order (node by node), and each worker first-touches its own queue and
+ * mailboxes; the engine's entity records, and the entity states whose size the model declared, move to
+ * their worker's node. Shared tables that a model registers are spread over the nodes by weighted
+ * interleave (the staircase of sim_numa_place_weighted), with weights from the callback the caller sets,
+ * normally the NUMA model's canonical weights for the worker nodes. With one memory node none of this
+ * happens: no system call, no pinning, nothing changes. */
+
+/* Fills w[n_nodes] (sum 1) for the worker nodes workers[n_workers] (node numbers, possibly repeated). */
+typedef void (*SimNumaWeightsFn)(void *user, const guint *workers, guint n_workers, double *w, guint n_nodes);
+void sim_engine_set_numa_weights(SimEngine *engine, SimNumaWeightsFn fn, void *user);
+
+/* Declares that `bytes` of state of entity `id` start at its state pointer (for moving them to its worker's
+ * node). */
+void sim_engine_set_state_bytes(SimEngine *engine, SimEntityId id, gsize bytes);
+
+/* Registers a large read-mostly table (`name` is copied) to spread over the nodes at the next prepare. Only
+ * the whole pages inside [buf, buf + len) move. The buffer must outlive the engine's runs and reports. */
+void sim_engine_share_table(SimEngine *engine, const char *name, void *buf, gsize len);
+
+/* One placed memory region for --numa-report: what the engine meant to put where and what the kernel
+ * reports now (pages of 4 KiB or the system's size). */
+typedef struct {
+  const char *name; /* "worker 0 queue", "mailboxes of worker 1", "entity records", a table's name ... */
+  gsize bytes;      /* whole pages considered */
+  guint n_nodes;
+  double intended[SIM_NUMA_MAX_NODES_ENGINE]; /* bytes meant for each node */
+  gsize actual[SIM_NUMA_MAX_NODES_ENGINE];    /* bytes the kernel reports on each node */
+  gsize absent;                               /* bytes not yet backed by a page */
+} SimNumaPlacement;
+
+/* Fills out[] (room for `max`) with the regions placed by the last prepare/run, querying the kernel now;
+ * returns how many regions there are (possibly more than max). */
+guint sim_engine_numa_report(SimEngine *engine, SimNumaPlacement *out, guint max);
 
 G_END_DECLS

@@ -253,6 +253,43 @@ gboolean sim_numa_place_weighted(void *buf, size_t len, const double *w, guint n
   return TRUE;
 }
 
+gboolean sim_numa_move_weighted(void *buf, size_t len, const double *w, guint n, gsize *moved,
+                                GError **error) {
+  if (moved) *moved = 0;
+  SimNumaPlaceMethod method;
+  if (!sim_numa_place_weighted(buf, len, w, n, &method, error)) return FALSE;
+  if (method == SIM_NUMA_PLACE_NONE) return TRUE;
+  gsize ps = page_size();
+  SimNumaRegion regions[SIM_NUMA_MAX_NODES];
+  guint nr = sim_numa_staircase_plan(w, n, (len + ps - 1) / ps, regions);
+  enum { CHUNK = 1024 };
+  void *addrs[CHUNK];
+  int nodes[CHUNK], status[CHUNK];
+  gsize m = 0;
+  for (guint r = 0; r < nr; r++) {
+    int members[SIM_NUMA_MAX_NODES], k = 0;
+    for (guint i = 0; i < SIM_NUMA_MAX_NODES; i++)
+      if (regions[r].nodes & (G_GUINT64_CONSTANT(1) << i)) members[k++] = (int)i;
+    if (k == 0) continue;
+    for (gsize pg = 0; pg < regions[r].n_pages; pg++) {
+      addrs[m] = (char *)buf + (regions[r].first_page + pg) * ps;
+      nodes[m] = members[pg % (gsize)k];
+      if (++m < CHUNK && !(r + 1 == nr && pg + 1 == regions[r].n_pages)) continue;
+      if (move_pages(0, m, addrs, nodes, status, MPOL_MF_MOVE) < 0) {
+        int e = errno;
+        g_set_error(error, SIM_NUMA_HW_ERROR, SIM_NUMA_HW_ERROR_SYSTEM, "move_pages: %s", g_strerror(e));
+        return FALSE;
+      }
+      /* status: the node the page is on now, or -errno (-ENOENT: not present; it follows the policy when
+       * touched). */
+      for (gsize q = 0; q < m && moved; q++)
+        if (status[q] == nodes[q]) (*moved)++;
+      m = 0;
+    }
+  }
+  return TRUE;
+}
+
 gboolean sim_numa_count_pages(const void *buf, size_t len, gsize *counts, guint n_counts, gsize *absent,
                               GError **error) {
   g_return_val_if_fail(counts != NULL && absent != NULL, FALSE);

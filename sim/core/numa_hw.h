@@ -90,6 +90,16 @@ gboolean sim_numa_apply_plan(void *buf, size_t len, const SimNumaRegion *regions
 gboolean sim_numa_place_weighted(void *buf, size_t len, const double *w, guint n, SimNumaPlaceMethod *method,
                                  GError **error);
 
+/* Like sim_numa_place_weighted, for a buffer whose pages are already present (a table built before it is
+ * placed): mbind(MPOL_MF_MOVE) only moves pages that sit outside a region's node set, so a page already on
+ * one of the region's nodes would stay, and a table built on node 0 would stay there. This applies the
+ * staircase (for pages touched later) and then moves every present page to its node in the plan (round
+ * robin over the region's nodes in increasing order from the region's first page) with move_pages(2).
+ * `moved` (may be NULL) receives the pages now on their planned node. With one memory node it does nothing.
+ */
+gboolean sim_numa_move_weighted(void *buf, size_t len, const double *w, guint n, gsize *moved,
+                                GError **error);
+
 /* Adds to counts[i] (n_counts entries) the pages of `buf` that are on node i, and to *absent the pages not
  * present (never touched) or on nodes >= n_counts. Uses move_pages(2) (query only), falling back to
  * get_mempolicy(MPOL_F_NODE | MPOL_F_ADDR) per page; on a kernel without NUMA every present page counts as

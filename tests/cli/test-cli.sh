@@ -39,7 +39,7 @@ contains "$tmp/out" "Usage: sim" "sim --help"
 for c in run validate models report sweep replay calibrate compare bench bft sync numa; do contains "$tmp/out" "  $c" "sim --help lists $c"; done
 expect_rc 0 "sim --version" -- "$SIM" --version
 contains "$tmp/out" "sim 0.1.0" "version"
-for c in run validate models report sweep replay calibrate compare "bench phold" bft sync "sync ibd" "numa predict" "numa tune" "numa measure" "numa place"; do
+for c in run validate models report sweep replay calibrate compare "bench phold" "bench scaling" bft sync "sync ibd" "numa predict" "numa tune" "numa measure" "numa place"; do
   expect_rc 0 "sim $c --help" -- "$SIM" $c --help
   contains "$tmp/out" "Usage:" "sim $c --help"
 done
@@ -471,7 +471,7 @@ contains "$tmp/err" "sim bench scenarios: --repeat must be in [1, 101]" "bench s
 expect_rc 2 "bench phold bad lps" -- "$SIM" bench phold --lps 0
 contains "$tmp/err" "sim bench phold: --lps, --pending, --events must be >= 1" "bench phold bad lps message"
 expect_rc 2 "bench without name" -- "$SIM" bench
-contains "$tmp/err" "sim bench: missing benchmark name (phold, scenarios)" "bench without name message"
+contains "$tmp/err" "sim bench: missing benchmark name (phold, scenarios, scaling)" "bench without name message"
 expect_rc 2 "bench unknown" -- "$SIM" bench nosuch
 
 # --- bft: PBFT ordering per messaging stack ---
