@@ -246,6 +246,9 @@ gboolean sim_numa_place_weighted(void *buf, size_t len, const double *w, guint n
     /* A kernel that refuses the mask here still has the staircase. */
   }
   gsize ps = page_size();
+  /* A transparent huge page (2 MiB) lands on one node as a whole, so interleaving page by page would be
+   * off by up to a huge page per region: the placed range keeps to base pages. */
+  (void)madvise(buf, len, MADV_NOHUGEPAGE);
   SimNumaRegion regions[SIM_NUMA_MAX_NODES];
   guint nr = sim_numa_staircase_plan(w, n, (len + ps - 1) / ps, regions);
   if (!sim_numa_apply_plan(buf, len, regions, nr, error)) return FALSE;
@@ -260,6 +263,9 @@ gboolean sim_numa_move_weighted(void *buf, size_t len, const double *w, guint n,
   if (!sim_numa_place_weighted(buf, len, w, n, &method, error)) return FALSE;
   if (method == SIM_NUMA_PLACE_NONE) return TRUE;
   gsize ps = page_size();
+  /* A transparent huge page (2 MiB) lands on one node as a whole, so interleaving page by page would be
+   * off by up to a huge page per region: the placed range keeps to base pages. */
+  (void)madvise(buf, len, MADV_NOHUGEPAGE);
   SimNumaRegion regions[SIM_NUMA_MAX_NODES];
   guint nr = sim_numa_staircase_plan(w, n, (len + ps - 1) / ps, regions);
   enum { CHUNK = 1024 };

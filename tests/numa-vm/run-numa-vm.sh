@@ -66,6 +66,9 @@ step phold-4-threads /sim/sim bench phold --lookahead 0.1 --lps 4000 --pending 4
 step numa-report /sim/sim run scenarios/geo-small.json --set stop.heights=20 --threads 2 --numa-report --quiet --out /tmp/o
 cat /tmp/out
 step numa-place /sim/sim numa place --weights 3,1 --size 16
+# 16 MiB = 4096 pages at 3:1: exactly 3072 on node 0 and 1024 on node 1, transparent huge pages or not.
+grep -Eq '^0 +0\.7500 +3072\.0 +3072 +3072 ' /tmp/out && grep -Eq '^1 +0\.2500 +1024\.0 +1024 +1024 ' /tmp/out ||
+  { rc=1; echo "NUMA-VM: FAIL numa-place page counts"; }
 # Diagnostic only (not counted): the same without transparent huge pages.
 echo never >/sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null && /sim/sim numa place --weights 3,1 --size 16 | tail -3 | sed 's/^/NUMA-VM: no THP: /'
 echo "NUMA-VM-RESULT rc=$rc"
