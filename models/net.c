@@ -398,28 +398,6 @@ const guint net_geo_n_submodels = G_N_ELEMENTS(net_geo_submodels);
 /* Above this many names, "unknown ..." messages point at the list instead of quoting it. */
 #define MAX_LISTED_NAMES 16
 
-static const char *json_kind(const json_t *v) {
-  switch (json_typeof(v)) {
-  case JSON_OBJECT:
-    return "object";
-  case JSON_ARRAY:
-    return "array";
-  case JSON_STRING:
-    return "string";
-  case JSON_INTEGER:
-    return "integer";
-  case JSON_REAL:
-    return "real";
-  case JSON_TRUE:
-    return "true";
-  case JSON_FALSE:
-    return "false";
-  case JSON_NULL:
-    return "null";
-  }
-  return "?";
-}
-
 static char *key_path(const char *path, const char *key) { return sim_json_child_path(path, key); }
 
 static char *index_path(const char *path, size_t i) {
@@ -465,7 +443,7 @@ static gboolean parse_number(json_t *v, const char *path, int bound, gboolean al
     return TRUE;
   }
   if (!json_is_number(v)) {
-    sim_diag_add(diag, path, "must be a number%s (got %s)", allow_null ? " or null" : "", json_kind(v));
+    sim_diag_add(diag, path, "must be a number%s (got %s)", allow_null ? " or null" : "", sim_json_kind(v));
     return FALSE;
   }
   double d = json_number_value(v);
@@ -485,7 +463,7 @@ static gboolean parse_vector(json_t *v, const char *path, guint n, int bound, do
     if (json_is_array(v))
       sim_diag_add(diag, path, "must be an array of %u numbers (got %zu entries)", n, json_array_size(v));
     else
-      sim_diag_add(diag, path, "must be an array of %u numbers (got %s)", n, json_kind(v));
+      sim_diag_add(diag, path, "must be an array of %u numbers (got %s)", n, sim_json_kind(v));
     return FALSE;
   }
   gboolean ok = TRUE;
@@ -500,7 +478,7 @@ static gboolean parse_vector(json_t *v, const char *path, guint n, int bound, do
 static gboolean parse_matrix(json_t *v, const char *path, guint n, gboolean allow_null, double *out,
                              SimDiag *diag) {
   if (!json_is_array(v)) {
-    sim_diag_add(diag, path, "must be a %ux%u matrix (got %s)", n, n, json_kind(v));
+    sim_diag_add(diag, path, "must be a %ux%u matrix (got %s)", n, n, sim_json_kind(v));
     return FALSE;
   }
   if (json_array_size(v) != n) {
@@ -513,7 +491,7 @@ static gboolean parse_matrix(json_t *v, const char *path, guint n, gboolean allo
     json_t *row = json_array_get(v, i);
     if (!json_is_array(row)) {
       sim_diag_add(diag, path, "must be a %ux%u matrix (row %u is %s %s)", n, n, i,
-                   strchr("aeiou", json_kind(row)[0]) ? "an" : "a", json_kind(row));
+                   strchr("aeiou", sim_json_kind(row)[0]) ? "an" : "a", sim_json_kind(row));
       ok = FALSE;
     } else if (json_array_size(row) != n) {
       sim_diag_add(diag, path, "must be a %ux%u matrix (row %u has %zu entries)", n, n, i,
@@ -550,7 +528,7 @@ static void parse_names(json_t *v, const char *path, guint max, const char *what
       sim_diag_add(diag, path, "must have at most %u %s (got %zu)", max, what, json_array_size(v));
     else
       sim_diag_add(diag, path, "must be a non-empty array of %s (got %s)", what,
-                   json_is_array(v) ? "an empty array" : json_kind(v));
+                   json_is_array(v) ? "an empty array" : sim_json_kind(v));
     return;
   }
   out->n = (guint)json_array_size(v);
@@ -562,7 +540,7 @@ static void parse_names(json_t *v, const char *path, guint max, const char *what
     g_autofree char *ip = index_path(path, i);
     if (!json_is_string(e) || json_string_length(e) == 0) {
       sim_diag_add(diag, ip, "must be a non-empty string (got %s)",
-                   json_is_string(e) ? "\"\"" : json_kind(e));
+                   json_is_string(e) ? "\"\"" : sim_json_kind(e));
       ok = FALSE;
       continue;
     }
@@ -600,7 +578,7 @@ static void name_list_clear(NameList *l) {
  * list itself is broken nothing is reported about unknown names (the list's own problem explains them). */
 static int lookup_name(const NameList *list, const char *kind, json_t *v, const char *path, SimDiag *diag) {
   if (!json_is_string(v)) {
-    sim_diag_add(diag, path, "must be a %s name (got %s)", kind, json_kind(v));
+    sim_diag_add(diag, path, "must be a %s name (got %s)", kind, sim_json_kind(v));
     return -1;
   }
   const char *s = json_string_value(v);
@@ -637,7 +615,7 @@ static gboolean parse_peers(json_t *obj, const char *opath, int64_t def, int64_t
   } else if (json_is_real(v) && json_real_value(v) == trunc(json_real_value(v))) {
     d = json_real_value(v);
   } else {
-    sim_diag_add(diag, path, "must be an integer (got %s)", json_kind(v));
+    sim_diag_add(diag, path, "must be an integer (got %s)", sim_json_kind(v));
     return FALSE;
   }
   g_autofree char *got = fmt_num(d);
@@ -661,7 +639,7 @@ static void parse_regions(NetGeoParams *p, json_t *regions, const char *rpath, N
                           SimDiag *diag) {
   static const char *const keys[] = {"names", "latency_ms", "upload_bps", "download_bps", "node_share", NULL};
   if (!json_is_object(regions)) {
-    sim_diag_add(diag, rpath, "must be an object (got %s)", json_kind(regions));
+    sim_diag_add(diag, rpath, "must be an object (got %s)", sim_json_kind(regions));
     return;
   }
   check_keys(regions, rpath, keys, diag);
@@ -718,7 +696,7 @@ static void parse_cities(NetGeoParams *p, json_t *cities, const char *cpath, con
                          NameList *names, SimDiag *diag) {
   static const char *const keys[] = {"names", "region", "rtt_ms", NULL};
   if (!json_is_object(cities)) {
-    sim_diag_add(diag, cpath, "must be an object (got %s)", json_kind(cities));
+    sim_diag_add(diag, cpath, "must be an object (got %s)", sim_json_kind(cities));
     return;
   }
   check_keys(cities, cpath, keys, diag);
@@ -743,7 +721,7 @@ static void parse_cities(NetGeoParams *p, json_t *cities, const char *cpath, con
         sim_diag_add(diag, rp, "must be an array of %u region names (got %zu entries)", n,
                      json_array_size(jr));
       else
-        sim_diag_add(diag, rp, "must be an array of %u region names (got %s)", n, json_kind(jr));
+        sim_diag_add(diag, rp, "must be an array of %u region names (got %s)", n, sim_json_kind(jr));
     } else {
       for (guint i = 0; i < n; i++) {
         g_autofree char *ip = index_path(rp, i);
@@ -779,7 +757,7 @@ static void parse_vantages(NetGeoParams *p, json_t *arr, const char *vpath, cons
                            const NameList *cities, GArray *out, SimDiag *diag) {
   static const char *const keys[] = {"name", "region", "city", "peers", NULL};
   if (!json_is_array(arr)) {
-    sim_diag_add(diag, vpath, "must be an array of objects (got %s)", json_kind(arr));
+    sim_diag_add(diag, vpath, "must be an array of objects (got %s)", sim_json_kind(arr));
     return;
   }
   g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
@@ -787,7 +765,7 @@ static void parse_vantages(NetGeoParams *p, json_t *arr, const char *vpath, cons
     json_t *o = json_array_get(arr, i);
     g_autofree char *op = index_path(vpath, i);
     if (!json_is_object(o)) {
-      sim_diag_add(diag, op, "must be an object (got %s)", json_kind(o));
+      sim_diag_add(diag, op, "must be an object (got %s)", sim_json_kind(o));
       continue;
     }
     check_keys(o, op, keys, diag);
@@ -801,7 +779,7 @@ static void parse_vantages(NetGeoParams *p, json_t *arr, const char *vpath, cons
       if (!json_is_string(jn) || json_string_length(jn) == 0 ||
           strlen(json_string_value(jn)) != json_string_length(jn)) {
         sim_diag_add(diag, np, "must be a non-empty string (got %s)",
-                     json_is_string(jn) ? "\"\"" : json_kind(jn));
+                     json_is_string(jn) ? "\"\"" : sim_json_kind(jn));
         ok = FALSE;
       } else if (g_hash_table_contains(seen, json_string_value(jn))) {
         sim_diag_add(diag, np, "duplicate name \"%s\"", json_string_value(jn));
@@ -844,7 +822,7 @@ static void parse_gateways(NetGeoParams *p, json_t *arr, const char *gpath, cons
                            SimDiag *diag) {
   static const char *const keys[] = {"pool", "cities", "regions", "peers", "ordinary_nodes", NULL};
   if (!json_is_array(arr)) {
-    sim_diag_add(diag, gpath, "must be an array of objects (got %s)", json_kind(arr));
+    sim_diag_add(diag, gpath, "must be an array of objects (got %s)", sim_json_kind(arr));
     return;
   }
   g_autofree guint *per_pool = g_new0(guint, MAX(n_pools, 1));
@@ -852,7 +830,7 @@ static void parse_gateways(NetGeoParams *p, json_t *arr, const char *gpath, cons
     json_t *o = json_array_get(arr, i);
     g_autofree char *op = index_path(gpath, i);
     if (!json_is_object(o)) {
-      sim_diag_add(diag, op, "must be an object (got %s)", json_kind(o));
+      sim_diag_add(diag, op, "must be an object (got %s)", sim_json_kind(o));
       continue;
     }
     check_keys(o, op, keys, diag);
@@ -864,7 +842,7 @@ static void parse_gateways(NetGeoParams *p, json_t *arr, const char *gpath, cons
     } else {
       g_autofree char *pp = key_path(op, "pool");
       if (!json_is_string(jp)) {
-        sim_diag_add(diag, pp, "must be a pool name (got %s)", json_kind(jp));
+        sim_diag_add(diag, pp, "must be a pool name (got %s)", sim_json_kind(jp));
         ok = FALSE;
       } else {
         for (guint k = 0; k < n_pools && pool == NET_NO_POOL; k++)
@@ -880,7 +858,7 @@ static void parse_gateways(NetGeoParams *p, json_t *arr, const char *gpath, cons
     if (jo) {
       g_autofree char *np = key_path(op, "ordinary_nodes");
       if (!json_is_boolean(jo)) {
-        sim_diag_add(diag, np, "must be true or false (got %s)", json_kind(jo));
+        sim_diag_add(diag, np, "must be true or false (got %s)", sim_json_kind(jo));
         continue;
       }
     }
@@ -920,7 +898,7 @@ static void parse_gateways(NetGeoParams *p, json_t *arr, const char *gpath, cons
     g_autofree char *lp = key_path(op, which);
     if (!json_is_array(places) || json_array_size(places) == 0) {
       sim_diag_add(diag, lp, "must be a non-empty array of %s names (got %s)", by_city ? "city" : "region",
-                   json_is_array(places) ? "an empty array" : json_kind(places));
+                   json_is_array(places) ? "an empty array" : sim_json_kind(places));
       continue;
     }
     g_autoptr(GArray) found = g_array_new(FALSE, FALSE, sizeof(NetSpecial));
@@ -985,7 +963,7 @@ gboolean net_geo_parse_tables(NetGeoParams *p, json_t *obj, const char *path, co
   g_return_val_if_fail(p->region_names == NULL && p->specials == NULL && p->city_names == NULL, FALSE);
   guint before = sim_diag_count(diag);
   if (!json_is_object(obj)) {
-    sim_diag_add(diag, path, "must be an object (got %s)", json_kind(obj));
+    sim_diag_add(diag, path, "must be an object (got %s)", sim_json_kind(obj));
     return FALSE;
   }
   /* Peer counts against the population (the scalars were parsed before the tables). */

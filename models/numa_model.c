@@ -125,28 +125,6 @@ static char *fmt_num(double v) {
   return g_strdup(buf);
 }
 
-static const char *json_kind(const json_t *v) {
-  switch (json_typeof(v)) {
-  case JSON_OBJECT:
-    return "object";
-  case JSON_ARRAY:
-    return "array";
-  case JSON_STRING:
-    return "string";
-  case JSON_INTEGER:
-    return "integer";
-  case JSON_REAL:
-    return "real";
-  case JSON_TRUE:
-    return "true";
-  case JSON_FALSE:
-    return "false";
-  case JSON_NULL:
-    return "null";
-  }
-  return "?";
-}
-
 static const char *article(const char *word) {
   return strchr("aeiou", word[0]) ? "an" : "a";
 }
@@ -194,12 +172,12 @@ static gboolean parse_entry(json_t *v, const char *path, gboolean null_column, g
       g_autofree char *got = fmt_num(json_number_value(v));
       sim_diag_add(diag, path, "must be null: node %u has no CPUs (got %s)", column, got);
     } else {
-      sim_diag_add(diag, path, "must be null: node %u has no CPUs (got %s)", column, json_kind(v));
+      sim_diag_add(diag, path, "must be null: node %u has no CPUs (got %s)", column, sim_json_kind(v));
     }
     return FALSE;
   }
   if (!json_is_number(v)) {
-    sim_diag_add(diag, path, "must be a number > 0 (got %s)", json_kind(v));
+    sim_diag_add(diag, path, "must be a number > 0 (got %s)", sim_json_kind(v));
     return FALSE;
   }
   double d = json_number_value(v);
@@ -217,7 +195,7 @@ static gboolean parse_entry(json_t *v, const char *path, gboolean null_column, g
 static gboolean parse_matrix(json_t *v, const char *path, guint n, const guint *cpus, double *out,
                              SimDiag *diag) {
   if (!json_is_array(v)) {
-    sim_diag_add(diag, path, "must be a %ux%u matrix (got %s)", n, n, json_kind(v));
+    sim_diag_add(diag, path, "must be a %ux%u matrix (got %s)", n, n, sim_json_kind(v));
     return FALSE;
   }
   if (json_array_size(v) != n) {
@@ -228,8 +206,8 @@ static gboolean parse_matrix(json_t *v, const char *path, guint n, const guint *
   for (guint i = 0; i < n; i++) {
     json_t *row = json_array_get(v, i);
     if (!json_is_array(row)) {
-      sim_diag_add(diag, path, "must be a %ux%u matrix (row %u is %s %s)", n, n, i, article(json_kind(row)),
-                   json_kind(row));
+      sim_diag_add(diag, path, "must be a %ux%u matrix (row %u is %s %s)", n, n, i, article(sim_json_kind(row)),
+                   sim_json_kind(row));
       ok = FALSE;
     } else if (json_array_size(row) != n) {
       sim_diag_add(diag, path, "must be a %ux%u matrix (row %u has %zu entries)", n, n, i,
@@ -268,7 +246,7 @@ static gboolean parse_cpus(json_t *v, guint n, guint *cpus, SimDiag *diag) {
       sim_diag_add(diag, path, "must be an array of %u integers >= 0 (got %zu entries)", n,
                    json_array_size(v));
     else
-      sim_diag_add(diag, path, "must be an array of %u integers >= 0 (got %s)", n, json_kind(v));
+      sim_diag_add(diag, path, "must be an array of %u integers >= 0 (got %s)", n, sim_json_kind(v));
     return FALSE;
   }
   gboolean ok = TRUE;
@@ -281,7 +259,7 @@ static gboolean parse_cpus(json_t *v, guint n, guint *cpus, SimDiag *diag) {
         sim_diag_add(diag, ep, "must be in [0, 1000000] (got %" JSON_INTEGER_FORMAT ")",
                      json_integer_value(e));
       else
-        sim_diag_add(diag, ep, "must be an integer >= 0 (got %s)", json_kind(e));
+        sim_diag_add(diag, ep, "must be an integer >= 0 (got %s)", sim_json_kind(e));
       ok = FALSE;
       continue;
     }
@@ -301,7 +279,7 @@ static gboolean parse_capacity(json_t *v, guint n, double *cap, SimDiag *diag) {
     if (json_is_array(v))
       sim_diag_add(diag, path, "must be an array of %u numbers > 0 (got %zu entries)", n, json_array_size(v));
     else
-      sim_diag_add(diag, path, "must be an array of %u numbers > 0 (got %s)", n, json_kind(v));
+      sim_diag_add(diag, path, "must be an array of %u numbers > 0 (got %s)", n, sim_json_kind(v));
     return FALSE;
   }
   gboolean ok = TRUE;
@@ -317,7 +295,7 @@ static gboolean parse_workers(json_t *v, guint n, const guint *cpus, SimNumaMach
   const char *path = "$.workers";
   if (!json_is_array(v) || json_array_size(v) == 0) {
     sim_diag_add(diag, path, "must be a non-empty array of node numbers (got %s)",
-                 json_is_array(v) ? "an empty array" : json_kind(v));
+                 json_is_array(v) ? "an empty array" : sim_json_kind(v));
     return FALSE;
   }
   gboolean ok = TRUE;
@@ -328,7 +306,7 @@ static gboolean parse_workers(json_t *v, guint n, const guint *cpus, SimNumaMach
     json_t *e = json_array_get(v, k);
     g_autofree char *ep = g_strdup_printf("%s[%u]", path, k);
     if (!json_is_integer(e)) {
-      sim_diag_add(diag, ep, "must be a node number (got %s)", json_kind(e));
+      sim_diag_add(diag, ep, "must be a node number (got %s)", sim_json_kind(e));
       ok = FALSE;
       continue;
     }
@@ -359,7 +337,7 @@ SimNumaMachine *sim_numa_machine_from_json(json_t *root, SimDiag *diag) {
   g_return_val_if_fail(root != NULL && diag != NULL, NULL);
   guint before = sim_diag_count(diag);
   if (!json_is_object(root)) {
-    sim_diag_add(diag, "$", "must be an object (got %s)", json_kind(root));
+    sim_diag_add(diag, "$", "must be an object (got %s)", sim_json_kind(root));
     return NULL;
   }
   MachineTop top = {0};

@@ -133,29 +133,35 @@ static const char *type_name(const SimParamSpec *spec) {
   return "?";
 }
 
-/* What a JSON value is, for "(got ...)". Free with g_free(). */
-static char *json_what(const json_t *v) {
+const char *sim_json_kind(const json_t *v) {
   switch (json_typeof(v)) {
   case JSON_OBJECT:
-    return g_strdup("object");
+    return "object";
   case JSON_ARRAY:
-    return g_strdup("array");
+    return "array";
   case JSON_STRING:
-    return g_strdup("string");
+    return "string";
   case JSON_INTEGER:
-    return g_strdup("integer");
-  case JSON_REAL: {
+    return "integer";
+  case JSON_REAL:
+    return "real";
+  case JSON_TRUE:
+    return "true";
+  case JSON_FALSE:
+    return "false";
+  case JSON_NULL:
+    return "null";
+  }
+  return "?";
+}
+
+/* What a JSON value is, for "(got ...)": its kind, and a real's value. Free with g_free(). */
+static char *json_what(const json_t *v) {
+  if (json_is_real(v)) {
     g_autofree char *num = fmt_double(json_real_value(v));
     return g_strdup_printf("real %s", num);
   }
-  case JSON_TRUE:
-    return g_strdup("true");
-  case JSON_FALSE:
-    return g_strdup("false");
-  case JSON_NULL:
-    return g_strdup("null");
-  }
-  return g_strdup("?");
+  return g_strdup(sim_json_kind(v));
 }
 
 static char *choices_text(const char *const *choices, const char *sep) {

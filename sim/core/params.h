@@ -33,6 +33,10 @@ const char *sim_diag_get(const SimDiag *diag, guint i);
 /* All messages, one per line (no trailing newline). Free with g_free(). */
 char *sim_diag_join(const SimDiag *diag);
 
+/* The kind of a JSON value for messages: "object", "array", "string", "integer", "real", "true", "false",
+ * "null". */
+const char *sim_json_kind(const json_t *v);
+
 /* ---- Parameter tables ---- */
 
 typedef enum {
