@@ -81,113 +81,89 @@ static EmcReader *open_kind(const Replay *r, const EmcDir *d, EmcKind kind, GErr
 
 static double u256_double(const EmcU256 *x) { return emc_u256_to_double(x); }
 
-static gboolean read_blocks(Replay *r, guint v, const EmcDir *d, GError **error) {
-  GError *e = NULL;
-  g_autoptr(EmcReader) rd = open_kind(r, d, EMC_KIND_BLOCK, &e);
-  if (e) {
-    g_propagate_error(error, e);
-    return FALSE;
-  }
-  if (!rd) return TRUE;
-  EmcBlock eb;
-  while (emc_reader_next_block(rd, &eb, &e)) {
-    uint64_t id = emc_hash_id(&eb.hash);
-    RBlock *b = g_hash_table_lookup(r->blocks, &id);
-    if (!b) {
-      b = g_new0(RBlock, 1);
-      b->b.id = id;
-      b->b.parent = emc_hash_id(&eb.parent);
-      b->number = eb.number;
-      b->coinbase = emc_address_id(&eb.coinbase);
-      b->b.timestamp_s = (int64_t)eb.time_s;
-      b->b.mined_ns = (int64_t)eb.time_s * 1000000000;
-      b->b.difficulty = u256_double(&eb.difficulty);
-      b->b.gas_used = eb.gas_used;
-      b->b.size_bytes = (uint32_t)MIN(eb.size_bytes, UINT32_MAX);
-      b->b.n_tx = eb.n_txs;
-      b->b.empty = eb.n_txs == 0;
-      b->n_txs = eb.n_txs;
-      b->txs = g_new(uint64_t, MAX(eb.n_txs, 1));
-      uint64_t set = UINT64_C(0x9e3779b97f4a7c15);
-      for (uint32_t k = 0; k < eb.n_txs; k++) {
-        b->txs[k] = emc_hash_id(&eb.txs[k]);
-        set = (set ^ b->txs[k]) * UINT64_C(0x100000001b3);
-      }
-      b->b.txset = set | 1;
-      b->b.n_uncles = MIN(eb.n_uncles, OBS_MAX_UNCLES);
-      for (uint32_t k = 0; k < b->b.n_uncles; k++) b->b.uncles[k] = emc_hash_id(&eb.uncles[k]);
-      b->msg_ns = g_new(int64_t, r->nv);
-      b->ann_ns = g_new(int64_t, r->nv);
-      for (guint k = 0; k < r->nv; k++) b->msg_ns[k] = b->ann_ns[k] = OBS_TIME_NONE;
-      b->order = r->next_order++;
-      g_hash_table_insert(r->blocks, &b->b.id, b);
-    }
-    if (b->msg_ns[v] == OBS_TIME_NONE || eb.local_ns < b->msg_ns[v]) b->msg_ns[v] = eb.local_ns;
-  }
-  if (e) {
-    input_error(error, "%s", e->message);
-    g_error_free(e);
-    return FALSE;
-  }
-  report_bad(r, rd, EMC_KIND_BLOCK);
-  return TRUE;
+/* Keeps the earlier of `t` and `*slot` (OBS_TIME_NONE: none yet). */
+static inline void keep_min(int64_t *slot, int64_t t) {
+  if (*slot == OBS_TIME_NONE || t < *slot) *slot = t;
 }
 
-static gboolean read_announcements(Replay *r, guint v, const EmcDir *d, GError **error) {
-  GError *e = NULL;
-  g_autoptr(EmcReader) rd = open_kind(r, d, EMC_KIND_ANNOUNCEMENT, &e);
-  if (e) {
-    g_propagate_error(error, e);
-    return FALSE;
-  }
-  if (!rd) return TRUE;
-  EmcAnnouncement ea;
-  while (emc_reader_next_announcement(rd, &ea, &e)) {
-    uint64_t id = emc_hash_id(&ea.hash);
-    RBlock *b = g_hash_table_lookup(r->blocks, &id);
-    if (!b) {
-      g_hash_table_add(r->announced_only, g_memdup2(&id, sizeof id));
-      continue;
+static void on_block(Replay *r, guint v, const EmcRecord *rec) {
+  const EmcBlock *eb = &rec->u.block;
+  uint64_t id = emc_hash_id(&eb->hash);
+  RBlock *b = g_hash_table_lookup(r->blocks, &id);
+  if (!b) {
+    b = g_new0(RBlock, 1);
+    b->b.id = id;
+    b->b.parent = emc_hash_id(&eb->parent);
+    b->number = eb->number;
+    b->coinbase = emc_address_id(&eb->coinbase);
+    b->b.timestamp_s = (int64_t)eb->time_s;
+    b->b.mined_ns = (int64_t)eb->time_s * 1000000000;
+    b->b.difficulty = u256_double(&eb->difficulty);
+    b->b.gas_used = eb->gas_used;
+    b->b.size_bytes = (uint32_t)MIN(eb->size_bytes, UINT32_MAX);
+    b->b.n_tx = eb->n_txs;
+    b->b.empty = eb->n_txs == 0;
+    b->n_txs = eb->n_txs;
+    b->txs = g_new(uint64_t, MAX(eb->n_txs, 1));
+    uint64_t set = UINT64_C(0x9e3779b97f4a7c15);
+    for (uint32_t k = 0; k < eb->n_txs; k++) {
+      b->txs[k] = emc_hash_id(&eb->txs[k]);
+      set = (set ^ b->txs[k]) * UINT64_C(0x100000001b3);
     }
-    if (b->ann_ns[v] == OBS_TIME_NONE || ea.local_ns < b->ann_ns[v]) b->ann_ns[v] = ea.local_ns;
+    b->b.txset = set | 1;
+    b->b.n_uncles = MIN(eb->n_uncles, OBS_MAX_UNCLES);
+    for (uint32_t k = 0; k < b->b.n_uncles; k++) b->b.uncles[k] = emc_hash_id(&eb->uncles[k]);
+    b->msg_ns = g_new(int64_t, r->nv);
+    b->ann_ns = g_new(int64_t, r->nv);
+    for (guint k = 0; k < r->nv; k++) b->msg_ns[k] = b->ann_ns[k] = OBS_TIME_NONE;
+    b->order = r->next_order++;
+    g_hash_table_insert(r->blocks, &b->b.id, b);
   }
-  if (e) {
-    input_error(error, "%s", e->message);
-    g_error_free(e);
-    return FALSE;
-  }
-  report_bad(r, rd, EMC_KIND_ANNOUNCEMENT);
-  return TRUE;
+  keep_min(&b->msg_ns[v], eb->local_ns);
 }
 
-static gboolean read_txs(Replay *r, guint v, const EmcDir *d, GError **error) {
+static void on_announcement(Replay *r, guint v, const EmcRecord *rec) {
+  uint64_t id = emc_hash_id(&rec->u.announcement.hash);
+  RBlock *b = g_hash_table_lookup(r->blocks, &id);
+  if (b)
+    keep_min(&b->ann_ns[v], rec->u.announcement.local_ns);
+  else
+    g_hash_table_add(r->announced_only, g_memdup2(&id, sizeof id));
+}
+
+static void on_tx(Replay *r, guint v, const EmcRecord *rec) {
+  const EmcTx *et = &rec->u.tx;
+  uint64_t id = emc_hash_id(&et->hash);
+  RTx *t = g_hash_table_lookup(r->txs, &id);
+  if (!t) {
+    t = g_malloc0(sizeof(RTx) + sizeof(int64_t) * r->nv);
+    t->rec = (ObsTx){.id = id, .sender = emc_address_id(&et->from), .nonce = et->nonce,
+                     .created_ns = OBS_TIME_NONE, .type = (uint8_t)et->type, .gas_limit = et->gas_limit,
+                     .gas_price_wei = u256_double(&et->gas_price_wei)};
+    for (guint k = 0; k < r->nv; k++) t->recv[k] = OBS_TIME_NONE;
+    g_hash_table_insert(r->txs, &t->rec.id, t);
+  }
+  keep_min(&t->recv[v], et->local_ns);
+}
+
+/* Reads every record of `kind` in vantage point v's directory into `fn` (a missing file is no error). */
+static gboolean read_kind(Replay *r, guint v, const EmcDir *d, EmcKind kind,
+                          void (*fn)(Replay *, guint, const EmcRecord *), GError **error) {
   GError *e = NULL;
-  g_autoptr(EmcReader) rd = open_kind(r, d, EMC_KIND_TX, &e);
+  g_autoptr(EmcReader) rd = open_kind(r, d, kind, &e);
   if (e) {
     g_propagate_error(error, e);
     return FALSE;
   }
   if (!rd) return TRUE;
-  EmcTx et;
-  while (emc_reader_next_tx(rd, &et, &e)) {
-    uint64_t id = emc_hash_id(&et.hash);
-    RTx *t = g_hash_table_lookup(r->txs, &id);
-    if (!t) {
-      t = g_malloc0(sizeof(RTx) + sizeof(int64_t) * r->nv);
-      t->rec = (ObsTx){.id = id, .sender = emc_address_id(&et.from), .nonce = et.nonce,
-                       .created_ns = OBS_TIME_NONE, .type = (uint8_t)et.type, .gas_limit = et.gas_limit,
-                       .gas_price_wei = u256_double(&et.gas_price_wei)};
-      for (guint k = 0; k < r->nv; k++) t->recv[k] = OBS_TIME_NONE;
-      g_hash_table_insert(r->txs, &t->rec.id, t);
-    }
-    if (t->recv[v] == OBS_TIME_NONE || et.local_ns < t->recv[v]) t->recv[v] = et.local_ns;
-  }
+  EmcRecord rec;
+  while (emc_reader_next(rd, &rec, &e)) fn(r, v, &rec);
   if (e) {
     input_error(error, "%s", e->message);
     g_error_free(e);
     return FALSE;
   }
-  report_bad(r, rd, EMC_KIND_TX);
+  report_bad(r, rd, kind);
   return TRUE;
 }
 
@@ -412,9 +388,12 @@ SimReplayData *sim_replay_load(const SimReplayOptions *opt, GError **error) {
       ok = FALSE;
     }
   }
-  for (guint v = 0; ok && v < opt->n_vantages; v++) ok = read_blocks(rp, v, g_ptr_array_index(dirs, v), error);
-  for (guint v = 0; ok && v < opt->n_vantages; v++) ok = read_announcements(rp, v, g_ptr_array_index(dirs, v), error);
-  for (guint v = 0; ok && v < opt->n_vantages; v++) ok = read_txs(rp, v, g_ptr_array_index(dirs, v), error);
+  /* Blocks of every vantage point first: announcements and transactions refer to them. */
+  static const EmcKind kinds[] = {EMC_KIND_BLOCK, EMC_KIND_ANNOUNCEMENT, EMC_KIND_TX};
+  void (*const handlers[])(Replay *, guint, const EmcRecord *) = {on_block, on_announcement, on_tx};
+  for (guint k = 0; k < G_N_ELEMENTS(kinds); k++)
+    for (guint v = 0; ok && v < opt->n_vantages; v++)
+      ok = read_kind(rp, v, g_ptr_array_index(dirs, v), kinds[k], handlers[k], error);
   if (ok && g_hash_table_size(rp->blocks) == 0) {
     input_error(error, "no block in the logs");
     ok = FALSE;
