@@ -1,4 +1,5 @@
 /* emc_dir.c: finds one vantage point's raw EMC logs in a directory by name, rotated parts in order. */
+#include <errno.h>
 #include "emc-private.h"
 
 #include <stdlib.h>
@@ -75,11 +76,11 @@ static gint by_part(gconstpointer a, gconstpointer b) {
 
 EmcDir *emc_dir_open(const char *dir, GError **error) {
   g_return_val_if_fail(dir != NULL, NULL);
-  GError *derr = NULL;
-  g_autoptr(GDir) d = g_dir_open(dir, 0, &derr);
+  g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
   if (!d) {
-    g_set_error(error, EMC_ERROR, EMC_ERROR_IO, "%s", derr->message);
-    g_error_free(derr);
+    /* errno is g_dir_open()'s (GLib's own message is localised and quotes with typographic marks). */
+    int err = errno;
+    g_set_error(error, EMC_ERROR, EMC_ERROR_IO, "%s: cannot open directory: %s", dir, g_strerror(err));
     return NULL;
   }
   GArray *found[EMC_N_KINDS];

@@ -648,7 +648,7 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert set(d['propa
 expect_rc 2 "replay same name twice" -- "$SIM" replay "$RK" "$RK" --out "$tmp/rp3"
 contains "$tmp/err" "sim replay: two vantage points are named 'emc-rinkeby-2018-09' (name them with --vantage NAME=DIR)" "replay duplicate name message"
 expect_rc 2 "replay missing dir" -- "$SIM" replay "$tmp/nope" --out "$tmp/rp3"
-contains "$tmp/err" "sim replay: " "replay missing dir message"
+contains "$tmp/err" "sim replay: $tmp/nope: cannot open directory: No such file or directory" "replay missing dir message"
 mkdir -p "$tmp/emptylogs"
 expect_rc 2 "replay no block log" -- "$SIM" replay "$tmp/emptylogs" --out "$tmp/rp3"
 contains "$tmp/err" "sim replay: $tmp/emptylogs: no block log (NewBlockMsg.log or blocks.log) in it" "replay no block log message"
@@ -727,7 +727,7 @@ rows = list(csv.DictReader(open(sys.argv[2])))
 assert len(rows) == t["mined"] and "EA_simulated_delay_ms" in rows[0], rows[0]
 PY
 expect_rc 2 "trace-driven missing logs" -- "$SIM" run scenarios/geo-small.json --mining-from "$tmp/nope" --out "$tmp/tm2"
-contains "$tmp/err" "sim run: --mining-from: " "trace-driven missing logs message"
+contains "$tmp/err" "sim run: --mining-from: $tmp/nope: cannot open directory: No such file or directory" "trace-driven missing logs message"
 printf 'address,name\n0x0000000800000000000000000000000000000000,NoSuchPool\n' >"$tmp/map.csv"
 expect_rc 2 "trace-driven pool not in scenario" -- "$SIM" run scenarios/tiny.json --set 'pools=[{"name":"A","hash_share":1}]' --mining-from "$tmp/el/emc/WE" --pools "$tmp/map.csv" --out "$tmp/tm2"
 contains "$tmp/err" "is not in the scenario, which has no 'Others' pool" "trace-driven unknown pool message"
