@@ -784,7 +784,7 @@ void pow_world_free(PowWorld *w) {
   g_free(w);
 }
 
-char *pow_world_partition_note(const PowWorld *w) {
+char *pow_world_partition_note(const PowWorld *w, double run_wall_s) {
   /* Each reason alone forces one group; the shipped scenarios all have the first. */
   GString *s = g_string_new("pow: one group of all miners and network entities:");
   if (w->cfg->stop_height)
@@ -806,6 +806,17 @@ char *pow_world_partition_note(const PowWorld *w) {
   else
     g_string_append_printf(s, " a split would have no lookahead: the network's delays have no positive lower "
                               "bound.");
+  double relay_s = w->net->relay_wall_s ? w->net->relay_wall_s(w->net_state) : -1;
+  if (relay_s >= 0 && run_wall_s > 0) {
+    /* Amdahl: the relay of one block is one sequential computation inside one handler, and the next block
+     * cannot be built before the pools have heard this one; even if everything else ran in parallel for
+     * free, 2 threads cannot beat 1 / (r + (1 - r) / 2). */
+    double r = MIN(1.0, relay_s / run_wall_s);
+    g_string_append_printf(s,
+                           " The relay kernel took %.3f s of the run's %.3f s (%.1f%%), one block at a time: as long "
+                           "as one block's relay runs on one thread, no schedule on 2 threads can beat %.2fx.",
+                           relay_s, run_wall_s, 100 * r, 1 / (r + (1 - r) / 2));
+  }
   return g_string_free(s, FALSE);
 }
 

@@ -133,6 +133,9 @@ typedef struct {
   /* The least delay, over the instantiated network, from a miner's handler to any other entity receiving
    * what it sends (the lookahead a split of the world could have); NULL: 0 (no positive lower bound). */
   SimTime (*min_delay)(gpointer state);
+  /* Wall-clock seconds spent so far in the network's per-block relay computation (inside `publish`), for
+   * `sim run --stats`; NULL: not measured. Never part of any output file. */
+  double (*relay_wall_s)(gpointer state);
 } PowNetworkModel;
 
 extern const PowNetworkModel pow_network_pool_delay;
@@ -174,8 +177,11 @@ uint64_t pow_world_trace_block(const PowWorld *world, guint i);
 guint64 pow_world_pool_discarded(const PowWorld *world, guint pool);
 
 /* Why the world is one group, for `sim run --stats`: one line naming what ties its entities together in
- * this configuration, and the lookahead a split would have. Free with g_free(). */
-char *pow_world_partition_note(const PowWorld *world);
+ * this configuration, and the lookahead a split would have. With the run's wall-clock seconds `run_wall_s`
+ * (> 0) and a network that measures its relay (relay_wall_s), it adds the relay's share of the run and the
+ * bound that share puts on any 2-thread speedup while one block's relay stays on one thread. Free with
+ * g_free(). */
+char *pow_world_partition_note(const PowWorld *world, double run_wall_s);
 
 /* The block with this id (OBS_GENESIS_ID gives the genesis), or NULL. Owned by the world. */
 const ObsBlock *pow_world_block(const PowWorld *world, uint64_t id);

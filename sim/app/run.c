@@ -203,7 +203,7 @@ gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summa
   SimEngineStats st;
   sim_engine_get_stats(engine, &st);
   if (opt->on_engine) {
-    g_autofree char *note = pow_world_partition_note(world);
+    g_autofree char *note = pow_world_partition_note(world, st.wall_s);
     opt->on_engine(opt->on_engine_user, engine, note);
   }
 
