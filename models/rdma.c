@@ -59,6 +59,12 @@ double sim_loggp_stream_msgs_per_s(const SimLogGP *lg, uint64_t bytes) {
   return t > 0 ? 1e9 / t : INFINITY;
 }
 
+SimLoggpGain sim_loggp_gain(const SimLogGP *fast, const SimLogGP *base, uint64_t bytes) {
+  return (SimLoggpGain){
+      .latency = 1 - sim_loggp_one_way_ns(fast, bytes) / sim_loggp_one_way_ns(base, bytes),
+      .throughput = sim_loggp_stream_msgs_per_s(fast, bytes) / sim_loggp_stream_msgs_per_s(base, bytes) - 1};
+}
+
 /* ---- The stack models ----
  * One parameter struct serves every stack; each table lists the fields its stack uses.
  *
