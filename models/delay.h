@@ -9,7 +9,7 @@ G_BEGIN_DECLS
 
 typedef struct {
   SimModelInfo info;
-  /* One draw, in nanoseconds, >= 0. */
+  /* One draw, in nanoseconds, >= 0 (sim_delay_sample() caps it at SIM_DURATION_MAX). */
   SimTime (*sample)(const void *params, SimRng *rng);
   /* The distribution's mean in seconds (for reports and checks). */
   double (*mean_s)(const void *params);
@@ -28,7 +28,7 @@ extern const SimDelayModel sim_delay_uniform;
 extern const SimDelayModel sim_delay_stack;
 
 static inline SimTime sim_delay_sample(const SimModelRef *ref, SimRng *rng) {
-  return ((const SimDelayModel *)ref->model)->sample(ref->params, rng);
+  return sim_duration_clamp(((const SimDelayModel *)ref->model)->sample(ref->params, rng));
 }
 static inline double sim_delay_mean_s(const SimModelRef *ref) {
   return ((const SimDelayModel *)ref->model)->mean_s(ref->params);

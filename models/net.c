@@ -14,7 +14,7 @@ GQuark net_error_quark(void) {
 }
 
 static SimTime ms_to_ns(double ms) {
-  return sim_time_from_s(ms / 1e3);
+  return sim_duration_clamp(sim_time_from_s(ms / 1e3));
 }
 
 /* %g when it round-trips, else the shortest longer form that does. Free with g_free(). */
@@ -1400,7 +1400,7 @@ SimTime net_edge_latency(const NetGeoParams *p, const NetTopology *t, guint64 e,
   if (!p->jitter.model) return mean;
   SimTime host = t->lat_host_ns ? t->lat_host_ns[e] : 0;
   SimTime x = net_jitter_sample(&p->jitter, mean - host, rng);
-  return (x < 0 ? 0 : x) + host;
+  return (x < 0 ? 0 : sim_duration_clamp(x)) + host;
 }
 
 void net_latency_draw_init(NetLatencyDraw *d, const NetGeoParams *p, SimTime mean_ns, SimTime host_ns) {
@@ -1437,5 +1437,5 @@ SimTime net_transfer_ns(const NetTopology *t, guint32 u, guint32 v, double bytes
   double bps = MIN(t->up_bps[u], t->down_bps[v]);
   if (t->inter_region_bps > 0 && t->region[u] != t->region[v]) bps = MIN(bps, t->inter_region_bps);
   double ns = bytes * 8e9 / bps;
-  return ns < 9.2e18 ? (SimTime)(ns + 0.5) : SIM_TIME_MAX;
+  return ns < (double)SIM_DURATION_MAX ? (SimTime)(ns + 0.5) : SIM_DURATION_MAX;
 }

@@ -231,7 +231,7 @@ SimTime net_transfer_ns(const NetTopology *t, guint32 u, guint32 v, double bytes
 /* The same over directed edge `e`, from a per-edge factor (no division on the relay's hot path). */
 static inline SimTime net_edge_transfer_ns(const NetTopology *t, guint64 e, double bytes) {
   double ns = bytes * t->tx_ns_per_byte[e];
-  return ns < 9.2e18 ? (SimTime)(ns + 0.5) : SIM_TIME_MAX;
+  return ns < (double)SIM_DURATION_MAX ? (SimTime)(ns + 0.5) : SIM_DURATION_MAX;
 }
 
 /* ---- the "jitter" family: the spread of one message's latency around its pair mean ---- */
@@ -264,7 +264,7 @@ static inline SimTime net_jitter_sample(const SimModelRef *ref, SimTime mean_ns,
  * net_latency_draw() both use it, so that the relay's loop needs no call and gets the same values. */
 static inline SimTime net_pareto_draw(double scale_ms, double shape, SimRng *rng) {
   double x_ms = scale_ms * exp(-log(sim_rng_uniform_pos(rng)) / shape);
-  return x_ms < 9.2e12 ? (SimTime)(x_ms * 1e6 + 0.5) : SIM_TIME_MAX;
+  return x_ms < (double)SIM_DURATION_MAX / 1e6 ? (SimTime)(x_ms * 1e6 + 0.5) : SIM_DURATION_MAX;
 }
 
 static inline SimTime net_latency_draw(const NetLatencyDraw *d, SimRng *rng) {
@@ -279,7 +279,7 @@ static inline SimTime net_latency_draw(const NetLatencyDraw *d, SimRng *rng) {
     x = ((const NetJitterModel *)d->model)->sample(d->params, d->mean_ns, rng);
     break;
   }
-  return (x < 0 ? 0 : x) + d->host_ns;
+  return (x < 0 ? 0 : sim_duration_clamp(x)) + d->host_ns;
 }
 
 /* The geo network's parameter handling, used by the "geo" network model's table (geo.c defines the model). */

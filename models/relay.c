@@ -557,7 +557,7 @@ static void geth_propagate(const void *params, const NetGeoParams *gp, const Net
     w->packed[e].word = (w->packed[e].word & ~EDGE_STATE_MASK) | EDGE_HEARD_NONE;
   for (guint32 c = 0; c < w->n_cls; c++) {
     double ns = b->size_bytes * w->cls[c].tx_ns_per_byte; /* net_edge_transfer_ns() */
-    w->cls[c].transfer_ns = ns < 9.2e18 ? (SimTime)(ns + 0.5) : SIM_TIME_MAX;
+    w->cls[c].transfer_ns = ns < (double)SIM_DURATION_MAX ? (SimTime)(ns + 0.5) : SIM_DURATION_MAX;
   }
   w->heap_len = 0;
   radix_reset(w);

@@ -86,7 +86,7 @@ static gboolean build_stacks(const char *which, char **sets, double gbps, GArray
 int sim_cmd_bft(int argc, char **argv) {
   SimBftConfig base;
   sim_bft_config_default(&base);
-  g_autofree char *stack = NULL, *n_list = NULL, *payload_list = NULL;
+  g_autofree char *stack = NULL, *n_list = NULL, *payload_list = NULL, *gbps_str = NULL;
   g_auto(GStrv) sets = NULL;
   gint clients = (gint)base.clients, requests = (gint)base.requests, batch = (gint)base.batch,
        window = (gint)base.window;
@@ -105,8 +105,8 @@ int sim_cmd_bft(int argc, char **argv) {
       {"batch", 0, 0, G_OPTION_ARG_INT, &batch, "Most requests per pre-prepare (default 8)", "B"},
       {"window", 0, 0, G_OPTION_ARG_INT, &window, "Most instances in flight at the primary (default 4)", "W"},
       {"hybrid", 0, 0, G_OPTION_ARG_NONE, &hybrid, "Hybrid protocol with a trusted counter: n = 2f+1", NULL},
-      {"gbps", 0, 0, G_OPTION_ARG_DOUBLE, &gbps, "Link bandwidth for every stack (default: each stack's G)",
-       "GBPS"},
+      {"gbps", 0, 0, G_OPTION_ARG_STRING, &gbps_str,
+       "Link bandwidth for every stack (default: each stack's G)", "GBPS"},
       {"verify-us", 0, 0, G_OPTION_ARG_DOUBLE, &verify_us, "c_v per received message (default 1)", "US"},
       {"verify-ns-per-byte", 0, 0, G_OPTION_ARG_DOUBLE, &verify_ns, "c_v per byte (default 0.5)", "NS"},
       {"execute-us", 0, 0, G_OPTION_ARG_DOUBLE, &exec_us, "CPU per executed request (default 1)", "US"},
@@ -142,8 +142,14 @@ int sim_cmd_bft(int argc, char **argv) {
   if (requests < 1) return sim_cli_usage_error(CMD, "--requests must be >= 1 (got %d)", requests);
   if (batch < 1) return sim_cli_usage_error(CMD, "--batch must be >= 1 (got %d)", batch);
   if (window < 1) return sim_cli_usage_error(CMD, "--window must be >= 1 (got %d)", window);
-  if (!isnan(gbps) && !(gbps > 0 && gbps <= 1e6))
-    return sim_cli_usage_error(CMD, "--gbps must be in (0, 1e6] (got %g)", gbps);
+  /* A string, not G_OPTION_ARG_DOUBLE: NaN means "not given" and GOption would accept "nan". The lower
+   * bound keeps G = 8/gbps within the stack parameter's own bound (G_ns_per_byte <= 1e6). */
+  if (gbps_str) {
+    char *end = NULL;
+    gbps = g_ascii_strtod(gbps_str, &end);
+    if (!*gbps_str || *end || !(gbps >= 8e-6 && gbps <= 1e6))
+      return sim_cli_usage_error(CMD, "--gbps must be in [8e-6, 1e6] (got %s)", gbps_str);
+  }
 
   base.hybrid = hybrid;
   base.clients = (guint)clients;

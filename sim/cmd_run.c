@@ -1,4 +1,5 @@
 /* cmd_run.c: `sim run SCENARIO`: load, run, write results, print a short report. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 
@@ -124,8 +125,9 @@ int sim_cmd_run(int argc, char **argv) {
                                threads);
   if (seed_str) {
     char *end = NULL;
+    errno = 0;
     seed = g_ascii_strtoll(seed_str, &end, 10);
-    if (!*seed_str || *end || seed < 0) return sim_cli_usage_error("run", "--seed must be an integer >= 0");
+    if (!*seed_str || *end || errno || seed < 0) return sim_cli_usage_error("run", "--seed must be an integer >= 0");
     have_seed = TRUE;
   }
 

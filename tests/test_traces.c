@@ -898,7 +898,7 @@ static void test_bad_corpus(void) {
     }
     checked++;
   }
-  CU_ASSERT_EQUAL(checked, 11);
+  CU_ASSERT_EQUAL(checked, 12);
 }
 
 static void test_open_errors(void) {

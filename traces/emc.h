@@ -153,6 +153,8 @@ gboolean emc_kind_from_name(const char *name, EmcKind *kind);
 #define EMC_ADDRESS_BYTES 20
 #define EMC_TIME_NONE OBS_TIME_NONE
 #define EMC_U64_NONE UINT64_MAX
+/* The latest header Time a reader accepts (in 2262): later ones do not fit int64 nanoseconds. */
+#define EMC_TIME_S_MAX (INT64_MAX / 1000000000)
 
 typedef struct {
   uint8_t bytes[EMC_HASH_BYTES];
@@ -211,7 +213,7 @@ typedef struct {
   uint64_t gas_limit;    /* GasLimit (gas) */
   uint64_t gas_used;     /* GasUsed (gas) */
   EmcU256 difficulty;    /* Difficulty: this block's own */
-  uint64_t time_s;       /* Time: header timestamp, Unix seconds (miner's clock) */
+  uint64_t time_s;       /* Time: header timestamp, Unix seconds (miner's clock), <= EMC_TIME_S_MAX */
   EmcAddress coinbase;   /* Coinbase: miner's address */
   EmcHash parent;        /* ParentHash */
   EmcHash uncle_hash;    /* UncleHash: hash of the uncle header list (not an uncle) */

@@ -635,6 +635,8 @@ static gboolean parse_block(EmcReader *r, EmcBlock *b) {
       !conv_flag(r, EMC_B_CAPTURED, &b->stage.captured_locally) ||
       !conv_u64(r, EMC_B_FORK_LENGTH, &b->stage.fork_length))
     return FALSE;
+  if (b->time_s > EMC_TIME_S_MAX)
+    return fail(r, EMC_B_TIME, "out of range (after 2262: not representable in ns)");
   conv_block_type(r, EMC_B_TYPE, &b->stage.type, &b->stage.type_text);
   return TRUE;
 }

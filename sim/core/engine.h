@@ -43,6 +43,12 @@ typedef int64_t SimTime; /* nanoseconds since the simulation start */
 #define SIM_NS_PER_S INT64_C(1000000000)
 #define SIM_TIME_MAX INT64_MAX
 
+/* The longest duration a model hands out (a delay, a latency, a transfer time): 2^56 ns, about 2.3 years.
+ * Heavy-tailed draws and extreme parameters saturate here, not at SIM_TIME_MAX, so that a time plus a sum
+ * of durations (a relay adds several per hop) cannot overflow. */
+#define SIM_DURATION_MAX (INT64_C(1) << 56)
+static inline SimTime sim_duration_clamp(SimTime d) { return d < SIM_DURATION_MAX ? d : SIM_DURATION_MAX; }
+
 /* Seconds (double) to SimTime, rounded to the nearest nanosecond and saturated at SIM_TIME_MAX. */
 SimTime sim_time_from_s(double seconds);
 static inline double sim_time_to_s(SimTime t) { return (double)t / 1e9; }

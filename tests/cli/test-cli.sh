@@ -52,6 +52,8 @@ expect_rc 2 "run with unknown option" -- "$SIM" run --bogus scenarios/tiny.json
 contains "$tmp/err" "Unknown option --bogus" "unknown option message"
 expect_rc 2 "bad seed" -- "$SIM" run scenarios/tiny.json --seed -3
 contains "$tmp/err" "sim run: --seed must be an integer >= 0" "bad seed message"
+expect_rc 2 "seed out of range" -- "$SIM" run scenarios/tiny.json --seed 99999999999999999999 --out "$tmp/never"
+contains "$tmp/err" "sim run: --seed must be an integer >= 0" "seed out of range message"
 
 # --- models ---
 expect_rc 0 "models" -- "$SIM" models
@@ -126,6 +128,14 @@ strip_wallclock "$tmp/gb/out/summary.json" >"$tmp/sb"
 same_file "$tmp/sa" "$tmp/sb" "geo same seed summary.json (without wall-clock fields)"
 contains "$tmp/ga/out/summary.json" '"vantage_delay_ms"' "geo summary has propagation keys"
 contains "$tmp/ga/out/summary.json" '"node_block_deliveries"' "geo summary counts deliveries"
+# Heavy-tailed draws and extreme link values saturate at SIM_DURATION_MAX: the relay's sums of times and
+# durations stay representable (they overflowed before; the sanitizer build stops on that).
+expect_rc 0 "geo run with a heavy-tailed stratum" -- "$SIM" run scenarios/geo-small.json --set stop.heights=100 \
+  --set network.stratum.sigma=10 --out "$tmp/heavy" --quiet
+contains "$tmp/heavy/summary.json" '"heights": 100' "heavy-tailed stratum run finished"
+expect_rc 0 "geo run with a 5e-324 bps uplink" -- "$SIM" run scenarios/geo-small.json --set stop.heights=30 \
+  --set network.dc_upload_bps=5e-324 --out "$tmp/slow" --quiet
+contains "$tmp/slow/summary.json" '"heights": 30' "5e-324 bps run finished"
 
 # --- report: one self-contained HTML page from the geo run (and from a sweep table) ---
 # check_page FILE N_SVG TITLE...: one document, N_SVG inline figures, each TITLE as an SVG <title>, and no
@@ -514,7 +524,9 @@ bft_err "sim bft: batch must be in [1, 128] (got 500)" --batch 500
 bft_err "sim bft: \$.tcp.o_s_us: must be in [0, 1e+06] (got -1)" --set tcp.o_s_us=-1
 bft_err "sim bft: \$.rdma-channel.bogus: unknown key (expected one of: post_send_us, poll_cq_us, g_us, dma_read_us, inline_bytes, post_recv_us, signal_every, recv_batch, copy_ns_per_byte, buffer_bytes, L_us, G_ns_per_byte, dma_ns_per_byte, mtu_bytes, model, comment)" --set rdma-channel.bogus=1
 bft_err "sim bft: --set udp.L_us=1: unknown stack 'udp' (expected one of: tcp, rdma-send, rdma-write, rdma-channel)" --set udp.L_us=1
-bft_err "sim bft: --gbps must be in (0, 1e6] (got -10)" --gbps -10
+bft_err "sim bft: --gbps must be in [8e-6, 1e6] (got -10)" --gbps -10
+bft_err "sim bft: --gbps must be in [8e-6, 1e6] (got nan)" --gbps nan
+bft_err "sim bft: --gbps must be in [8e-6, 1e6] (got 1e-300)" --gbps 1e-300
 [ ! -s "$tmp/out" ] && ok || bad "bft bad input printed a table"
 
 # --- sync: node sync time ---
