@@ -2,6 +2,10 @@
  * the one-way time of messages over a messaging stack (models/rdma.h). */
 #include "delay.h"
 
+/* No delay a pool, a link or a miner adds is an hour; larger values are typing errors, and days of delay
+ * make forks so deep that a run never ends. */
+#define DELAY_MAX_MS 3.6e6
+
 #include <gsl/gsl_randist.h>
 #include <math.h>
 
@@ -15,7 +19,7 @@ typedef struct {
 } ConstantParams;
 
 static const SimParamSpec constant_params[] = {
-    {.name = "value_ms", .type = SIM_PARAM_NUMBER, .unit = "ms", .min = 0, .max = INFINITY, .def = 0,
+    {.name = "value_ms", .type = SIM_PARAM_NUMBER, .unit = "ms", .min = 0, .max = DELAY_MAX_MS, .def = 0,
      .offset = offsetof(ConstantParams, value_ms), .help = "the delay"},
 };
 static SimTime constant_sample(const void *params, SimRng *rng) {
@@ -38,7 +42,7 @@ typedef struct {
 } ExponentialParams;
 
 static const SimParamSpec exponential_params[] = {
-    {.name = "mean_ms", .type = SIM_PARAM_NUMBER, .unit = "ms", .min = 0, .max = INFINITY, .def = 100,
+    {.name = "mean_ms", .type = SIM_PARAM_NUMBER, .unit = "ms", .min = 0, .max = DELAY_MAX_MS, .def = 100,
      .offset = offsetof(ExponentialParams, mean_ms), .help = "mean delay"},
 };
 static SimTime exponential_sample(const void *params, SimRng *rng) {
@@ -64,12 +68,12 @@ typedef struct {
 } LognormalParams;
 
 static const SimParamSpec lognormal_params[] = {
-    {.name = "median_ms", .type = SIM_PARAM_NUMBER, .unit = "ms", .min = 0, .max = INFINITY, .min_open = TRUE,
+    {.name = "median_ms", .type = SIM_PARAM_NUMBER, .unit = "ms", .min = 0, .max = DELAY_MAX_MS, .min_open = TRUE,
      .def = 100, .offset = offsetof(LognormalParams, median_ms),
      .help = "median of the lognormal part (exp(mu))"},
     {.name = "sigma", .type = SIM_PARAM_NUMBER, .unit = "", .min = 0, .max = 10, .def = 1.0,
      .offset = offsetof(LognormalParams, sigma), .help = "shape: standard deviation of log(delay)"},
-    {.name = "offset_ms", .type = SIM_PARAM_NUMBER, .unit = "ms", .min = 0, .max = INFINITY, .def = 0,
+    {.name = "offset_ms", .type = SIM_PARAM_NUMBER, .unit = "ms", .min = 0, .max = DELAY_MAX_MS, .def = 0,
      .offset = offsetof(LognormalParams, offset_ms), .help = "fixed minimum added to every draw"},
 };
 static SimTime lognormal_sample(const void *params, SimRng *rng) {
@@ -97,9 +101,9 @@ typedef struct {
 } UniformParams;
 
 static const SimParamSpec uniform_params[] = {
-    {.name = "min_ms", .type = SIM_PARAM_NUMBER, .unit = "ms", .min = 0, .max = INFINITY, .def = 0,
+    {.name = "min_ms", .type = SIM_PARAM_NUMBER, .unit = "ms", .min = 0, .max = DELAY_MAX_MS, .def = 0,
      .offset = offsetof(UniformParams, min_ms), .help = "smallest delay"},
-    {.name = "max_ms", .type = SIM_PARAM_NUMBER, .unit = "ms", .min = 0, .max = INFINITY, .def = 100,
+    {.name = "max_ms", .type = SIM_PARAM_NUMBER, .unit = "ms", .min = 0, .max = DELAY_MAX_MS, .def = 100,
      .offset = offsetof(UniformParams, max_ms), .help = "largest delay (>= min_ms)"},
 };
 static SimTime uniform_sample(const void *params, SimRng *rng) {

@@ -123,6 +123,8 @@ int sim_cmd_run(int argc, char **argv) {
   if (threads < 0 || threads > SIM_ENGINE_MAX_THREADS)
     return sim_cli_usage_error("run", "--threads must be in [0, %d] (got %d)", SIM_ENGINE_MAX_THREADS,
                                threads);
+  if (pools_csv && !mining_from) return sim_cli_usage_error("run", "--pools needs --mining-from");
+  if (strict && !mining_from) return sim_cli_usage_error("run", "--strict needs --mining-from");
   if (seed_str) {
     char *end = NULL;
     errno = 0;

@@ -323,8 +323,7 @@ static void test_bad_inputs(void) {
        "parameters, sets, metrics)"},
       {"\"parameters\": [{\"path\": \"network.delay.median_ms\", \"values\": [100, -5]}]",
        "bad.json: $.parameters: point 1 (network.delay.median_ms=-5): BASE: $.network.delay.median_ms: must "
-       "be > 0 "
-       "(got -5)"},
+       "be in (0, 3.6e+06] (got -5)"},
       {"\"parameters\": [{\"generator\": \"hhi\", \"targets\": [0.2, 1]}]",
        "bad.json: $.parameters[0].targets[0]: must be in [0.25, 1) (got 0.2)\n"
        "bad.json: $.parameters[0].targets[1]: must be in [0.25, 1) (got 1)"},

@@ -198,7 +198,10 @@ static SimScenario *load_doc(json_t *root, const char *path, SimDiag *diag) {
   return g_steal_pointer(&sc);
 }
 
-/* The whole file, or NULL with `what` ("open" or "read") and errno. */
+/* No scenario or included file is this large; the cap stops a read of /dev/zero or a wrong file. */
+#define SCENARIO_MAX_BYTES (256u << 20)
+
+/* The whole file, or NULL with `what` ("open" or "read") and errno (EFBIG past SCENARIO_MAX_BYTES). */
 static GByteArray *read_file(const char *path, const char **what, int *err_no) {
   FILE *f = fopen(path, "rb");
   if (!f) {
@@ -209,8 +212,15 @@ static GByteArray *read_file(const char *path, const char **what, int *err_no) {
   GByteArray *buf = g_byte_array_new();
   guint8 chunk[65536];
   size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) g_byte_array_append(buf, chunk, (guint)n);
-  int read_errno = ferror(f) ? errno : 0;
+  int read_errno = 0;
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+    if (buf->len + n > SCENARIO_MAX_BYTES) {
+      read_errno = EFBIG;
+      break;
+    }
+    g_byte_array_append(buf, chunk, (guint)n);
+  }
+  if (!read_errno && ferror(f)) read_errno = errno;
   fclose(f);
   if (read_errno) {
     g_byte_array_unref(buf);

@@ -54,6 +54,14 @@ expect_rc 2 "bad seed" -- "$SIM" run scenarios/tiny.json --seed -3
 contains "$tmp/err" "sim run: --seed must be an integer >= 0" "bad seed message"
 expect_rc 2 "seed out of range" -- "$SIM" run scenarios/tiny.json --seed 99999999999999999999 --out "$tmp/never"
 contains "$tmp/err" "sim run: --seed must be an integer >= 0" "seed out of range message"
+expect_rc 2 "--pools without --mining-from" -- "$SIM" run scenarios/tiny.json --pools x.csv --out "$tmp/never"
+contains "$tmp/err" "sim run: --pools needs --mining-from" "--pools without --mining-from message"
+expect_rc 2 "--strict without --mining-from" -- "$SIM" run scenarios/tiny.json --strict --out "$tmp/never"
+contains "$tmp/err" "sim run: --strict needs --mining-from" "--strict without --mining-from message"
+expect_rc 2 "validate /dev/zero" -- timeout 60 "$SIM" validate /dev/zero
+contains "$tmp/err" "/dev/zero: cannot read: File too large" "validate /dev/zero message"
+expect_rc 2 "a delay of 24 days" -- "$SIM" validate scenarios/geo-small.json --set network.stratum.offset_ms=2147483648
+contains "$tmp/err" "scenarios/geo-small.json: \$.network.stratum.offset_ms: must be in [0, 3.6e+06] (got 2147483648)" "delay bound message"
 
 # --- models ---
 expect_rc 0 "models" -- "$SIM" models
@@ -418,7 +426,7 @@ sweep_bad unknown '{"base": "tiny.json", "parameters": [{"path": "stop.heights",
   'unknown.json: $.parameters[0].value: unknown key (expected one of: path, values, range, comment)
 unknown.json: $.parameters[0]: give exactly one of "values" and "range"'
 sweep_bad badvalue '{"base": "tiny.json", "parameters": [{"path": "network.delay.median_ms", "values": [100, -5]}]}' \
-  'badvalue.json: $.parameters: point 1 (network.delay.median_ms=-5): tiny.json: $.network.delay.median_ms: must be > 0 (got -5)'
+  'badvalue.json: $.parameters: point 1 (network.delay.median_ms=-5): tiny.json: $.network.delay.median_ms: must be in (0, 3.6e+06] (got -5)'
 sweep_bad nobase '{"base": "nope.json"}' 'nobase.json: $.base: cannot open nope.json: No such file or directory'
 sweep s.json --out never --shard 3/3
 [ $rc -eq 2 ] && ok || bad "sweep --shard 3/3: exit $rc"
