@@ -83,7 +83,114 @@ static gboolean build_stacks(const char *which, char **sets, double gbps, GArray
   return TRUE;
 }
 
+/* --gbps, read as a string (G_OPTION_ARG_DOUBLE would accept "nan"). The lower bound keeps G = 8/gbps within
+ * the stack parameter's own bound (G_ns_per_byte <= 1e6). FALSE after printing the usage error. */
+static gboolean parse_gbps(const char *cmd, const char *text, double *gbps) {
+  char *end = NULL;
+  double v = g_ascii_strtod(text, &end);
+  if (!*text || *end || !(v >= 8e-6 && v <= 1e6)) {
+    sim_cli_usage_error(cmd, "--gbps must be in [8e-6, 1e6] (got %s)", text);
+    return FALSE;
+  }
+  *gbps = v;
+  return TRUE;
+}
+
+/* Rubin (Schwarz-Rüsch, Messadi, Kapitza, DSN-W 2018; perf-models.json rubin_2018_seed): its RDMA channel
+ * against kernel TCP between two servers on a 10 Gb/s switch, 33-43% lower latency and 33-43% more
+ * throughput. */
+#define RUBIN_GAIN_LO 0.33
+#define RUBIN_GAIN_HI 0.43
+
+/* `sim bft rubin` (argv[0] "bft", argv[1] "rubin"): the model's gains of the rdma-channel stack over tcp against Rubin's published range,
+ * per message size: one-way latency on idle hosts and messages per second one host streams to another. */
+static int cmd_rubin(int argc, char **argv) {
+  const char *cmd = "bft rubin";
+  g_autofree char *sizes_list = NULL, *gbps_str = NULL;
+  g_auto(GStrv) sets = NULL;
+  gboolean csv = FALSE;
+  GOptionEntry entries[] = {
+      {"payload", 0, 0, G_OPTION_ARG_STRING, &sizes_list,
+       "Message sizes in bytes (default 1024,4096,16384,32768,65536,102400)", "BYTES[,...]"},
+      {"gbps", 0, 0, G_OPTION_ARG_STRING, &gbps_str, "Link bandwidth of both stacks (default 10, Rubin's switch)",
+       "GBPS"},
+      {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "A stack parameter, e.g. tcp.o_s_us=3 (see 'sim models stack')",
+       "STACK.PARAM=VALUE"},
+      {"csv", 0, 0, G_OPTION_ARG_NONE, &csv, "Comma-separated output instead of the aligned table", NULL},
+      G_OPTION_ENTRY_NULL};
+  g_autoptr(GOptionContext) ctx = g_option_context_new("- the RDMA channel's gains over TCP against Rubin's");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_option_context_set_description(
+      ctx,
+      "Rubin measured its RDMA channel against TCP on 2 servers with a 10 Gb/s switch: 33-43% lower latency,\n"
+      "33-43% higher throughput. Per message size this prints the model's one-way latency and streaming\n"
+      "rate of the tcp and rdma-channel stacks (parameters from ConnectX-4 and kernel-TCP figures, not\n"
+      "fitted to Rubin), their gains, and whether each gain is inside Rubin's range. Exit 0 ok, 2 bad usage.");
+  g_autofree char *command = sim_cli_command_line(argc, argv); /* argv: "bft", "rubin", options */
+  argc--;
+  argv++;
+  if (!sim_cli_parse(ctx, cmd, &argc, &argv)) return SIM_EXIT_USAGE;
+  if (argc != 1) return sim_cli_usage_error(cmd, "unexpected argument '%s'", argv[1]);
+  g_autoptr(GArray) sizes = g_array_new(FALSE, FALSE, sizeof(gint64));
+  if (!sim_cli_parse_int_list(cmd, "--payload", sizes_list ? sizes_list : "1024,4096,16384,32768,65536,102400",
+                              1, (gint64)SIM_BFT_MAX_PAYLOAD_BYTES, "bytes", sizes))
+    return SIM_EXIT_USAGE;
+  double gbps = 10;
+  if (gbps_str && !parse_gbps(cmd, gbps_str, &gbps)) return SIM_EXIT_USAGE;
+  g_autoptr(GArray) stacks = g_array_new(FALSE, FALSE, sizeof(Stack));
+  g_array_set_clear_func(stacks, (GDestroyNotify)stack_clear);
+  if (!build_stacks("all", sets, gbps, stacks)) return SIM_EXIT_USAGE;
+  const SimLogGP *tcp = NULL, *ch = NULL;
+  for (guint i = 0; i < stacks->len; i++) {
+    const Stack *s = &g_array_index(stacks, Stack, i);
+    if (strcmp(s->name, "tcp") == 0) tcp = &s->lg;
+    if (strcmp(s->name, "rdma-channel") == 0) ch = &s->lg;
+  }
+  g_return_val_if_fail(tcp && ch, SIM_EXIT_RUNTIME);
+
+  sim_cli_print_header(cmd, command);
+  printf("# Rubin (DSN-W 2018, perf-models.json rubin_2018_seed): RDMA channel vs TCP, 2 servers, 10 Gb/s: "
+         "latency %.0f-%.0f%% lower, throughput %.0f-%.0f%% higher\n",
+         RUBIN_GAIN_LO * 100, RUBIN_GAIN_HI * 100, RUBIN_GAIN_LO * 100, RUBIN_GAIN_HI * 100);
+  printf("# model: rdma-channel vs tcp at %g Gb/s (G = %.4g ns/B); latency: one way on idle hosts; throughput: "
+         "messages per second one host streams to another\n",
+         gbps, 8 / gbps);
+  static const char *const cols[] = {"bytes",          "tcp_one_way_us",   "channel_one_way_us",
+                                     "latency_gain_pct", "latency_in_range", "tcp_msgs_per_s",
+                                     "channel_msgs_per_s", "tput_gain_pct",  "tput_in_range"};
+  static const int widths[] = {8, 14, 18, 16, 16, 14, 18, 13, 13};
+  for (guint c = 0; c < G_N_ELEMENTS(cols); c++) {
+    if (csv)
+      printf("%s%s", c ? "," : "", cols[c]);
+    else
+      printf("%s%*s", c ? " " : "", widths[c], cols[c]);
+  }
+  printf("\n");
+  guint lat_in = 0, tput_in = 0;
+  for (guint i = 0; i < sizes->len; i++) {
+    uint64_t bytes = (uint64_t)g_array_index(sizes, gint64, i);
+    SimLoggpGain g = sim_loggp_gain(ch, tcp, bytes);
+    gboolean li = g.latency >= RUBIN_GAIN_LO && g.latency <= RUBIN_GAIN_HI,
+             ti = g.throughput >= RUBIN_GAIN_LO && g.throughput <= RUBIN_GAIN_HI;
+    lat_in += li;
+    tput_in += ti;
+    double lt = sim_loggp_one_way_ns(tcp, bytes) / 1e3, lc = sim_loggp_one_way_ns(ch, bytes) / 1e3;
+    double rt = sim_loggp_stream_msgs_per_s(tcp, bytes), rc = sim_loggp_stream_msgs_per_s(ch, bytes);
+    if (csv)
+      printf("%" G_GUINT64_FORMAT ",%.4f,%.4f,%.2f,%s,%.0f,%.0f,%.2f,%s\n", bytes, lt, lc, g.latency * 100,
+             li ? "yes" : "no", rt, rc, g.throughput * 100, ti ? "yes" : "no");
+    else
+      printf("%8" G_GUINT64_FORMAT " %14.3f %18.3f %16.1f %16s %14.0f %18.0f %13.1f %13s\n", bytes, lt, lc,
+             g.latency * 100, li ? "yes" : "no", rt, rc, g.throughput * 100, ti ? "yes" : "no");
+  }
+  printf("# inside Rubin's range: latency gain at %u of %u sizes, throughput gain at %u of %u: the check %s\n",
+         lat_in, sizes->len, tput_in, sizes->len,
+         lat_in == sizes->len && tput_in == sizes->len ? "holds" : "does not hold at every size");
+  return SIM_EXIT_OK;
+}
+
 int sim_cmd_bft(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "rubin") == 0) return cmd_rubin(argc, argv);
   SimBftConfig base;
   sim_bft_config_default(&base);
   g_autofree char *stack = NULL, *n_list = NULL, *payload_list = NULL, *gbps_str = NULL;
@@ -126,6 +233,7 @@ int sim_cmd_bft(int argc, char **argv) {
       "Simulates n replicas (n = 3f+1; with --hybrid n = 2f+1) and K clients on the event engine with each\n"
       "stack's LogGP costs and prints one row per stack, n and payload: messages, latency (mean, p50, p99),\n"
       "throughput, and the unloaded latency simulated (one client, one request) beside the closed form.\n"
+      "'sim bft rubin' compares the RDMA channel's gains over TCP with Rubin's published range.\n"
       "Exit 0 ok, 2 bad usage.");
   g_autofree char *command = sim_cli_command_line(argc, argv);
   if (!sim_cli_parse(ctx, CMD, &argc, &argv)) return SIM_EXIT_USAGE;
@@ -142,14 +250,7 @@ int sim_cmd_bft(int argc, char **argv) {
   if (requests < 1) return sim_cli_usage_error(CMD, "--requests must be >= 1 (got %d)", requests);
   if (batch < 1) return sim_cli_usage_error(CMD, "--batch must be >= 1 (got %d)", batch);
   if (window < 1) return sim_cli_usage_error(CMD, "--window must be >= 1 (got %d)", window);
-  /* A string, not G_OPTION_ARG_DOUBLE: NaN means "not given" and GOption would accept "nan". The lower
-   * bound keeps G = 8/gbps within the stack parameter's own bound (G_ns_per_byte <= 1e6). */
-  if (gbps_str) {
-    char *end = NULL;
-    gbps = g_ascii_strtod(gbps_str, &end);
-    if (!*gbps_str || *end || !(gbps >= 8e-6 && gbps <= 1e6))
-      return sim_cli_usage_error(CMD, "--gbps must be in [8e-6, 1e6] (got %s)", gbps_str);
-  }
+  if (gbps_str && !parse_gbps(CMD, gbps_str, &gbps)) return SIM_EXIT_USAGE;
 
   base.hybrid = hybrid;
   base.clients = (guint)clients;
