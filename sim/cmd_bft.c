@@ -83,6 +83,17 @@ static gboolean build_stacks(const char *which, char **sets, double gbps, GArray
   return TRUE;
 }
 
+/* A table's header line: comma-separated, or each name right-aligned to its width (negative: left). */
+static void print_columns(const char *const *cols, const int *widths, guint n, gboolean csv) {
+  for (guint c = 0; c < n; c++) {
+    if (csv)
+      printf("%s%s", c ? "," : "", cols[c]);
+    else
+      printf("%s%*s", c ? " " : "", widths[c], cols[c]);
+  }
+  printf("\n");
+}
+
 /* --gbps, read as a string (G_OPTION_ARG_DOUBLE would accept "nan"). The lower bound keeps G = 8/gbps within
  * the stack parameter's own bound (G_ns_per_byte <= 1e6). FALSE after printing the usage error. */
 static gboolean parse_gbps(const char *cmd, const char *text, double *gbps) {
@@ -159,13 +170,7 @@ static int cmd_rubin(int argc, char **argv) {
                                      "latency_gain_pct", "latency_in_range", "tcp_msgs_per_s",
                                      "channel_msgs_per_s", "tput_gain_pct",  "tput_in_range"};
   static const int widths[] = {8, 14, 18, 16, 16, 14, 18, 13, 13};
-  for (guint c = 0; c < G_N_ELEMENTS(cols); c++) {
-    if (csv)
-      printf("%s%s", c ? "," : "", cols[c]);
-    else
-      printf("%s%*s", c ? " " : "", widths[c], cols[c]);
-  }
-  printf("\n");
+  print_columns(cols, widths, G_N_ELEMENTS(cols), csv);
   guint lat_in = 0, tput_in = 0;
   for (guint i = 0; i < sizes->len; i++) {
     uint64_t bytes = (uint64_t)g_array_index(sizes, gint64, i);
@@ -317,13 +322,7 @@ int sim_cmd_bft(int argc, char **argv) {
                                      "unloaded_us", "closed_form_us",
                                      "one_way_us"};
   static const int widths[] = {-12, 4, 3, 13, 8, 9, 9, 12, 11, 10, 10, 14, 11, 14, 10};
-  for (guint c = 0; c < G_N_ELEMENTS(cols); c++) {
-    if (csv)
-      printf("%s%s", c ? "," : "", cols[c]);
-    else
-      printf("%s%*s", c ? " " : "", widths[c], cols[c]);
-  }
-  printf("\n");
+  print_columns(cols, widths, G_N_ELEMENTS(cols), csv);
   for (guint si = 0; si < stacks->len; si++) {
     const Stack *s = &g_array_index(stacks, Stack, si);
     for (guint i = 0; i < ns->len; i++)
