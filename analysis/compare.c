@@ -599,6 +599,13 @@ static gboolean load_path(AnCompareSide *s, const char *path, GError **error) {
 
 AnCompareSide *an_compare_side_load(const char *spec, GError **error) {
   g_return_val_if_fail(spec != NULL, NULL);
+  /* g_strsplit gives no element for "": the side would be empty, not an error. */
+  if (*spec == '\0') {
+    g_set_error_literal(
+        error, AN_COMPARE_ERROR, AN_COMPARE_ERROR_INPUT,
+        "empty path (expected a summary.json, a results directory or a comma-separated list of them)");
+    return NULL;
+  }
   g_autoptr(AnCompareSide) s = an_compare_side_new(spec);
   g_auto(GStrv) paths = g_strsplit(spec, ",", -1);
   for (char **p = paths; *p; p++) {

@@ -568,6 +568,11 @@ static json_t *load_summary(const char *path, GError **error) {
     input_error(error, path, "%s", g_strerror(ENOENT));
     return NULL;
   }
+  /* jansson reads a directory as an empty file. */
+  if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
+    input_error(error, path, "%s", g_strerror(EISDIR));
+    return NULL;
+  }
   json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
   if (!doc) {
     if (je.line > 0)

@@ -506,6 +506,7 @@ static int bench_scaling(int argc, char **argv) {
   if (!sim_cli_parse(ctx, "bench scaling", &argc, &argv)) return SIM_EXIT_USAGE;
   g_autofree char *partition = o.partition;
   if (argc != 1) return sim_cli_usage_error("bench scaling", "unexpected argument '%s'", argv[1]);
+  if (sets && !scenario) return sim_cli_usage_error("bench scaling", "--set needs --scenario");
   if (threads_max < 1 || threads_max > SIM_ENGINE_MAX_THREADS)
     return sim_cli_usage_error("bench scaling", "--threads-max must be in [1, %d]", SIM_ENGINE_MAX_THREADS);
   SimPholdParams p;

@@ -126,10 +126,16 @@ static json_t *load_manifest(const char *dir, gboolean *absent, GError **error) 
   g_autofree char *f = g_build_filename(dir, "sweep.json", NULL);
   *absent = !g_file_test(f, G_FILE_TEST_EXISTS);
   if (*absent) return NULL;
+  /* jansson reads a directory as an empty file. */
+  if (!g_file_test(f, G_FILE_TEST_IS_REGULAR)) {
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: not a regular file", f);
+    return NULL;
+  }
   json_error_t err;
   json_t *m = json_load_file(f, JSON_REJECT_DUPLICATES, &err);
   if (!m)
-    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s:%d:%d: %s", f, err.line, err.column, err.text);
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s:%d:%d: %s", f, MAX(err.line, 1),
+                MAX(err.column, 1), err.text);
   return m;
 }
 
@@ -400,7 +406,12 @@ static int write_table(const SimSweep *sw, const char *const *dirs, guint n_dirs
   g_autoptr(SimSweepTable) t = sim_sweep_table_new(sw);
   g_autoptr(GError) e = NULL;
   guint n = 0;
-  if (!sim_sweep_table_collect(t, dirs, n_dirs, &n, &e) || !sim_sweep_table_write(t, out, &e)) {
+  /* A summary that does not parse was damaged after its run wrote it atomically: bad input. */
+  if (!sim_sweep_table_collect(t, dirs, n_dirs, &n, &e)) {
+    fprintf(stderr, "sim sweep: %s\n", e->message);
+    return SIM_EXIT_USAGE;
+  }
+  if (!sim_sweep_table_write(t, out, &e)) {
     fprintf(stderr, "sim sweep: %s\n", e->message);
     return SIM_EXIT_RUNTIME;
   }

@@ -213,9 +213,16 @@ static gboolean read_pools(Replay *r, const char *path, GError **error) {
       ok = FALSE;
       break;
     }
+    uint64_t id = emc_address_id(&a);
+    const char *pname = g_ptr_array_index(fields, name_col), *had = g_hash_table_lookup(r->pool_of, &id);
+    /* One address in two pools: which one mined its blocks would depend on the order of the lines. */
+    if (had && strcmp(had, pname) != 0) {
+      input_error(error, "%s:%u: address %s is already mapped to pool '%s'", path, line, text, had);
+      ok = FALSE;
+      break;
+    }
     uint64_t *key = g_new(uint64_t, 1);
-    *key = emc_address_id(&a);
-    const char *pname = g_ptr_array_index(fields, name_col);
+    *key = id;
     g_hash_table_replace(r->pool_of, key, g_strdup(pname));
     guint j = 0;
     while (j < r->pool_order->len && strcmp(g_ptr_array_index(r->pool_order, j), pname) != 0) j++;

@@ -234,6 +234,9 @@ static GByteArray *read_file(const char *path, const char **what, int *err_no) {
 /* ---- Includes ---- */
 
 #define INCLUDE_MAX_DEPTH 16
+/* A file included several times is read each time, so without a cap on the includes in all, 16 levels of
+ * files that each include the next one 8 times would read 8^16 files. */
+#define INCLUDE_MAX_READS 256
 
 /* A problem found while resolving the includes of one file: a JSON path in that file and a message. */
 typedef struct {
@@ -290,13 +293,21 @@ static char *include_key(const char *file) {
   return g_canonicalize_filename(file, NULL);
 }
 
-static void resolve_includes(json_t *root, const char *file, GPtrArray *stack, GPtrArray *shown, GPtrArray *problems);
+static void resolve_includes(json_t *root, const char *file, GPtrArray *stack, GPtrArray *shown, guint *reads,
+                             GPtrArray *problems);
 
-/* Loads the include `name` of `file` (at JSON path `jpath`) with its own includes resolved. NULL with
- * problems added at `jpath`. */
+/* Loads the include `name` of `file` (at JSON path `jpath`) with its own includes resolved, counting the
+ * includes met in *reads. NULL with problems added at `jpath`, except past INCLUDE_MAX_READS, where only the
+ * first refused include reports (the scenario fails all the same). */
 static json_t *include_load(const char *file, const char *name, const char *jpath, GPtrArray *stack,
-                            GPtrArray *shown, GPtrArray *problems) {
+                            GPtrArray *shown, guint *reads, GPtrArray *problems) {
   g_autofree char *inc = include_resolve(file, name);
+  if (++*reads > INCLUDE_MAX_READS) {
+    if (*reads == INCLUDE_MAX_READS + 1)
+      inc_problem(problems, jpath, "%s: more than %d includes in all (a file included again counts again)", inc,
+                  INCLUDE_MAX_READS);
+    return NULL;
+  }
   g_autofree char *key = include_key(inc);
   for (guint i = 0; i < stack->len; i++) {
     if (strcmp(g_ptr_array_index(stack, i), key) != 0) continue;
@@ -340,7 +351,7 @@ static json_t *include_load(const char *file, const char *name, const char *jpat
   g_ptr_array_add(stack, g_steal_pointer(&key));
   g_ptr_array_add(shown, g_strdup(inc));
   g_autoptr(GPtrArray) inner = g_ptr_array_new_with_free_func(inc_problem_free);
-  resolve_includes(doc, inc, stack, shown, inner);
+  resolve_includes(doc, inc, stack, shown, reads, inner);
   g_ptr_array_remove_index(stack, stack->len - 1);
   g_ptr_array_remove_index(shown, shown->len - 1);
   /* Problems inside the included file name that file and their path in it. */
@@ -357,7 +368,8 @@ static json_t *include_load(const char *file, const char *name, const char *jpat
 
 /* Replaces root's "include" by the content of the files it names (recursively), merged under root: later
  * includes win over earlier ones, root over all. Problems go to `problems` with their path in `file`. */
-static void resolve_includes(json_t *root, const char *file, GPtrArray *stack, GPtrArray *shown, GPtrArray *problems) {
+static void resolve_includes(json_t *root, const char *file, GPtrArray *stack, GPtrArray *shown, guint *reads,
+                             GPtrArray *problems) {
   json_t *list = json_object_get(root, "include");
   if (!list) return;
   gboolean is_list = json_is_array(list);
@@ -377,7 +389,7 @@ static void resolve_includes(json_t *root, const char *file, GPtrArray *stack, G
       inc_problem(problems, jp, "must be a file name (a non-empty string)");
       continue;
     }
-    json_t *doc = include_load(file, json_string_value(v), jp, stack, shown, problems);
+    json_t *doc = include_load(file, json_string_value(v), jp, stack, shown, reads, problems);
     if (!doc) continue;
     merge_under(doc, acc);
     json_decref(acc);
@@ -407,7 +419,8 @@ SimScenario *sim_scenario_load_data(const char *data, size_t len, const char *pa
     g_autoptr(GPtrArray) problems = g_ptr_array_new_with_free_func(inc_problem_free);
     g_ptr_array_add(stack, include_key(path));
     g_ptr_array_add(shown, g_strdup(path));
-    resolve_includes(root, path, stack, shown, problems);
+    guint reads = 0;
+    resolve_includes(root, path, stack, shown, &reads, problems);
     for (guint i = 0; i < problems->len; i++) {
       const IncProblem *x = g_ptr_array_index(problems, i);
       sim_diag_add(diag, x->path, "%s", x->message);

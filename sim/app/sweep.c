@@ -684,6 +684,7 @@ static gboolean path_param_parse(json_t *o, const char *path, json_t *base_doc, 
       guint rb = sim_diag_count(diag);
       check_keys(range, rp, rkeys, diag);
       double x[3] = {0};
+      json_int_t xi[3] = {0}; /* exact when all three are integers (doubles round past 2^53) */
       gboolean ints = TRUE;
       for (guint i = 0; i < 3; i++) {
         json_t *v = json_object_get(range, rkeys[i]);
@@ -695,22 +696,30 @@ static gboolean path_param_parse(json_t *o, const char *path, json_t *base_doc, 
         else {
           x[i] = json_number_value(v);
           ints = ints && json_is_integer(v);
+          if (json_is_integer(v)) xi[i] = json_integer_value(v);
         }
       }
       if (sim_diag_count(diag) == rb) {
         g_autofree char *sp = sim_json_child_path(rp, "step");
         g_autofree char *tp = sim_json_child_path(rp, "to");
-        double count = x[2] > 0 ? floor((x[1] - x[0]) / x[2] + 1e-9) + 1 : 0;
-        if (!(x[2] > 0))
+        gboolean step_ok = ints ? xi[2] > 0 : x[2] > 0;
+        gboolean order_ok = ints ? xi[1] >= xi[0] : x[1] >= x[0];
+        /* In unsigned arithmetic the span of two int64 values cannot overflow. */
+        double count = !step_ok || !order_ok ? 0
+                       : ints ? (double)(((guint64)xi[1] - (guint64)xi[0]) / (guint64)xi[2]) + 1
+                              : floor((x[1] - x[0]) / x[2] + 1e-9) + 1;
+        if (!step_ok)
           sim_diag_add(diag, sp, "must be > 0");
-        else if (x[1] < x[0])
+        else if (!order_ok)
           sim_diag_add(diag, tp, "must be >= from");
         else if (count > SWEEP_MAX_LEVELS)
           sim_diag_add(diag, rp, "gives %.0f values; at most %u", count, SWEEP_MAX_LEVELS);
         else
           for (guint k = 0; k < (guint)count; k++) {
             if (ints) {
-              g_ptr_array_add(levels, json_integer((json_int_t)x[0] + (json_int_t)k * (json_int_t)x[2]));
+              /* from + k·step <= to: exact, no overflow. */
+              g_ptr_array_add(levels,
+                              json_integer((json_int_t)((guint64)xi[0] + (guint64)k * (guint64)xi[2])));
             } else {
               /* from + k·step, rounded to 12 significant digits so 0.1 steps stay 0.3, not
                * 0.30000000000000004. */
@@ -1228,12 +1237,12 @@ gboolean sim_sweep_table_collect(SimSweepTable *t, const char *const *dirs, guin
       g_autofree char *name = sim_sweep_run_name(p, r);
       for (guint d = 0; d < n_dirs; d++) {
         g_autofree char *file = g_build_filename(dirs[d], "runs", name, "summary.json", NULL);
-        if (!g_file_test(file, G_FILE_TEST_EXISTS)) continue;
+        if (!g_file_test(file, G_FILE_TEST_IS_REGULAR)) continue; /* as resume: not a complete run */
         json_error_t err;
         g_autoptr(json_t) s = json_load_file(file, 0, &err);
         if (!s) {
-          g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "cannot read %s: %d:%d: %s", file, err.line,
-                      err.column, err.text);
+          g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "cannot read %s: %d:%d: %s", file,
+                      MAX(err.line, 1), MAX(err.column, 1), err.text);
           return FALSE;
         }
         sim_sweep_table_add(t, p, s);

@@ -124,9 +124,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimSweepTable, sim_sweep_table_free)
  * the metric columns (in order of first appearance, or the sweep's "metrics" order) follow it. */
 void sim_sweep_table_add(SimSweepTable *t, guint point, const json_t *summary);
 
-/* Adds every complete run (runs/pP-rR/summary.json) with replicate < the sweep's replicates, looking in
- * each directory of `dirs` in turn (the first one that has the run wins). Sets *n_runs. FALSE when a
- * summary cannot be read (G_FILE_ERROR). */
+/* Adds every complete run (runs/pP-rR/summary.json, a regular file) with replicate < the sweep's replicates,
+ * looking in each directory of `dirs` in turn (the first one that has the run wins). Sets *n_runs. FALSE
+ * when a summary cannot be read or parsed (G_FILE_ERROR): bad input, as the results were written atomically. */
 gboolean sim_sweep_table_collect(SimSweepTable *t, const char *const *dirs, guint n_dirs, guint *n_runs,
                                  GError **error);
 

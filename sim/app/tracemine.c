@@ -68,29 +68,45 @@ static gboolean read_map(SimTrace *t, const char *path, GError **error) {
   guint line = 0;
   GError *e = NULL;
   int ac = -1, nc = -1;
-  gboolean ok = an_csv_read_record(f, fields, &line, &e);
-  for (guint i = 0; ok && i < fields->len; i++) {
+  /* The same checks and messages as sim replay's reader of the map (replay.c). */
+  if (!an_csv_read_record(f, fields, &line, &e)) {
+    fclose(f);
+    bad_input(error, "%s: %s", path, e ? e->message : "empty file (expected a header with 'address')");
+    g_clear_error(&e);
+    return FALSE;
+  }
+  for (guint i = 0; i < fields->len; i++) {
     const char *h = g_ptr_array_index(fields, i);
     if (!strcmp(h, "address")) ac = (int)i;
     if (!strcmp(h, "name") || (nc < 0 && !strcmp(h, "name_in_dsn2020_scripts"))) nc = (int)i;
   }
-  if (ok && nc < 0 && fields->len >= 2) nc = ac == 1 ? 0 : 1;
-  if (!ok || ac < 0 || nc < 0) {
+  if (nc < 0 && fields->len >= 2) nc = ac == 1 ? 0 : 1;
+  if (ac < 0 || nc < 0) {
     fclose(f);
-    g_clear_error(&e);
     return bad_input(error, "%s:1: the header needs an 'address' column and a pool name column", path);
   }
   while (an_csv_read_record(f, fields, &line, &e)) {
-    if ((int)fields->len <= MAX(ac, nc)) continue;
+    if (fields->len == 1 && !*(const char *)g_ptr_array_index(fields, 0)) continue;
+    if ((int)fields->len <= MAX(ac, nc)) {
+      fclose(f);
+      return bad_input(error, "%s:%u: %u fields, expected at least %d", path, line, fields->len,
+                       MAX(ac, nc) + 1);
+    }
     EmcAddress a;
     const char *txt = g_ptr_array_index(fields, ac);
     if (!emc_address_parse(txt, strlen(txt), &a)) {
       fclose(f);
       return bad_input(error, "%s:%u: not an address: '%s'", path, line, txt);
     }
+    uint64_t id = emc_address_id(&a);
+    const char *name = g_ptr_array_index(fields, nc), *had = g_hash_table_lookup(t->pool_of, &id);
+    if (had && strcmp(had, name) != 0) {
+      fclose(f);
+      return bad_input(error, "%s:%u: address %s is already mapped to pool '%s'", path, line, txt, had);
+    }
     uint64_t *k = g_new(uint64_t, 1);
-    *k = emc_address_id(&a);
-    g_hash_table_replace(t->pool_of, k, g_strdup(g_ptr_array_index(fields, nc)));
+    *k = id;
+    g_hash_table_replace(t->pool_of, k, g_strdup(name));
   }
   fclose(f);
   if (e) {

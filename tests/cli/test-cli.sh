@@ -58,6 +58,8 @@ expect_rc 2 "--pools without --mining-from" -- "$SIM" run scenarios/tiny.json --
 contains "$tmp/err" "sim run: --pools needs --mining-from" "--pools without --mining-from message"
 expect_rc 2 "--strict without --mining-from" -- "$SIM" run scenarios/tiny.json --strict --out "$tmp/never"
 contains "$tmp/err" "sim run: --strict needs --mining-from" "--strict without --mining-from message"
+expect_rc 2 "bench scaling --set without --scenario" -- "$SIM" bench scaling --set stop.heights=5
+contains "$tmp/err" "sim bench scaling: --set needs --scenario" "bench scaling --set without --scenario message"
 expect_rc 2 "validate /dev/zero" -- timeout 60 "$SIM" validate /dev/zero
 contains "$tmp/err" "/dev/zero: cannot read: File too large" "validate /dev/zero message"
 expect_rc 2 "a delay of 24 days" -- "$SIM" validate scenarios/geo-small.json --set network.stratum.offset_ms=2147483648
@@ -196,6 +198,10 @@ if [ "$(cat "$tmp/err")" = "$tmp/nosuchdir: No such file or directory" ]; then o
 mkdir -p "$tmp/nosummary"
 expect_rc 2 "report without summary.json" -- "$SIM" report "$tmp/nosummary"
 if [ "$(cat "$tmp/err")" = "$tmp/nosummary/summary.json: No such file or directory" ]; then ok; else bad "no summary message: $(cat "$tmp/err")"; fi
+# A summary.json that is a directory (jansson read it as an empty file: "line 1, column 0").
+mkdir -p "$tmp/dirsummary/summary.json"
+expect_rc 2 "report with a summary.json directory" -- "$SIM" report "$tmp/dirsummary"
+if [ "$(cat "$tmp/err")" = "$tmp/dirsummary/summary.json: Is a directory" ]; then ok; else bad "summary directory message: $(cat "$tmp/err")"; fi
 expect_rc 2 "report of a malformed CSV" -- "$SIM" report tests/data/report/bad-runs --out "$tmp/never.html"
 if [ "$(cat "$tmp/err")" = "tests/data/report/bad-runs/runs.csv: line 3: 3 fields, expected 4 (as in the header)" ]; then ok; else bad "malformed CSV message: $(cat "$tmp/err")"; fi
 [ ! -e "$tmp/never.html" ] && ok || bad "bad input wrote a page"
@@ -304,6 +310,9 @@ if [ "$(cat "$tmp/err")" = "$tmp/c/out: no numeric metric shared with $tmp/a/out
 mkdir -p "$tmp/noresults"
 expect_rc 2 "compare directory without results" -- "$SIM" compare "$tmp/noresults" "$tmp/a/out"
 if [ "$(cat "$tmp/err")" = "$tmp/noresults: no summary.json in it or in its subdirectories" ]; then ok; else bad "compare empty dir message: $(cat "$tmp/err")"; fi
+# An empty argument is no side at all (it compared the other side with nothing shared).
+expect_rc 2 "compare empty path" -- "$SIM" compare "" "$tmp/a/out"
+if [ "$(cat "$tmp/err")" = "empty path (expected a summary.json, a results directory or a comma-separated list of them)" ]; then ok; else bad "compare empty path message: $(cat "$tmp/err")"; fi
 expect_rc 2 "compare unwritable --json" -- "$SIM" compare "$tmp/a/out" "$tmp/c/out" --json "$tmp/plainfile/sub/x.json"
 if [ "$(cat "$tmp/err")" = "sim compare: cannot create output directory $tmp/plainfile/sub: Not a directory" ]; then ok; else bad "compare --json message: $(cat "$tmp/err")"; fi
 [ ! -s "$tmp/out" ] && ok || bad "compare printed a table although --json failed"
@@ -428,6 +437,9 @@ unknown.json: $.parameters[0]: give exactly one of "values" and "range"'
 sweep_bad badvalue '{"base": "tiny.json", "parameters": [{"path": "network.delay.median_ms", "values": [100, -5]}]}' \
   'badvalue.json: $.parameters: point 1 (network.delay.median_ms=-5): tiny.json: $.network.delay.median_ms: must be in (0, 3.6e+06] (got -5)'
 sweep_bad nobase '{"base": "nope.json"}' 'nobase.json: $.base: cannot open nope.json: No such file or directory'
+# Integer ranges are exact to the ends of int64 (through doubles, 2^63 - 2 became -2^63, and UBSan saw overflow).
+sweep_bad bigrange '{"base": "tiny.json", "parameters": [{"path": "stop.heights", "range": {"from": 9223372036854775806, "to": 9223372036854775807, "step": 5}}]}' \
+  'bigrange.json: $.parameters: point 0 (stop.heights=9223372036854775806): tiny.json: $.stop.heights: must be in [0, 1000000000] (got 9223372036854775806)'
 sweep s.json --out never --shard 3/3
 [ $rc -eq 2 ] && ok || bad "sweep --shard 3/3: exit $rc"
 contains "$tmp/err" "sim sweep: --shard 3/3: i must be in [0, 3)" "shard out of range message"
@@ -438,6 +450,21 @@ sweep s2.json --out one
 sweep merge one sh0 merged-other --out x
 [ $rc -eq 2 ] && ok || bad "merge of a non-sweep directory: exit $rc"
 contains "$tmp/err" "sim sweep merge: merged-other has no sweep.json: not a sweep results directory" "merge non-sweep message"
+# Damaged results are bad input (exit 2, the file and position); a summary.json that is a directory is
+# not a complete run, as for resume; a sweep.json that is a directory is not read as an empty file.
+cp -r "$sw/one" "$sw/damaged"
+head -c 40 "$sw/one/runs/p1-r0/summary.json" >"$sw/damaged/runs/p1-r0/summary.json"
+sweep merge damaged --quiet
+[ $rc -eq 2 ] && ok || bad "merge with a truncated summary.json: exit $rc, expected 2"
+[ "$(cat "$tmp/err")" = "sim sweep: cannot read damaged/runs/p1-r0/summary.json: 4:5: premature end of input near '\"'" ] && ok || bad "truncated summary message: $(cat "$tmp/err")"
+rm "$sw/damaged/runs/p1-r0/summary.json" && mkdir "$sw/damaged/runs/p1-r0/summary.json"
+sweep merge damaged
+[ $rc -eq 0 ] && ok || bad "merge with a summary.json directory: exit $rc, $(cat "$tmp/err")"
+contains "$tmp/out" "3 of 4 runs complete" "a summary.json directory is not a complete run"
+rm "$sw/damaged/sweep.json" && mkdir "$sw/damaged/sweep.json"
+sweep merge damaged
+[ $rc -eq 2 ] && ok || bad "merge with a sweep.json directory: exit $rc, expected 2"
+[ "$(cat "$tmp/err")" = "sim sweep merge: damaged/sweep.json: not a regular file" ] && ok || bad "sweep.json directory message: $(cat "$tmp/err")"
 # A run that fails (killed) is reported, the other finishes, the sweep exits 1; rerunning completes it.
 printf '%s\n' '{"base": "tiny.json", "sets": ["stop.heights=60000"],' \
   ' "parameters": [{"path": "network.delay.median_ms", "values": [300, 900]}]}' >"$sw/long.json"
@@ -761,6 +788,23 @@ contains "$tmp/err" "sim run: --mining-from: $tmp/nope: cannot open directory: N
 printf 'address,name\n0x0000000800000000000000000000000000000000,NoSuchPool\n' >"$tmp/map.csv"
 expect_rc 2 "trace-driven pool not in scenario" -- "$SIM" run scenarios/tiny.json --set 'pools=[{"name":"A","hash_share":1}]' --mining-from "$tmp/el/emc/WE" --pools "$tmp/map.csv" --out "$tmp/tm2"
 contains "$tmp/err" "is not in the scenario, which has no 'Others' pool" "trace-driven unknown pool message"
+# The address map is read as sim replay reads it: a short row, a directory, and an address in two pools are
+# errors (it skipped the row, blamed the header, and let the last line win).
+printf 'address,name\n0x0000000800000000000000000000000000000000\n' >"$tmp/map-short.csv"
+printf 'address,name\n0x0000000800000000000000000000000000000000,A\n0x0000000800000000000000000000000000000000,B\n' >"$tmp/map-dup.csv"
+mkdir -p "$tmp/map-dir.csv"
+for m in short dup dir; do
+  expect_rc 2 "trace-driven map $m" -- "$SIM" run scenarios/geo-small.json --mining-from WE="$tmp/el/emc/WE" --pools "$tmp/map-$m.csv" --out "$tmp/tm-map"
+  cp "$tmp/err" "$tmp/err-run-$m"
+  expect_rc 2 "replay map $m" -- "$SIM" replay "$tmp/el/emc/WE" --pools "$tmp/map-$m.csv" --out "$tmp/tm-map-replay"
+  cp "$tmp/err" "$tmp/err-replay-$m"
+done
+contains "$tmp/err-run-short" "sim run: --mining-from: $tmp/map-short.csv:2: 1 fields, expected at least 2" "trace-driven short map row"
+contains "$tmp/err-replay-short" "sim replay: $tmp/map-short.csv:2: 1 fields, expected at least 2" "replay short map row"
+contains "$tmp/err-run-dup" "sim run: --mining-from: $tmp/map-dup.csv:3: address 0x0000000800000000000000000000000000000000 is already mapped to pool 'A'" "trace-driven address in two pools"
+contains "$tmp/err-replay-dup" "sim replay: $tmp/map-dup.csv:3: address 0x0000000800000000000000000000000000000000 is already mapped to pool 'A'" "replay address in two pools"
+contains "$tmp/err-run-dir" "sim run: --mining-from: $tmp/map-dir.csv: cannot read: Is a directory" "trace-driven map directory"
+[ ! -e "$tmp/tm-map" ] && ok || bad "a trace-driven run with a bad address map wrote $tmp/tm-map"
 # ---- sim calibrate: models fitted to the Rinkeby logs, written as a file that a scenario includes ----
 mkdir -p "$tmp/cal"
 expect_rc 0 "calibrate rinkeby" -- "$SIM" calibrate "$RK" -o "$tmp/cal/rinkeby.json" --report "$tmp/cal/report.json"
