@@ -22,7 +22,9 @@ typedef struct {
 
 struct SimOutDir {
   char *dir;
-  GArray *files; /* OutFile */
+  GArray *files;     /* OutFile */
+  gboolean created;  /* sim_outdir_open made the directory: removed again if nothing was committed */
+  gboolean committed;
 };
 
 static void outfile_clear(gpointer p) {
@@ -34,6 +36,7 @@ static void outfile_clear(gpointer p) {
 }
 
 SimOutDir *sim_outdir_open(const char *dir, GError **error) {
+  gboolean existed = g_file_test(dir, G_FILE_TEST_EXISTS);
   if (g_mkdir_with_parents(dir, 0777) != 0) {
     int e = errno;
     g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "cannot create output directory %s: %s", dir,
@@ -46,12 +49,14 @@ SimOutDir *sim_outdir_open(const char *dir, GError **error) {
     int e = errno;
     g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "cannot write to output directory %s: %s", dir,
                 g_strerror(e));
+    if (!existed) g_rmdir(dir);
     return NULL;
   }
   close(fd);
   g_unlink(probe);
   SimOutDir *out = g_new0(SimOutDir, 1);
   out->dir = g_strdup(dir);
+  out->created = !existed;
   out->files = g_array_new(FALSE, TRUE, sizeof(OutFile));
   g_array_set_clear_func(out->files, outfile_clear);
   return out;
@@ -60,6 +65,8 @@ SimOutDir *sim_outdir_open(const char *dir, GError **error) {
 void sim_outdir_free(SimOutDir *out) {
   if (!out) return;
   g_array_unref(out->files);
+  /* A run that failed on bad input leaves no empty directory behind (only empty: rmdir refuses others). */
+  if (out->created && !out->committed) g_rmdir(out->dir);
   g_free(out->dir);
   g_free(out);
 }
@@ -136,6 +143,7 @@ gboolean sim_outdir_commit(SimOutDir *out, GError **error) {
       ok = FALSE;
     } else {
       o->renamed = TRUE;
+      out->committed = TRUE;
     }
   }
   sigprocmask(SIG_SETMASK, &old, NULL);

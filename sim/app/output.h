@@ -15,7 +15,8 @@ typedef struct SimOutDir SimOutDir;
 
 /* Creates `dir` (and parents) if needed and checks that a file can be created in it. Errors are
  * G_FILE_ERROR with a message naming the directory. Free with sim_outdir_free(), which removes every
- * temp file not committed. */
+ * temp file not committed, and the directory itself if this call created it and nothing was committed
+ * (and it is empty). */
 SimOutDir *sim_outdir_open(const char *dir, GError **error);
 void sim_outdir_free(SimOutDir *out);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimOutDir, sim_outdir_free)

@@ -728,7 +728,7 @@ expect_rc 0 "replay reports a bad line" -- "$SIM" replay "$tmp/badlogs" --out "$
 contains "$tmp/err" "$tmp/badlogs/NewBlockMsg.log:67:" "bad line reported as file:line"
 expect_rc 2 "replay strict" -- "$SIM" replay "$tmp/badlogs" --out "$tmp/rp5" --strict
 contains "$tmp/err" "NewBlockMsg.log:67:" "strict bad line message"
-[ ! -e "$tmp/rp5/summary.json" ] && ok || bad "strict replay wrote a summary"
+[ ! -e "$tmp/rp5" ] && ok || bad "strict replay left its output directory behind: $(ls -A "$tmp/rp5")"
 
 # ---- sim run --emc-logs: simulated vantage points write the study's logs; replaying them gives the run's
 # observation stream back (times to the millisecond, as EMC wrote them).
