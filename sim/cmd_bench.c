@@ -116,6 +116,10 @@ static int bench_phold(int argc, char **argv) {
   if (!phold_opts_check("bench phold", &o, &p)) return SIM_EXIT_USAGE;
   if (threads < 0 || threads > SIM_ENGINE_MAX_THREADS)
     return sim_cli_usage_error("bench phold", "--threads must be in [0, %d]", SIM_ENGINE_MAX_THREADS);
+  if (threads > 0 && !(o.lookahead > 0))
+    return sim_cli_usage_error("bench phold",
+                               "--threads needs --lookahead S > 0 (the least delay of every event is the windows' "
+                               "length; with 0 the engine cannot make windows)");
   p.threads = (guint)threads;
   gint reps = o.reps;
   g_autofree double *rates = g_new(double, reps);

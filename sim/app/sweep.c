@@ -713,7 +713,8 @@ static gboolean path_param_parse(json_t *o, const char *path, json_t *base_doc, 
         else if (!order_ok)
           sim_diag_add(diag, tp, "must be >= from");
         else if (count > SWEEP_MAX_LEVELS)
-          sim_diag_add(diag, rp, "gives %.0f values; at most %u", count, SWEEP_MAX_LEVELS);
+          sim_diag_add(diag, rp, count < 1e15 ? "gives %.0f values; at most %u" : "gives %.3g values; at most %u",
+                       count, SWEEP_MAX_LEVELS);
         else
           for (guint k = 0; k < (guint)count; k++) {
             if (ints) {

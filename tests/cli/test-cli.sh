@@ -431,6 +431,10 @@ sweep_bad badpath '{"base": "tiny.json", "parameters": [{"path": "network.delay.
 sweep_bad empty '{"base": "tiny.json", "parameters": [{"path": "network.delay.median_ms", "values": []}]}' \
   'empty.json: $.parameters[0].values: must be a non-empty array'
 sweep_bad rep0 '{"base": "tiny.json", "replicates": 0}' 'rep0.json: $.replicates: must be in [1, 100000] (got 0)'
+sweep_bad manyvalues '{"base": "tiny.json", "parameters": [{"path": "stop.heights", "range": {"from": 1, "to": 30000, "step": 1}}]}' \
+  'manyvalues.json: $.parameters[0].range: gives 30000 values; at most 10000'
+sweep_bad hugerange '{"base": "tiny.json", "parameters": [{"path": "network.delay.median_ms", "range": {"from": 1, "to": 1e300, "step": 0.5}}]}' \
+  'hugerange.json: $.parameters[0].range: gives 2e+300 values; at most 10000'
 sweep_bad unknown '{"base": "tiny.json", "parameters": [{"path": "stop.heights", "value": [1]}]}' \
   'unknown.json: $.parameters[0].value: unknown key (expected one of: path, values, range, comment)
 unknown.json: $.parameters[0]: give exactly one of "values" and "range"'
