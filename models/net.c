@@ -433,7 +433,9 @@ static json_t *required_key(json_t *obj, const char *path, const char *key, SimD
   return v;
 }
 
-enum { BOUND_NONNEG, BOUND_POS };
+/* BOUND_MS: a latency or round trip in ms, at most an hour (as the delay models): larger is a typing error. */
+enum { BOUND_NONNEG, BOUND_POS, BOUND_MS };
+#define LATENCY_MAX_MS 3.6e6
 
 /* Checks one number (null allowed when `allow_null`: stored as NAN); reports at `path`. */
 static gboolean parse_number(json_t *v, const char *path, int bound, gboolean allow_null, double *out,
@@ -447,10 +449,13 @@ static gboolean parse_number(json_t *v, const char *path, int bound, gboolean al
     return FALSE;
   }
   double d = json_number_value(v);
-  gboolean ok = isfinite(d) && (bound == BOUND_POS ? d > 0 : d >= 0);
+  gboolean ok = isfinite(d) && (bound == BOUND_POS ? d > 0 : d >= 0) && (bound != BOUND_MS || d <= LATENCY_MAX_MS);
   if (!ok) {
     g_autofree char *got = fmt_num(d);
-    sim_diag_add(diag, path, "must be %s 0 (got %s)", bound == BOUND_POS ? ">" : ">=", got);
+    if (bound == BOUND_MS)
+      sim_diag_add(diag, path, "must be in [0, %g] (got %s)", LATENCY_MAX_MS, got);
+    else
+      sim_diag_add(diag, path, "must be %s 0 (got %s)", bound == BOUND_POS ? ">" : ">=", got);
     return FALSE;
   }
   *out = d;
@@ -504,7 +509,7 @@ static gboolean parse_matrix(json_t *v, const char *path, guint n, gboolean allo
     if (!json_is_array(row)) continue;
     for (guint j = 0; j < n && j < json_array_size(row); j++) {
       g_autofree char *ep = g_strdup_printf("%s[%u][%u]", path, i, j);
-      ok &= parse_number(json_array_get(row, j), ep, BOUND_NONNEG, allow_null, &out[i * n + j], diag);
+      ok &= parse_number(json_array_get(row, j), ep, BOUND_MS, allow_null, &out[i * n + j], diag);
     }
   }
   return ok;

@@ -443,7 +443,10 @@ static void test_parse_latency_not_square(void) {
 
 static void test_parse_negative_latency(void) {
   expect_problems(SETS("network.regions.latency_ms[1][2]=-4"), NULL,
-                  WANT("$.network.regions.latency_ms[1][2]: must be >= 0 (got -4)"));
+                  WANT("$.network.regions.latency_ms[1][2]: must be in [0, 3.6e+06] (got -4)"));
+  /* At most an hour, as the delay models: 1e308 ms would saturate every draw. */
+  expect_problems(SETS("network.regions.latency_ms[0][1]=1e308"), NULL,
+                  WANT("$.network.regions.latency_ms[0][1]: must be in [0, 3.6e+06] (got 1e+308)"));
 }
 
 static void test_parse_bandwidth_zero(void) {
@@ -512,7 +515,7 @@ static void test_parse_all_in_one_pass(void) {
            "network.gateways[1].pool=\"X\"", "network.out_peers=0"),
       NULL,
       WANT("$.network.out_peers: must be in [1, 1000] (got 0)",
-           "$.network.regions.latency_ms[1][2]: must be >= 0 (got -4)",
+           "$.network.regions.latency_ms[1][2]: must be in [0, 3.6e+06] (got -4)",
            "$.network.regions.upload_bps[2]: must be > 0 (got 0)",
            "$.network.regions.node_share: must sum to 1 (got 0.9005)",
            "$.network.cities.region[1]: unknown region \"XX\" (expected one of: NA, EU, AP)",
