@@ -484,13 +484,13 @@ static gboolean load_run(AnCompareSide *s, const char *summary_path, const char 
     blank = g_ascii_isspace(buf->data[i]);
   if (blank) {
     g_set_error(error, AN_COMPARE_ERROR, AN_COMPARE_ERROR_INPUT,
-                "%s: 1:1: empty file (expected a JSON object)", summary_path);
+                "%s:1:1: empty file (expected a JSON object)", summary_path);
     return FALSE;
   }
   json_error_t jerr;
   json_t *root = json_loadb((const char *)buf->data, buf->len, JSON_REJECT_DUPLICATES, &jerr);
   if (!root) {
-    g_set_error(error, AN_COMPARE_ERROR, AN_COMPARE_ERROR_INPUT, "%s: %d:%d: %s", summary_path,
+    g_set_error(error, AN_COMPARE_ERROR, AN_COMPARE_ERROR_INPUT, "%s:%d:%d: %s", summary_path,
                 MAX(jerr.line, 1), MAX(jerr.column, 1), jerr.text);
     return FALSE;
   }

@@ -107,8 +107,8 @@ gboolean an_compare_side_add_run(AnCompareSide *side, const char *run_label, con
  * The side is labelled `spec`; each run by its summary's path. Errors (AN_COMPARE_ERROR_INPUT), with the
  * path first:
  *   "<path>: cannot open: <strerror>"                        (a missing path or an unreadable file)
- *   "<path>: <line>:<column>: <jansson's message>"            (not JSON; "1:1: empty file (expected a JSON
- *                                                             object)" for an empty one)
+ *   "<path>:<line>:<column>: <jansson's message>"             (not JSON; "<path>:1:1: empty file (expected a
+ *                                                             JSON object)" for an empty one)
  *   "<path>: not a summary (expected a JSON object)"
  *   "<dir>: no summary.json in it or in its subdirectories"
  *   "<spec>: empty path in the list"

@@ -576,7 +576,8 @@ static json_t *load_summary(const char *path, GError **error) {
   json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
   if (!doc) {
     if (je.line > 0)
-      input_error(error, path, "line %d, column %d: %s", je.line, je.column, je.text);
+      g_set_error(error, AN_REPORT_ERROR, AN_REPORT_ERROR_INPUT, "%s:%d:%d: %s", path, je.line, MAX(je.column, 1),
+                  je.text);
     else
       input_error(error, path, "%s", je.text);
     return NULL;

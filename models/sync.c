@@ -269,13 +269,13 @@ static json_t *parse_root(const char *data, size_t len, SimDiag *diag) {
   for (size_t i = 0; i < len && blank; i++)
     blank = g_ascii_isspace(data[i]);
   if (blank) {
-    sim_diag_add_raw(diag, "1:1: empty file (expected a JSON object)");
+    sim_diag_add_at(diag, 1, 1, "empty file (expected a JSON object)");
     return NULL;
   }
   json_error_t err;
   json_t *root = json_loadb(data, len, JSON_REJECT_DUPLICATES, &err);
   if (!root) {
-    sim_diag_add_raw(diag, "%d:%d: %s", MAX(err.line, 1), MAX(err.column, 1), err.text);
+    sim_diag_add_at(diag, err.line, err.column, "%s", err.text);
     return NULL;
   }
   if (!json_is_object(root)) {

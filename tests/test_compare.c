@@ -423,10 +423,10 @@ static void test_load_errors(void) {
   g_autofree char *ok = g_build_filename(dir, "ok.json", NULL);
   g_autofree char *nothing = g_build_filename(dir, "nothing", NULL);
   g_autofree char *m1 = g_strconcat(missing, ": cannot open: No such file or directory", NULL);
-  g_autofree char *m2 = g_strconcat(text, ": 1:4: '[' or '{' expected near 'this'", NULL);
-  g_autofree char *m3 = g_strconcat(empty, ": 1:1: empty file (expected a JSON object)", NULL);
+  g_autofree char *m2 = g_strconcat(text, ":1:4: '[' or '{' expected near 'this'", NULL);
+  g_autofree char *m3 = g_strconcat(empty, ":1:1: empty file (expected a JSON object)", NULL);
   g_autofree char *m4 = g_strconcat(array, ": not a summary (expected a JSON object)", NULL);
-  g_autofree char *m5 = g_strconcat(dup, ": 2:4: duplicate object key near '\"a\"'", NULL);
+  g_autofree char *m5 = g_strconcat(dup, ":2:4: duplicate object key near '\"a\"'", NULL);
   g_autofree char *m6 = g_strconcat(nothing, ": no summary.json in it or in its subdirectories", NULL);
   expect_load_error(missing, m1);
   expect_load_error(text, m2);

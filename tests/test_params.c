@@ -128,13 +128,13 @@ static void test_diag_with_file(void) {
   g_autoptr(SimDiag) diag = sim_diag_new("scenarios/x.json");
   CU_ASSERT_EQUAL(sim_diag_count(diag), 0);
   sim_diag_add(diag, "$.pools[3].hash_share", "must be in [%d, %d]", 0, 1);
-  sim_diag_add_raw(diag, "%d:%d: syntax error", 3, 14);
+  sim_diag_add_at(diag, 3, 14, "syntax error");
   CU_ASSERT_EQUAL(sim_diag_count(diag), 2);
   CU_ASSERT_STRING_EQUAL(sim_diag_get(diag, 0), "scenarios/x.json: $.pools[3].hash_share: must be in [0, 1]");
-  CU_ASSERT_STRING_EQUAL(sim_diag_get(diag, 1), "scenarios/x.json: 3:14: syntax error");
+  CU_ASSERT_STRING_EQUAL(sim_diag_get(diag, 1), "scenarios/x.json:3:14: syntax error");
   g_autofree char *all = sim_diag_join(diag);
   CU_ASSERT_STRING_EQUAL(all, "scenarios/x.json: $.pools[3].hash_share: must be in [0, 1]\n"
-                              "scenarios/x.json: 3:14: syntax error");
+                              "scenarios/x.json:3:14: syntax error");
 }
 
 static void test_diag_without_file(void) {

@@ -483,9 +483,9 @@ static void test_bad_inputs(void) {
     const char *file, *text, *error;
   } cases[] = {
       {"summary.json", "{\"chain\": {\"heights\": 3,}}",
-       "summary.json: line 1, column 25: string or '}' expected near '}'"},
+       "summary.json:1:25: string or '}' expected near '}'"},
       {"summary.json", "{\"a\": 1, \"a\": 2}",
-       "summary.json: line 1, column 12: duplicate object key near '\"a\"'"},
+       "summary.json:1:12: duplicate object key near '\"a\"'"},
       {"summary.json", "[1]", "summary.json: not a JSON object"},
       {"runs.csv", "", "runs.csv: empty file, expected a header line"},
       {"runs.csv", "length,count,count_ge\n1,2,3\n", "runs.csv: missing column 'expected_iid_ge'"},

@@ -155,8 +155,8 @@ static void test_machine_errors(void) {
                        "single_thread_iops, disk_write_mbps, net_mbps, comment, published_min)"},
       1);
   expect_machine_error("{\"vcpus\": 2,\n \"disk_iops\": 1,\n \"vcpus\": 3}",
-                       (const char *[]){"m.json: 3:8: duplicate object key near '\"vcpus\"'"}, 1);
-  expect_machine_error("  \n", (const char *[]){"m.json: 1:1: empty file (expected a JSON object)"}, 1);
+                       (const char *[]){"m.json:3:8: duplicate object key near '\"vcpus\"'"}, 1);
+  expect_machine_error("  \n", (const char *[]){"m.json:1:1: empty file (expected a JSON object)"}, 1);
   expect_machine_error("[1]", (const char *[]){"m.json: $: must be an object"}, 1);
   expect_machine_error(
       "{\"vcpus\": 2, \"disk_iops\": 1, \"published_min\": {\"snap\": -1, \"warp\": 2}}",

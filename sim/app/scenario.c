@@ -403,13 +403,13 @@ SimScenario *sim_scenario_load_data(const char *data, size_t len, const char *pa
   gboolean blank = TRUE;
   for (size_t i = 0; i < len && blank; i++) blank = g_ascii_isspace(data[i]);
   if (blank) {
-    sim_diag_add_raw(diag, "1:1: empty file (expected a JSON object)");
+    sim_diag_add_at(diag, 1, 1, "empty file (expected a JSON object)");
     return NULL;
   }
   json_error_t err;
   g_autoptr(json_t) root = json_loadb(data, len, JSON_REJECT_DUPLICATES, &err);
   if (!root) {
-    sim_diag_add_raw(diag, "%d:%d: %s", MAX(err.line, 1), MAX(err.column, 1), err.text);
+    sim_diag_add_at(diag, err.line, err.column, "%s", err.text);
     return NULL;
   }
   guint before = sim_diag_count(diag);

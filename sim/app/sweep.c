@@ -898,7 +898,7 @@ SimSweep *sim_sweep_load_file(const char *path, SimDiag *diag) {
   json_error_t err;
   g_autoptr(json_t) doc = json_loadb(data, len, JSON_REJECT_DUPLICATES, &err);
   if (!doc) {
-    sim_diag_add_raw(diag, "%d:%d: %s", MAX(err.line, 1), MAX(err.column, 1), err.text);
+    sim_diag_add_at(diag, err.line, err.column, "%s", err.text);
     return NULL;
   }
   if (!json_is_object(doc)) {
@@ -1242,7 +1242,7 @@ gboolean sim_sweep_table_collect(SimSweepTable *t, const char *const *dirs, guin
         json_error_t err;
         g_autoptr(json_t) s = json_load_file(file, 0, &err);
         if (!s) {
-          g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "cannot read %s: %d:%d: %s", file,
+          g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "cannot read %s:%d:%d: %s", file,
                       MAX(err.line, 1), MAX(err.column, 1), err.text);
           return FALSE;
         }

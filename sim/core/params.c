@@ -54,6 +54,18 @@ void sim_diag_add_raw(SimDiag *diag, const char *fmt, ...) {
   va_end(ap);
 }
 
+void sim_diag_add_at(SimDiag *diag, int line, int column, const char *fmt, ...) {
+  g_return_if_fail(diag != NULL && fmt != NULL);
+  GString *s = g_string_new(NULL);
+  if (diag->file) g_string_append_printf(s, "%s:", diag->file);
+  g_string_append_printf(s, "%d:%d: ", MAX(line, 1), MAX(column, 1));
+  va_list ap;
+  va_start(ap, fmt);
+  g_string_append_vprintf(s, fmt, ap);
+  va_end(ap);
+  g_ptr_array_add(diag->messages, g_string_free(s, FALSE));
+}
+
 guint sim_diag_count(const SimDiag *diag) {
   g_return_val_if_fail(diag != NULL, 0);
   return diag->messages->len;

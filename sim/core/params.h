@@ -25,8 +25,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimDiag, sim_diag_free)
 
 /* Adds "FILE: PATH: message". `path` is a JSON path such as "$.pools[3].hash_share". */
 void sim_diag_add(SimDiag *diag, const char *path, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
-/* Adds a message printed as is after "FILE:" (e.g. "3:14: syntax error"). */
+/* Adds "FILE: message" (e.g. "cannot read: File too large"). */
 void sim_diag_add_raw(SimDiag *diag, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+/* Adds "FILE:LINE:COLUMN: message", the form editors jump to (a syntax error; line and column are clamped to
+ * at least 1, as a parser reports 0 for an empty input). */
+void sim_diag_add_at(SimDiag *diag, int line, int column, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
 guint sim_diag_count(const SimDiag *diag);
 /* The i-th full message, owned by diag. */
 const char *sim_diag_get(const SimDiag *diag, guint i);

@@ -198,7 +198,7 @@ if [ "$(cat "$tmp/err")" = "$tmp/nosuchdir: No such file or directory" ]; then o
 mkdir -p "$tmp/nosummary"
 expect_rc 2 "report without summary.json" -- "$SIM" report "$tmp/nosummary"
 if [ "$(cat "$tmp/err")" = "$tmp/nosummary/summary.json: No such file or directory" ]; then ok; else bad "no summary message: $(cat "$tmp/err")"; fi
-# A summary.json that is a directory (jansson read it as an empty file: "line 1, column 0").
+# A summary.json that is a directory (jansson read it as an empty file, an error at line 1, column 0).
 mkdir -p "$tmp/dirsummary/summary.json"
 expect_rc 2 "report with a summary.json directory" -- "$SIM" report "$tmp/dirsummary"
 if [ "$(cat "$tmp/err")" = "$tmp/dirsummary/summary.json: Is a directory" ]; then ok; else bad "summary directory message: $(cat "$tmp/err")"; fi
@@ -301,7 +301,7 @@ if [ "$(cat "$tmp/err")" = "$tmp/nope: cannot open: No such file or directory" ]
 [ ! -s "$tmp/out" ] && [ ! -e "$tmp/cmp2" ] && ok || bad "compare missing wrote output"
 echo "this is not json" >"$tmp/notjson.json"
 expect_rc 2 "compare not JSON" -- "$SIM" compare "$tmp/notjson.json" "$tmp/a/out"
-if [ "$(cat "$tmp/err")" = "$tmp/notjson.json: 1:4: '[' or '{' expected near 'this'" ]; then ok; else bad "compare not JSON message: $(cat "$tmp/err")"; fi
+if [ "$(cat "$tmp/err")" = "$tmp/notjson.json:1:4: '[' or '{' expected near 'this'" ]; then ok; else bad "compare not JSON message: $(cat "$tmp/err")"; fi
 echo '{"other": {"x": 1}}' >"$tmp/other.json"
 expect_rc 2 "compare nothing shared" -- "$SIM" compare "$tmp/a/out" "$tmp/other.json"
 if [ "$(cat "$tmp/err")" = "$tmp/other.json: no numeric metric shared with $tmp/a/out" ]; then ok; else bad "compare nothing shared message: $(cat "$tmp/err")"; fi
@@ -460,7 +460,7 @@ cp -r "$sw/one" "$sw/damaged"
 head -c 40 "$sw/one/runs/p1-r0/summary.json" >"$sw/damaged/runs/p1-r0/summary.json"
 sweep merge damaged --quiet
 [ $rc -eq 2 ] && ok || bad "merge with a truncated summary.json: exit $rc, expected 2"
-[ "$(cat "$tmp/err")" = "sim sweep: cannot read damaged/runs/p1-r0/summary.json: 4:5: premature end of input near '\"'" ] && ok || bad "truncated summary message: $(cat "$tmp/err")"
+[ "$(cat "$tmp/err")" = "sim sweep: cannot read damaged/runs/p1-r0/summary.json:4:5: premature end of input near '\"'" ] && ok || bad "truncated summary message: $(cat "$tmp/err")"
 rm "$sw/damaged/runs/p1-r0/summary.json" && mkdir "$sw/damaged/runs/p1-r0/summary.json"
 sweep merge damaged
 [ $rc -eq 0 ] && ok || bad "merge with a summary.json directory: exit $rc, $(cat "$tmp/err")"
@@ -604,7 +604,7 @@ if diff -u "$tmp/want" "$tmp/err" >"$tmp/diff"; then ok; else bad "sync bad mach
 [ ! -s "$tmp/out" ] && ok || bad "sync bad machine printed a table"
 printf '{"vcpus": 4, "disk_iops": 100,}\n' >"$tmp/syntax.json"
 expect_rc 2 "sync syntax error" -- "$SIM" sync "$tmp/syntax.json"
-if [ "$(cat "$tmp/err")" = "$tmp/syntax.json: 1:31: string or '}' expected near '}'" ]; then ok; else bad "sync syntax message: $(cat "$tmp/err")"; fi
+if [ "$(cat "$tmp/err")" = "$tmp/syntax.json:1:31: string or '}' expected near '}'" ]; then ok; else bad "sync syntax message: $(cat "$tmp/err")"; fi
 printf '{"phases": {"snap": {"peer_mbps": 0}}}\n' >"$tmp/chain.json"
 expect_rc 2 "sync bad chain" -- "$SIM" sync scenarios/sync/mid-end.json --chain "$tmp/chain.json"
 if [ "$(cat "$tmp/err")" = "$tmp/chain.json: \$.phases.snap.peer_mbps: must be in (0, 1e+09] (got 0)" ]; then ok; else bad "sync bad chain message: $(cat "$tmp/err")"; fi
