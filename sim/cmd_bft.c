@@ -113,8 +113,9 @@ static gboolean parse_gbps(const char *cmd, const char *text, double *gbps) {
 #define RUBIN_GAIN_LO 0.33
 #define RUBIN_GAIN_HI 0.43
 
-/* `sim bft rubin` (argv[0] "bft", argv[1] "rubin"): the model's gains of the rdma-channel stack over tcp against Rubin's published range,
- * per message size: one-way latency on idle hosts and messages per second one host streams to another. */
+/* `sim bft rubin` (argv[0] "bft", argv[1] "rubin"): the model's gains of the rdma-channel stack over tcp
+ * against Rubin's published range, per message size: one-way latency on idle hosts and messages per second
+ * one host streams to another. */
 static int cmd_rubin(int argc, char **argv) {
   const char *cmd = "bft rubin";
   g_autofree char *sizes_list = NULL, *gbps_str = NULL;
