@@ -299,6 +299,10 @@ static gboolean obs_row(const char *path, guint line, GPtrArray *row, const ObsC
 /* Reads observations.csv into Delays per vantage (column order), then one for all vantages pooled (name "").
  */
 static GPtrArray *read_observations(const char *path, GError **error) {
+  if (an_input_unbounded(path)) {
+    g_set_error(error, AN_COMPARE_ERROR, AN_COMPARE_ERROR_INPUT, "%s: not a regular file", path);
+    return NULL;
+  }
   FILE *in = fopen(path, "rb");
   if (!in) {
     int e = errno;
@@ -460,6 +464,10 @@ gboolean an_compare_side_add_run(AnCompareSide *s, const char *run_label, const 
 
 /* Reads a summary file and adds it as one run. */
 static gboolean load_run(AnCompareSide *s, const char *summary_path, const char *obs_path, GError **error) {
+  if (an_input_unbounded(summary_path)) {
+    g_set_error(error, AN_COMPARE_ERROR, AN_COMPARE_ERROR_INPUT, "%s: not a regular file", summary_path);
+    return FALSE;
+  }
   FILE *f = fopen(summary_path, "rb");
   if (!f) {
     int e = errno;
@@ -514,6 +522,10 @@ static void commit_add(GPtrArray *list, const char *name, double ms) {
 
 /* tx_commit_samples.csv (an_tx_write_commit_samples_csv(): k,vantage,commit_s) into s->commit. */
 static gboolean read_commit_samples(AnCompareSide *s, const char *path, GError **error) {
+  if (an_input_unbounded(path)) {
+    g_set_error(error, AN_COMPARE_ERROR, AN_COMPARE_ERROR_INPUT, "%s: not a regular file", path);
+    return FALSE;
+  }
   FILE *f = fopen(path, "r");
   if (!f) {
     g_set_error(error, AN_COMPARE_ERROR, AN_COMPARE_ERROR_INPUT, "%s: cannot open: %s", path, g_strerror(errno));

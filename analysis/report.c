@@ -1,6 +1,7 @@
 /* report.c: the HTML report of a results directory: tables from summary.json and the CSV files, figures
  * drawn by a gnuplot child process and embedded as inline SVG. */
 #include "report.h"
+#include "util.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -153,6 +154,10 @@ static Csv *csv_open(const char *path, GError **error) {
   c->row = g_ptr_array_new();
   c->next_line = 1;
   g_autoptr(GError) e = NULL;
+  if (an_input_unbounded(path)) {
+    input_error(error, path, "not a regular file");
+    return NULL;
+  }
   if (!g_file_get_contents(path, &c->data, &c->len, &e)) {
     input_error(error, path, "%s", g_strerror(errno_from_file_error(e)));
     return NULL;
@@ -566,6 +571,10 @@ static json_t *load_summary(const char *path, GError **error) {
   json_error_t je;
   if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
     input_error(error, path, "%s", g_strerror(ENOENT));
+    return NULL;
+  }
+  if (an_input_unbounded(path)) {
+    input_error(error, path, "not a regular file");
     return NULL;
   }
   /* jansson reads a directory as an empty file. */

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <glib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void an_csv_put_field(FILE *out, const char *s) {
   if (!strpbrk(s, ",\"\r\n")) {
@@ -94,4 +95,9 @@ gboolean an_csv_read_record(FILE *in, GPtrArray *fields, guint *line, GError **e
   }
   if (c == '\n') (*line)++;
   return csv_check_read(in, error);
+}
+
+gboolean an_input_unbounded(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
 }

@@ -25,3 +25,9 @@ void an_json_set_nonempty(json_t *parent, const char *key, json_t *o);
  * a malformed record: text after a closing quote, a quote left open at the end, or a read error (`error`
  * set, G_FILE_ERROR, message without the file name). A last line without a line break is a record. */
 gboolean an_csv_read_record(FILE *in, GPtrArray *fields, guint *line, GError **error);
+
+/* Whether `path` names input that a reader might never finish: something other than a regular file or a
+ * directory (a device such as /dev/zero, a FIFO, a socket). Every reader of input files refuses such a path
+ * with "not a regular file" instead of reading forever. A path that cannot be examined is not refused here:
+ * opening it reports why. */
+gboolean an_input_unbounded(const char *path);

@@ -1,6 +1,7 @@
 /* numa_model.c: machine files, placement policies, the bandwidth bound, the loaded-latency application
  * model, BWAP's one-scalar tuner and the hill-climbing oracle. */
 #include "numa_model.h"
+#include "util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -370,6 +371,10 @@ SimNumaMachine *sim_numa_machine_load_file(const char *path, SimDiag *diag) {
   g_autofree char *data = NULL;
   gsize len = 0;
   g_autoptr(GError) e = NULL;
+  if (an_input_unbounded(path)) {
+    sim_diag_add_raw(diag, "not a regular file");
+    return NULL;
+  }
   if (!g_file_get_contents(path, &data, &len, &e)) {
     int code = e->domain == G_FILE_ERROR ? e->code : -1;
     const char *what = code == G_FILE_ERROR_NOENT   ? "No such file or directory"

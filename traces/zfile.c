@@ -1,5 +1,6 @@
 /* zfile.c: streaming, constant-memory line reader over plain, gzip (zlib), xz and lzma (liblzma) data. */
 #include "zfile.h"
+#include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -152,6 +153,10 @@ TrZFile *tr_zfile_open(const char *path, GError **error) {
   if (strcmp(path, "-") == 0) {
     f->fd = STDIN_FILENO;
   } else {
+    if (an_input_unbounded(path)) {
+      g_set_error(error, TR_ZFILE_ERROR, TR_ZFILE_ERROR_IO, "%s: not a regular file", path);
+      return NULL;
+    }
     f->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (f->fd < 0) {
       set_io_error(error, path, errno);

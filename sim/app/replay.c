@@ -170,6 +170,10 @@ static gboolean read_kind(Replay *r, guint v, const EmcDir *d, EmcKind kind,
 /* The address map: a CSV with a header naming `address` and a pool name column (`name`, else the study's
  * `name_in_dsn2020_scripts`, else the second column). */
 static gboolean read_pools(Replay *r, const char *path, GError **error) {
+  if (an_input_unbounded(path)) {
+    input_error(error, "%s: not a regular file", path);
+    return FALSE;
+  }
   FILE *f = fopen(path, "r");
   if (!f) {
     input_error(error, "%s: cannot open: %s", path, g_strerror(errno));

@@ -1,5 +1,6 @@
 /* scenario.c: the strict scenario loader. */
 #include "scenario.h"
+#include "util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -198,10 +199,8 @@ static SimScenario *load_doc(json_t *root, const char *path, SimDiag *diag) {
   return g_steal_pointer(&sc);
 }
 
-/* No scenario or included file is this large; the cap stops a read of /dev/zero or a wrong file. */
-#define SCENARIO_MAX_BYTES (256u << 20)
-
-/* The whole file, or NULL with `what` ("open" or "read") and errno (EFBIG past SCENARIO_MAX_BYTES). */
+/* The whole file, or NULL with `what` ("open" or "read") and errno. Callers refuse an_input_unbounded() paths
+ * first. */
 static GByteArray *read_file(const char *path, const char **what, int *err_no) {
   FILE *f = fopen(path, "rb");
   if (!f) {
@@ -212,15 +211,8 @@ static GByteArray *read_file(const char *path, const char **what, int *err_no) {
   GByteArray *buf = g_byte_array_new();
   guint8 chunk[65536];
   size_t n;
-  int read_errno = 0;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-    if (buf->len + n > SCENARIO_MAX_BYTES) {
-      read_errno = EFBIG;
-      break;
-    }
-    g_byte_array_append(buf, chunk, (guint)n);
-  }
-  if (!read_errno && ferror(f)) read_errno = errno;
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) g_byte_array_append(buf, chunk, (guint)n);
+  int read_errno = ferror(f) ? errno : 0;
   fclose(f);
   if (read_errno) {
     g_byte_array_unref(buf);
@@ -320,6 +312,10 @@ static json_t *include_load(const char *file, const char *name, const char *jpat
   }
   if (stack->len >= INCLUDE_MAX_DEPTH) {
     inc_problem(problems, jpath, "%s: includes nested more than %d deep", inc, INCLUDE_MAX_DEPTH);
+    return NULL;
+  }
+  if (an_input_unbounded(inc)) {
+    inc_problem(problems, jpath, "%s: not a regular file", inc);
     return NULL;
   }
   const char *what = NULL;
@@ -438,6 +434,10 @@ SimScenario *sim_scenario_load_data(const char *data, size_t len, const char *pa
 }
 
 SimScenario *sim_scenario_load_file(const char *path, const char *const *sets, SimDiag *diag) {
+  if (an_input_unbounded(path)) {
+    sim_diag_add_raw(diag, "not a regular file");
+    return NULL;
+  }
   const char *what = NULL;
   int err_no = 0;
   g_autoptr(GByteArray) buf = read_file(path, &what, &err_no);

@@ -890,6 +890,10 @@ SimSweep *sim_sweep_load_file(const char *path, SimDiag *diag) {
   g_autofree char *data = NULL;
   gsize len = 0;
   g_autoptr(GError) ge = NULL;
+  if (an_input_unbounded(path)) {
+    sim_diag_add_raw(diag, "not a regular file");
+    return NULL;
+  }
   if (!g_file_get_contents(path, &data, &len, &ge)) {
     int code = ge->code;
     sim_diag_add_raw(diag, "cannot open: %s", code == G_FILE_ERROR_NOENT ? g_strerror(ENOENT) : ge->message);
@@ -966,6 +970,10 @@ SimSweep *sim_sweep_load_file(const char *path, SimDiag *diag) {
   g_autofree char *base_data = NULL;
   gsize base_len = 0;
   g_clear_error(&ge);
+  if (an_input_unbounded(base_file)) {
+    sim_diag_add(diag, "$.base", "%s: not a regular file", base_file);
+    return NULL;
+  }
   if (!g_file_get_contents(base_file, &base_data, &base_len, &ge)) {
     sim_diag_add(diag, "$.base", "cannot open %s: %s", base_file,
                  ge->code == G_FILE_ERROR_NOENT ? g_strerror(ENOENT) : ge->message);

@@ -62,6 +62,7 @@ static gboolean bad_input(GError **error, const char *fmt, ...) {
 }
 
 static gboolean read_map(SimTrace *t, const char *path, GError **error) {
+  if (an_input_unbounded(path)) return bad_input(error, "%s: not a regular file", path);
   FILE *f = fopen(path, "r");
   if (!f) return bad_input(error, "%s: cannot open: %s", path, g_strerror(errno));
   g_autoptr(GPtrArray) fields = g_ptr_array_new_with_free_func(g_free);

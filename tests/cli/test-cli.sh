@@ -60,8 +60,24 @@ expect_rc 2 "--strict without --mining-from" -- "$SIM" run scenarios/tiny.json -
 contains "$tmp/err" "sim run: --strict needs --mining-from" "--strict without --mining-from message"
 expect_rc 2 "bench scaling --set without --scenario" -- "$SIM" bench scaling --set stop.heights=5
 contains "$tmp/err" "sim bench scaling: --set needs --scenario" "bench scaling --set without --scenario message"
+# Input that never ends (a device, a FIFO) is refused by every reader, not read forever.
 expect_rc 2 "validate /dev/zero" -- timeout 60 "$SIM" validate /dev/zero
-contains "$tmp/err" "/dev/zero: cannot read: File too large" "validate /dev/zero message"
+contains "$tmp/err" "/dev/zero: not a regular file" "validate /dev/zero message"
+printf '{"include": ["/dev/zero"]}\n' >"$tmp/inc-zero.json"
+expect_rc 2 "include /dev/zero" -- timeout 60 "$SIM" validate "$tmp/inc-zero.json"
+contains "$tmp/err" "$tmp/inc-zero.json: \$.include[0]: /dev/zero: not a regular file" "include /dev/zero message"
+for c in "sync /dev/zero" "numa predict /dev/zero" "sweep /dev/zero" "compare /dev/zero /dev/zero"; do
+  # shellcheck disable=SC2086
+  expect_rc 2 "$c" -- timeout 60 "$SIM" $c
+  contains "$tmp/err" "/dev/zero: not a regular file" "$c message"
+done
+mkdir -p "$tmp/zero-logs"
+ln -s /dev/zero "$tmp/zero-logs/NewBlockMsg.log"
+expect_rc 2 "replay a log that is /dev/zero" -- timeout 60 "$SIM" replay "$tmp/zero-logs" --out "$tmp/never"
+contains "$tmp/err" "sim replay: $tmp/zero-logs/NewBlockMsg.log: not a regular file" "replay /dev/zero log message"
+expect_rc 2 "replay --pools /dev/zero" -- timeout 60 "$SIM" replay "${SIM_SHARED_DATA:-../shared/data}/emc-rinkeby-2018-09" --pools /dev/zero \
+  --out "$tmp/never"
+contains "$tmp/err" "sim replay: /dev/zero: not a regular file" "replay --pools /dev/zero message"
 expect_rc 2 "a delay of 24 days" -- "$SIM" validate scenarios/geo-small.json --set network.stratum.offset_ms=2147483648
 contains "$tmp/err" "scenarios/geo-small.json: \$.network.stratum.offset_ms: must be in [0, 3.6e+06] (got 2147483648)" "delay bound message"
 
