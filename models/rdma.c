@@ -69,7 +69,7 @@ SimLoggpGain sim_loggp_gain(const SimLogGP *fast, const SimLogGP *base, uint64_t
  * One parameter struct serves every stack; each table lists the fields its stack uses.
  *
  * Where the RDMA figures come from (ConnectX-4, 100 Gb/s, perftest ib_send_lat, half round trip:
- * 0.83 µs at 32 B, 1.58 µs at 1 KiB, 2.26 µs at 4 KiB, 4.56 µs at 32 KiB; shared/data/perf-models.json):
+ * 0.83 µs at 32 B, 1.58 µs at 1 KiB, 2.26 µs at 4 KiB, 4.56 µs at 32 KiB; scenarios/data/perf-models.json):
  *  - G = 0.08 ns/B is the 100 Gb/s line rate (the 4 KiB → 32 KiB slope, 0.0802 ns/B, agrees);
  *  - 1 KiB → 4 KiB is one 4 KiB packet crossing three store-and-forward stages: slope 0.2214 ns/B =
  *    2·G_dma + G, so G_dma = 0.0707 ns/B (14.1 GB/s: PCIe 3.0 x16);

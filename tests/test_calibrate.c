@@ -36,9 +36,11 @@ static gboolean within_(const AnEstimate *e, double truth, const char *what) {
 }
 #define WITHIN(e, truth, what) CU_ASSERT(within_((e), (truth), (what)))
 
-static const char *shared_data(void) {
-  const char *d = g_getenv("SIM_SHARED_DATA");
-  return d ? d : "../shared/data";
+/* A file or folder of the repository's test data, tests/data/DIR[/FILE] (g_free), from the source root:
+ * meson sets SIM_SOURCE_ROOT and runs the tests there. FILE may be NULL. */
+static char *test_data(const char *dir, const char *file) {
+  const char *root = g_getenv("SIM_SOURCE_ROOT");
+  return g_build_filename(root ? root : ".", "tests", "data", dir, file, NULL);
 }
 
 /* ---- A synthetic world with known parameters ---------------------------------------------------------- */
@@ -531,7 +533,7 @@ static void test_models_file_includes(void) {
  * blocks are main (8 unreferenced), all of coinbase 0x0 ("Others", no pool map); 2548 distinct transactions
  * (tests/test_traces.c counts them); one vantage point, so no delays. */
 static void test_rinkeby(void) {
-  g_autofree char *dir = g_build_filename(shared_data(), "emc-rinkeby-2018-09", NULL);
+  g_autofree char *dir = test_data("emc-rinkeby-2018-09", NULL);
   const char *dirs[] = {dir, NULL};
   SimReplayOptions opt = {.dirs = dirs, .n_vantages = 1, .quiet = TRUE, .block_reward_eth = 2};
   g_autoptr(GError) e = NULL;

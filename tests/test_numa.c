@@ -37,8 +37,9 @@ typedef struct {
 } Stream;
 
 static gboolean published(const char *kernel, Stream *out) {
-  const char *dir = g_getenv("SIM_SHARED_DATA");
-  g_autofree char *path = g_build_filename(dir ? dir : "../shared/data", "perf-models.json", NULL);
+  /* The published figures ship in scenarios/data/; meson sets SIM_SOURCE_ROOT and runs the tests there. */
+  const char *src = g_getenv("SIM_SOURCE_ROOT");
+  g_autofree char *path = g_build_filename(src ? src : ".", "scenarios", "data", "perf-models.json", NULL);
   json_error_t err;
   json_t *root = json_load_file(path, 0, &err);
   if (!root) {

@@ -14,8 +14,9 @@
 /* ---- Helpers ---- */
 
 static json_t *perf_models(void) {
-  const char *dir = g_getenv("SIM_SHARED_DATA");
-  g_autofree char *path = g_build_filename(dir ? dir : "../shared/data", "perf-models.json", NULL);
+  /* The published figures ship in scenarios/data/; meson sets SIM_SOURCE_ROOT and runs the tests there. */
+  const char *src = g_getenv("SIM_SOURCE_ROOT");
+  g_autofree char *path = g_build_filename(src ? src : ".", "scenarios", "data", "perf-models.json", NULL);
   json_error_t err;
   json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
   if (!root) fprintf(stderr, "%s: %s\n", path, err.text);

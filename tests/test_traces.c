@@ -12,13 +12,15 @@
 
 /* ---- Helpers ------------------------------------------------------------------------------------------ */
 
-static const char *shared_data(void) {
-  const char *d = g_getenv("SIM_SHARED_DATA");
-  return d ? d : "../shared/data";
+/* A file or folder of the repository's test data, tests/data/DIR[/FILE] (g_free), from the source root:
+ * meson sets SIM_SOURCE_ROOT and runs the tests there. FILE may be NULL. */
+static char *test_data(const char *dir, const char *file) {
+  const char *root = g_getenv("SIM_SOURCE_ROOT");
+  return g_build_filename(root ? root : ".", "tests", "data", dir, file, NULL);
 }
 
 static char *rinkeby(const char *name) {
-  return g_build_filename(shared_data(), "emc-rinkeby-2018-09", name, NULL);
+  return test_data("emc-rinkeby-2018-09", name);
 }
 
 static char *slurp(const char *path, gsize *len) {
@@ -359,7 +361,7 @@ static void test_go_duration(void) {
 
 /* ---- The real Rinkeby logs ---------------------------------------------------------------------------- */
 
-/* Expected numbers, computed independently with shell tools in ../shared/data/emc-rinkeby-2018-09:
+/* Expected numbers, computed independently with shell tools in tests/data/emc-rinkeby-2018-09:
  *   lines:               wc -l FILE                                      (InvalidMessages.csv: 10 incl.
  * header) distinct blocks:     cut -d, -f2 NewBlockMsg.log | sort -u | wc -l                  -> 37 distinct
  * heights:    cut -d, -f3 NewBlockMsg.log | sort -u | wc -l                  -> 30 (3010201..3010245) tx
@@ -585,7 +587,7 @@ static void test_real_byte_exact(void) {
 /* ---- Stage CSVs --------------------------------------------------------------------------------------- */
 
 static void check_template(const char *dir, const char *file, EmcKind kind) {
-  g_autofree char *path = g_build_filename(shared_data(), dir, file, NULL);
+  g_autofree char *path = test_data(dir, file);
   g_autoptr(GError) err = NULL;
   g_autoptr(EmcReader) r = emc_reader_open(path, kind, EMC_READER_STRICT, &err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(r);
@@ -1247,7 +1249,7 @@ static void test_writer_lines(void) {
 /* ---- Directories -------------------------------------------------------------------------------------- */
 
 static void test_dir_rinkeby(void) {
-  g_autofree char *dir = g_build_filename(shared_data(), "emc-rinkeby-2018-09", NULL);
+  g_autofree char *dir = test_data("emc-rinkeby-2018-09", NULL);
   g_autoptr(GError) err = NULL;
   g_autoptr(EmcDir) d = emc_dir_open(dir, &err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(d);

@@ -2,7 +2,7 @@
  *
  * WHAT THE FILES ARE
  * The study ran an instrumented Geth 1.8 ("EMC") that wrote one syslog stream per message type. Each line
- * is comma-separated values with no keys (../shared/data/README.md, "The EMC log format"). One reader
+ * is comma-separated values with no keys (tests/data/README.md, "The EMC log format"). One reader
  * kind (EmcKind) per record type:
  *
  *   kind                  raw file (renamed file)                       one line per
@@ -15,7 +15,7 @@
  *   EMC_KIND_PEER         peers.log                                     peer added or removed
  *   EMC_KIND_PROPAGATION  blocks-propagation-times[-v2|-v3].csv         block, joined over vantage points
  *
- * The same kinds read the study's processing-stage CSVs (../shared/data/emc-stage-templates/), which are
+ * The same kinds read the study's processing-stage CSVs (tests/data/emc-stage-templates/), which are
  * the raw fields plus stage columns under a header line:
  *   blocks-before-Stage-1.csv, blocks-after-Stage-1.csv  -> EMC_KIND_BLOCK (stage columns in EmcBlock.stage)
  *   txs-before-Stage-0.csv, txs-after-Stage-0.csv        -> EMC_KIND_TX    (stage columns in EmcTx.stage)

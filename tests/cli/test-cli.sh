@@ -75,7 +75,7 @@ mkdir -p "$tmp/zero-logs"
 ln -s /dev/zero "$tmp/zero-logs/NewBlockMsg.log"
 expect_rc 2 "replay a log that is /dev/zero" -- timeout 60 "$SIM" replay "$tmp/zero-logs" --out "$tmp/never"
 contains "$tmp/err" "sim replay: $tmp/zero-logs/NewBlockMsg.log: not a regular file" "replay /dev/zero log message"
-expect_rc 2 "replay --pools /dev/zero" -- timeout 60 "$SIM" replay "${SIM_SHARED_DATA:-../shared/data}/emc-rinkeby-2018-09" --pools /dev/zero \
+expect_rc 2 "replay --pools /dev/zero" -- timeout 60 "$SIM" replay tests/data/emc-rinkeby-2018-09 --pools /dev/zero \
   --out "$tmp/never"
 contains "$tmp/err" "sim replay: /dev/zero: not a regular file" "replay --pools /dev/zero message"
 expect_rc 2 "a delay of 24 days" -- "$SIM" validate scenarios/geo-small.json --set network.stratum.offset_ms=2147483648
@@ -702,7 +702,7 @@ expect_rc 0 "models numa_app" -- "$SIM" models numa_app
 contains "$tmp/out" "latency_sensitivity" "models numa_app lists its parameters"
 
 # ---- sim replay: the real Rinkeby logs through the same analysis as a run ----
-RK="${SIM_SHARED_DATA:-../shared/data}/emc-rinkeby-2018-09"
+RK=tests/data/emc-rinkeby-2018-09
 expect_rc 0 "replay rinkeby" -- "$SIM" replay "$RK" --out "$tmp/rp" --quiet
 # Counts: 37 distinct blocks and 2548 distinct transactions in the logs (see tests/test_traces.c for how they
 # were counted), 2 hashes announced but never received; no bad line.

@@ -28,7 +28,7 @@ if [ -z "$KERNEL" ]; then KERNEL=$(ls -1 /boot/vmlinuz-* 2>/dev/null | sort -V |
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 init=$tmp/root
-mkdir -p "$init"/{bin,sim,proc,sys,dev,tmp,src/shared-data}
+mkdir -p "$init"/{bin,sim,proc,sys,dev,tmp,src}
 cp "$BUSYBOX" "$init/bin/busybox"
 # The binaries and every library they load, at the same absolute paths (the guest has no other files).
 for exe in "$SIM" "$TEST_NUMA" "$TEST_PARALLEL"; do
@@ -39,9 +39,7 @@ for exe in "$SIM" "$TEST_NUMA" "$TEST_PARALLEL"; do
     cp -L "$lib" "$init$lib"
   done
 done
-cp -r "$ROOT/models" "$ROOT/scenarios" "$init/src/"
-shared=${SIM_SHARED_DATA:-$ROOT/../shared/data}
-[ -f "$shared/perf-models.json" ] && cp "$shared/perf-models.json" "$init/src/shared-data/"
+cp -r "$ROOT/models" "$ROOT/scenarios" "$init/src/"   # scenarios/data/perf-models.json: test-numa's figures
 
 cat >"$init/init" <<'EOF'
 #!/bin/busybox sh
@@ -51,7 +49,7 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 cd /src
-export SIM_SHARED_DATA=/src/shared-data G_SLICE=always-malloc
+export SIM_SOURCE_ROOT=/src G_SLICE=always-malloc
 echo "NUMA-VM: $(ls -d /sys/devices/system/node/node* | wc -l) nodes, $(nproc) CPUs, kernel $(uname -r)"
 for n in /sys/devices/system/node/node*; do echo "NUMA-VM: $(basename $n) cpus $(cat $n/cpulist) distance $(cat $n/distance)"; done
 rc=0
