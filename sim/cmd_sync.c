@@ -160,12 +160,12 @@ static int sync_ibd(int argc, char **argv, const char *command) {
     return SIM_EXIT_USAGE;
   /* Physical lower bounds rather than "> 0": a time or a rate of 1e-300 made the times and speedups inf. */
   if (!(ibd_min >= IBD_MIN_MIN && ibd_min < 1e9))
-    return sim_cli_usage_error("sync ibd", "--ibd-min must be in [%g, 1e9) minutes (got %g)", IBD_MIN_MIN, ibd_min);
+    return sim_cli_usage_error("sync ibd", "--ibd-min must be in [%g, 1e9) (got %g)", IBD_MIN_MIN, ibd_min);
   if (!(serial_s >= 0 && serial_s <= ibd_min * 60))
     return sim_cli_usage_error("sync ibd", "--serial-s must be in [0, --ibd-min x 60] (got %g)", serial_s);
   if (!(gb >= 0 && gb < 1e9)) return sim_cli_usage_error("sync ibd", "--gb must be in [0, 1e9) (got %g)", gb);
   if (!(mbps >= IBD_MIN_MBPS && mbps < 1e9))
-    return sim_cli_usage_error("sync ibd", "--mbps must be in [%g, 1e9) Mb/s, 1 kbit/s at least (got %g)",
+    return sim_cli_usage_error("sync ibd", "--mbps must be in [%g, 1e9) (got %g)",
                                IBD_MIN_MBPS, mbps);
   p.single_s = ibd_min * 60;
   p.serial_s = serial_s;
