@@ -67,10 +67,13 @@ AnChain *an_chain_new(const AnMiner *miners, guint n_miners, const char *const *
   c->n_groups = n_groups;
   c->group_first = g_new0(guint, (gsize)n_groups + 1);
   c->group_miners = g_new(guint, n_miners ? n_miners : 1);
-  for (guint m = 0; m < n_miners; m++) c->group_first[miners[m].group + 1]++;
-  for (guint g = 0; g < n_groups; g++) c->group_first[g + 1] += c->group_first[g];
+  for (guint m = 0; m < n_miners; m++)
+    c->group_first[miners[m].group + 1]++;
+  for (guint g = 0; g < n_groups; g++)
+    c->group_first[g + 1] += c->group_first[g];
   g_autofree guint *fill = g_memdup2(c->group_first, ((gsize)n_groups + 1) * sizeof(guint));
-  for (guint m = 0; m < n_miners; m++) c->group_miners[fill[miners[m].group]++] = m;
+  for (guint m = 0; m < n_miners; m++)
+    c->group_miners[fill[miners[m].group]++] = m;
   c->blocks = g_array_new(FALSE, FALSE, sizeof(Rec));
   c->index = g_hash_table_new(g_int64_hash, g_int64_equal);
   c->key_chunks = g_ptr_array_new_with_free_func(g_free);

@@ -113,8 +113,8 @@ const SimParamSpec pow_chain_params[] = {
      .help = "byzantium: difficulty of the first block (Etherscan, late May 2019: 2028.6-2148.4 TH)"},
     {.name = "hashrate_hps", .type = SIM_PARAM_NUMBER, .unit = "H/s", .min = 0, .max = 1e30, .min_open = TRUE,
      .def = 1.64e14, .offset = offsetof(PowChainParams, hashrate_hps),
-     .help = "byzantium: total hash rate (Etherscan, late May 2019: 164 TH/s); initial_difficulty / hashrate_hps, "
-             "the first blocks' mean interval, must be in [1 ms, 1e6 s] as target_interval_s"},
+     .help = "byzantium: total hash rate (Etherscan, late May 2019: 164 TH/s); initial_difficulty / "
+             "hashrate_hps, the first blocks' mean interval, must be in [1 ms, 1e6 s] as target_interval_s"},
     {.name = "tx_rate_per_s", .type = SIM_PARAM_NUMBER, .unit = "1/s", .min = 0, .max = 1e6, .def = 0,
      .offset = offsetof(PowChainParams, tx_rate_per_s),
      .help = "transactions arriving for inclusion; a block holds those that arrived since its parent was mined "

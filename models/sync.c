@@ -34,8 +34,8 @@ const char *sim_sync_bound_name(SimSyncBound bound) {
  * 1e-300 made it inf (printed as inf and a negative h:mm). With work at most 1e9 (GB, M reads, core-h) and
  * rates at least these, the longest phase (healing, whose reads grow with the snap minutes) stays below
  * 1e30 s: finite, however absurd. */
-#define SYNC_MIN_IOPS 1.0    /* 1 random read per second: slower than any disk ever sold */
-#define SYNC_MIN_MBPS 0.001  /* 1 kbit/s or 1 kB/s: slower than a 1990s modem */
+#define SYNC_MIN_IOPS 1.0   /* 1 random read per second: slower than any disk ever sold */
+#define SYNC_MIN_MBPS 0.001 /* 1 kbit/s or 1 kB/s: slower than a 1990s modem */
 
 static const SimParamSpec machine_params[] = {
     {.name = "name",

@@ -189,7 +189,8 @@ static void parse_censor(TxConfig *cfg, json_t *obj, const char *path, const cha
   } else {
     /* Pool name -> index + 1 (the first of that name): one lookup per entry, not a scan of the pools. */
     g_autoptr(GHashTable) pool_index = g_hash_table_new(g_str_hash, g_str_equal);
-    for (guint j = n_pools; j-- > 0;) g_hash_table_insert(pool_index, (gpointer)pool_names[j], GUINT_TO_POINTER(j + 1));
+    for (guint j = n_pools; j-- > 0;)
+      g_hash_table_insert(pool_index, (gpointer)pool_names[j], GUINT_TO_POINTER(j + 1));
     for (guint i = 0; i < json_array_size(pools); i++) {
       json_t *n = json_array_get(pools, i);
       g_autofree char *ip = g_strdup_printf("%s[%u]", pp, i);

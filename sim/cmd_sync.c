@@ -165,8 +165,7 @@ static int sync_ibd(int argc, char **argv, const char *command) {
     return sim_cli_usage_error("sync ibd", "--serial-s must be in [0, --ibd-min x 60] (got %g)", serial_s);
   if (!(gb >= 0 && gb < 1e9)) return sim_cli_usage_error("sync ibd", "--gb must be in [0, 1e9) (got %g)", gb);
   if (!(mbps >= IBD_MIN_MBPS && mbps < 1e9))
-    return sim_cli_usage_error("sync ibd", "--mbps must be in [%g, 1e9) (got %g)",
-                               IBD_MIN_MBPS, mbps);
+    return sim_cli_usage_error("sync ibd", "--mbps must be in [%g, 1e9) (got %g)", IBD_MIN_MBPS, mbps);
   p.single_s = ibd_min * 60;
   p.serial_s = serial_s;
   p.bytes = gb * 1e9;

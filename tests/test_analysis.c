@@ -267,7 +267,8 @@ static void test_runs_interleaved_groups(void) {
   CU_ASSERT_EQUAL(an_chain_pool_runs_ge(c, 0, 2), 0);
   CU_ASSERT_DOUBLE_EQUAL(an_chain_pool_runs_expected_iid(c, 1, 2),
                          an_runs_expected_iid(2.0 / 7, 7, 2) + an_runs_expected_iid(4.0 / 7, 7, 2), 1e-15);
-  CU_ASSERT_DOUBLE_EQUAL(an_chain_pool_runs_expected_iid(c, 0, 2), an_runs_expected_iid(1.0 / 7, 7, 2), 1e-15);
+  CU_ASSERT_DOUBLE_EQUAL(an_chain_pool_runs_expected_iid(c, 0, 2), an_runs_expected_iid(1.0 / 7, 7, 2),
+                         1e-15);
   CU_ASSERT_EQUAL(an_chain_pool(c, 1)->max_run, 3);
   CU_ASSERT_EQUAL(an_chain_pool(c, 0)->max_run, 1);
 }
@@ -617,8 +618,8 @@ static void test_runs_csv_long(void) {
 int register_suites(void) {
   ADD_SUITE("chain", TEST(test_heavier_branch_wins), TEST(test_longest_chain), TEST(test_tie_breaks), TEST(test_types_and_rewards),
             TEST(test_window), TEST(test_add_errors), TEST(test_finalize_errors));
-  ADD_SUITE("runs", TEST(test_runs), TEST(test_runs_interleaved_groups), TEST(test_runs_miner_none), TEST(test_expected_iid),
-            TEST(test_runs_statistical), TEST(test_runs_csv_long));
+  ADD_SUITE("runs", TEST(test_runs), TEST(test_runs_interleaved_groups), TEST(test_runs_miner_none),
+            TEST(test_expected_iid), TEST(test_runs_statistical), TEST(test_runs_csv_long));
   ADD_SUITE("outputs", TEST(test_one_miner_forks), TEST(test_json), TEST(test_csv));
   return 0;
 }

@@ -452,11 +452,12 @@ static void test_interval_bounds(void) {
   CU_ASSERT_STRING_EQUAL(e->message, "mean block interval 2.09e-15 s out of [0.001, 1e+06] s");
   /* At the bound the clock moves: 2000 heights at 1 ms take about 2 s of simulated time, not 0. */
   Run r;
-  CU_ASSERT_FATAL(run_scenario(&r, "{\"stop\": {\"heights\": 2000}, \"chain\": {\"target_interval_s\": 0.001},"
-                                   " \"network\": {\"delay\": {\"model\": \"constant\", \"value_ms\": 0}},"
-                                   " \"pools\": [{\"name\": \"A\", \"hash_share\": 0.5},"
-                                   " {\"name\": \"B\", \"hash_share\": 0.5}]}",
-                                   NULL));
+  CU_ASSERT_FATAL(run_scenario(&r,
+                               "{\"stop\": {\"heights\": 2000}, \"chain\": {\"target_interval_s\": 0.001},"
+                               " \"network\": {\"delay\": {\"model\": \"constant\", \"value_ms\": 0}},"
+                               " \"pools\": [{\"name\": \"A\", \"hash_share\": 0.5},"
+                               " {\"name\": \"B\", \"hash_share\": 0.5}]}",
+                               NULL));
   double mean = an_chain_summary(r.chain)->mean_interval_s;
   /* 2000 exponential intervals of mean 1 ms: the sample mean is within 5 sigma = 5 x 1 ms / sqrt(2000). */
   CU_ASSERT(fabs(mean - 1e-3) < 5 * 1e-3 / sqrt(2000));
@@ -465,7 +466,9 @@ static void test_interval_bounds(void) {
 }
 
 int register_suites(void) {
-  ADD_SUITE("chain-model", TEST(test_instant_runs_match_iid), TEST(test_uncle_rules), TEST(test_rule_predicates), TEST(test_byzantium_difficulty), TEST(test_one_miner_forks_and_empty_blocks), TEST(test_selfish_mining),
+  ADD_SUITE("chain-model", TEST(test_instant_runs_match_iid), TEST(test_uncle_rules),
+            TEST(test_rule_predicates), TEST(test_byzantium_difficulty),
+            TEST(test_one_miner_forks_and_empty_blocks), TEST(test_selfish_mining),
             TEST(test_delay_raises_stale_share), TEST(test_reproducible), TEST(test_split_pool),
             TEST(test_interval_bounds));
   return 0;

@@ -167,12 +167,14 @@ static void test_diag_attribute(void) {
   sim_diag_add(diag, "$", "bad");
   sim_diag_add_raw(diag, "raw");
   sim_diag_add_plain(diag, "plain %d", 1);
-  const char *want[] = {"--set a: bad",           "--set a: $.a.b: bad",       "--set a: $.a[0]: bad",
-                        "x.json: $.ab: bad",      "--set $.p[02].x: bad",      "--set p[2]: $.p[2].y: bad",
-                        "x.json: $.p[20]: bad",   "x.json: $: bad",            "x.json: raw",
-                        "plain 1"};
+  const char *want[] = {"--set a: bad",         "--set a: $.a.b: bad",
+                        "--set a: $.a[0]: bad", "x.json: $.ab: bad",
+                        "--set $.p[02].x: bad", "--set p[2]: $.p[2].y: bad",
+                        "x.json: $.p[20]: bad", "x.json: $: bad",
+                        "x.json: raw",          "plain 1"};
   CU_ASSERT_EQUAL_FATAL(sim_diag_count(diag), G_N_ELEMENTS(want));
-  for (guint i = 0; i < G_N_ELEMENTS(want); i++) CU_ASSERT_STRING_EQUAL(sim_diag_get(diag, i), want[i]);
+  for (guint i = 0; i < G_N_ELEMENTS(want); i++)
+    CU_ASSERT_STRING_EQUAL(sim_diag_get(diag, i), want[i]);
   /* A later attribution of a wider path takes over what it covers. */
   sim_diag_attribute(diag, "$.p", "--set p");
   sim_diag_add(diag, "$.p[2].x", "bad");
@@ -525,8 +527,9 @@ static void test_set_json_value_errors(void) {
   };
   for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
     const char *eq = strchr(cases[i].assignment, '=');
-    g_autofree char *want = g_strdup_printf("--set %.*s: invalid JSON value (%s)%s", (int)(eq - cases[i].assignment),
-                                            cases[i].assignment, cases[i].why, tail);
+    g_autofree char *want =
+        g_strdup_printf("--set %.*s: invalid JSON value (%s)%s", (int)(eq - cases[i].assignment),
+                        cases[i].assignment, cases[i].why, tail);
     expect_set_error(cases[i].assignment, SIM_PARAMS_ERROR_SYNTAX, want);
   }
   expect_set((const char *const[]){"a=x{", "b=1e-3x", "c='[1'", NULL},
@@ -538,11 +541,16 @@ static void test_set_target(void) {
   const struct {
     const char *assignment, *want;
   } cases[] = {
-      {"stop.heights=5", "$.stop.heights"},         {"$.stop.heights=5", "$.stop.heights"},
-      {"$stop=5", "$.stop"},                        {"pools[02].hash_share=1", "$.pools[2].hash_share"},
-      {"a[0][1].b-c_d=x=y", "$.a[0][1].b-c_d"},     {"[3]=1", "$[3]"},
-      {"no-equals", NULL},                          {"a..b=1", NULL},
-      {"=1", NULL},                                 {"$.=1", NULL},
+      {"stop.heights=5", "$.stop.heights"},
+      {"$.stop.heights=5", "$.stop.heights"},
+      {"$stop=5", "$.stop"},
+      {"pools[02].hash_share=1", "$.pools[2].hash_share"},
+      {"a[0][1].b-c_d=x=y", "$.a[0][1].b-c_d"},
+      {"[3]=1", "$[3]"},
+      {"no-equals", NULL},
+      {"a..b=1", NULL},
+      {"=1", NULL},
+      {"$.=1", NULL},
   };
   for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
     g_autofree char *got = sim_json_set_target(cases[i].assignment);

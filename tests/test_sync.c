@@ -194,7 +194,8 @@ static void test_extremes_finite(void) {
   for (guint p = 0; p < SIM_SYNC_N_PHASES; p++) {
     const SimSyncPhaseTime *t = &r.phase[p];
     const double v[] = {t->net_s, t->read_s, t->write_s, t->cpu_s, t->time_s};
-    for (guint i = 0; i < G_N_ELEMENTS(v); i++) CU_ASSERT(isfinite(v[i]) && v[i] > 0);
+    for (guint i = 0; i < G_N_ELEMENTS(v); i++)
+      CU_ASSERT(isfinite(v[i]) && v[i] > 0);
   }
   CU_ASSERT(isfinite(r.head_s) && r.head_s > 0);
   CU_ASSERT(isfinite(r.full_s) && r.full_s >= r.head_s);
@@ -202,8 +203,9 @@ static void test_extremes_finite(void) {
   CU_ASSERT_DOUBLE_EQUAL(r.phase[SIM_SYNC_SNAP].time_s, 8e15, 1);
   CU_ASSERT_DOUBLE_EQUAL(r.phase[SIM_SYNC_HEALING].read_s / ((1e9 + 1e9 * 8e15 / 60) * 1e6), 1, 1e-12);
   /* Just below each bound: refused, naming the key. */
-  const char *slow = "{\"vcpus\": 1, \"disk_iops\": 0.5, \"single_thread_iops\": 1e-300, \"disk_write_mbps\": 0.0009,"
-                     " \"net_mbps\": 5e-324}";
+  const char *slow =
+      "{\"vcpus\": 1, \"disk_iops\": 0.5, \"single_thread_iops\": 1e-300, \"disk_write_mbps\": 0.0009,"
+      " \"net_mbps\": 5e-324}";
   expect_machine_error(slow,
                        (const char *[]){"m.json: $.disk_iops: must be in [1, 1e+09] (got 0.5)",
                                         "m.json: $.single_thread_iops: must be in [1, 1e+09] (got 1e-300)",
@@ -214,7 +216,8 @@ static void test_extremes_finite(void) {
   const char *peer = "{\"phases\": {\"snap\": {\"peer_mbps\": 1e-300}}}";
   CU_ASSERT_PTR_NULL(sim_sync_chain_load_data(peer, strlen(peer), cd));
   CU_ASSERT_EQUAL_FATAL(sim_diag_count(cd), 1);
-  CU_ASSERT_STRING_EQUAL(sim_diag_get(cd, 0), "c.json: $.phases.snap.peer_mbps: must be in [0.001, 1e+09] (got 1e-300)");
+  CU_ASSERT_STRING_EQUAL(sim_diag_get(cd, 0),
+                         "c.json: $.phases.snap.peer_mbps: must be in [0.001, 1e+09] (got 1e-300)");
 }
 
 static void test_chain_files(void) {

@@ -145,16 +145,17 @@ static void check_tx_count(const SimScenario *sc, SimDiag *diag) {
   if (sc->stop.time_s > 0) length_s = sc->stop.time_s;
   if (sc->stop.heights > 0) {
     double interval = sc->pow.chain.difficulty == POW_DIFFICULTY_FIXED ? sc->pow.chain.target_interval_s
-                                                                      : POW_BYZANTIUM_INTERVAL_S;
+                                                                       : POW_BYZANTIUM_INTERVAL_S;
     length_s = MIN(length_s, (double)(sc->stop.heights + sc->stop.settle_heights) * interval);
   }
   if (!isfinite(length_s)) return;
   double n = sc->tx.p.rate_per_s * length_s;
   if (n > TX_MAX_EXPECTED)
-    sim_diag_add(diag, "$.transactions.rate_per_s",
-                 "%g per second over a run of about %.3g s would create about %.3g transactions, more than %g: "
-                 "lower the rate or stop the run earlier",
-                 sc->tx.p.rate_per_s, length_s, n, TX_MAX_EXPECTED);
+    sim_diag_add(
+        diag, "$.transactions.rate_per_s",
+        "%g per second over a run of about %.3g s would create about %.3g transactions, more than %g: "
+        "lower the rate or stop the run earlier",
+        sc->tx.p.rate_per_s, length_s, n, TX_MAX_EXPECTED);
 }
 
 static SimScenario *load_doc(json_t *root, const char *path, SimDiag *diag) {
@@ -191,8 +192,9 @@ static SimScenario *load_doc(json_t *root, const char *path, SimDiag *diag) {
       sc->stop.events == 0)
     sim_diag_add(diag, "$.stop", "set at least one of heights, time_s, events (the run would never stop)");
   if (sc->stop.time_s > 0 && sc->stop.time_s < STOP_TIME_MIN_S)
-    sim_diag_add(diag, "$.stop.time_s", "must be 0 (unset) or at least %g s, one tick of the ns clock (got %g)",
-                 STOP_TIME_MIN_S, sc->stop.time_s);
+    sim_diag_add(diag, "$.stop.time_s",
+                 "must be 0 (unset) or at least %g s, one tick of the ns clock (got %g)", STOP_TIME_MIN_S,
+                 sc->stop.time_s);
   gboolean stop_ok = sim_diag_count(diag) == stop_before;
 
   static const char *const chain_extra[] = {"comment", NULL};

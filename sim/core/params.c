@@ -641,7 +641,8 @@ gboolean sim_json_set_path(json_t *root, const char *assignment, GError **error)
   g_autoptr(json_t) value = json_loads(text, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
   if (!value) {
     const char *t = text;
-    while (g_ascii_isspace(*t)) t++;
+    while (g_ascii_isspace(*t))
+      t++;
     if (*t == '{' || *t == '[' || *t == '"') {
       g_set_error(error, SIM_PARAMS_ERROR, SIM_PARAMS_ERROR_SYNTAX,
                   "--set %s: invalid JSON value (%d:%d: %s); a value that starts with '{', '[' or '\"' must "
