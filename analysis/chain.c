@@ -29,6 +29,10 @@ struct AnChain {
   guint n_miners;
   char **group_names;
   guint n_groups;
+  /* The miners of group g, ascending: group_miners[group_first[g] .. group_first[g + 1]) (so per-pool tallies
+   * cost the pool's miners, not all miners: a scan per pool was quadratic in the number of pools). */
+  guint *group_first;
+  guint *group_miners;
   GArray *blocks;        /* Rec, insertion order: the only order that reaches an output */
   GHashTable *index;     /* const uint64_t *id -> GUINT_TO_POINTER(index + 1) */
   GPtrArray *key_chunks; /* uint64_t[KEY_CHUNK], id of block i at chunk i / KEY_CHUNK */
@@ -61,6 +65,15 @@ AnChain *an_chain_new(const AnMiner *miners, guint n_miners, const char *const *
   for (guint g = 0; g < n_groups; g++)
     c->group_names[g] = g_strdup(group_names[g] ? group_names[g] : "");
   c->n_groups = n_groups;
+  c->group_first = g_new0(guint, (gsize)n_groups + 1);
+  c->group_miners = g_new(guint, n_miners ? n_miners : 1);
+  for (guint m = 0; m < n_miners; m++)
+    c->group_first[miners[m].group + 1]++;
+  for (guint g = 0; g < n_groups; g++)
+    c->group_first[g + 1] += c->group_first[g];
+  g_autofree guint *fill = g_memdup2(c->group_first, ((gsize)n_groups + 1) * sizeof(guint));
+  for (guint m = 0; m < n_miners; m++)
+    c->group_miners[fill[miners[m].group]++] = m;
   c->blocks = g_array_new(FALSE, FALSE, sizeof(Rec));
   c->index = g_hash_table_new(g_int64_hash, g_int64_equal);
   c->key_chunks = g_ptr_array_new_with_free_func(g_free);
@@ -78,6 +91,8 @@ void an_chain_free(AnChain *c) {
   if (!c) return;
   g_free(c->miners);
   g_strfreev(c->group_names);
+  g_free(c->group_first);
+  g_free(c->group_miners);
   g_array_unref(c->blocks);
   g_hash_table_unref(c->index);
   g_ptr_array_unref(c->key_chunks);
@@ -590,8 +605,8 @@ static double expected_iid_ge(const AnChain *c, unsigned k) {
 uint64_t an_chain_pool_runs_ge(const AnChain *c, guint group, unsigned k) {
   g_return_val_if_fail(c != NULL && c->finalized && group < c->n_groups && k >= 1 && k <= AN_RUNS_KMAX, 0);
   uint64_t n = 0;
-  for (guint m = 0; m < c->n_miners; m++)
-    if (c->miners[m].group == group) n += c->miner_runs_ge[(gsize)m * (AN_RUNS_KMAX + 1) + k];
+  for (guint i = c->group_first[group]; i < c->group_first[group + 1]; i++)
+    n += c->miner_runs_ge[(gsize)c->group_miners[i] * (AN_RUNS_KMAX + 1) + k];
   return n;
 }
 
@@ -599,8 +614,10 @@ double an_chain_pool_runs_expected_iid(const AnChain *c, guint group, unsigned k
   g_return_val_if_fail(c != NULL && c->finalized && group < c->n_groups, 0.0);
   uint64_t n = c->summary.main;
   double e = 0;
-  for (guint m = 0; n > 0 && m < c->n_miners; m++)
-    if (c->miners[m].group == group) e += an_runs_expected_iid((double)c->miner_main[m] / (double)n, n, k);
+  for (guint i = c->group_first[group]; n > 0 && i < c->group_first[group + 1]; i++) {
+    guint m = c->group_miners[i];
+    e += an_runs_expected_iid((double)c->miner_main[m] / (double)n, n, k);
+  }
   return e;
 }
 

@@ -831,6 +831,10 @@ static void parse_gateways(NetGeoParams *p, json_t *arr, const char *gpath, cons
     return;
   }
   g_autofree guint *per_pool = g_new0(guint, MAX(n_pools, 1));
+  /* Pool name -> index + 1 (the first pool of that name): one lookup per entry, not a scan of the pools. */
+  g_autoptr(GHashTable) pool_index = g_hash_table_new(g_str_hash, g_str_equal);
+  for (guint k = n_pools; k-- > 0;)
+    if (pool_names[k]) g_hash_table_insert(pool_index, (gpointer)pool_names[k], GUINT_TO_POINTER(k + 1));
   for (size_t i = 0; i < json_array_size(arr); i++) {
     json_t *o = json_array_get(arr, i);
     g_autofree char *op = index_path(gpath, i);
@@ -850,8 +854,8 @@ static void parse_gateways(NetGeoParams *p, json_t *arr, const char *gpath, cons
         sim_diag_add(diag, pp, "must be a pool name (got %s)", sim_json_kind(jp));
         ok = FALSE;
       } else {
-        for (guint k = 0; k < n_pools && pool == NET_NO_POOL; k++)
-          if (pool_names[k] && strcmp(pool_names[k], json_string_value(jp)) == 0) pool = k;
+        guint k1 = GPOINTER_TO_UINT(g_hash_table_lookup(pool_index, json_string_value(jp)));
+        if (k1) pool = k1 - 1;
         if (pool == NET_NO_POOL) {
           sim_diag_add(diag, pp, "unknown pool \"%s\"", json_string_value(jp));
           ok = FALSE;

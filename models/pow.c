@@ -93,9 +93,11 @@ static const char *const difficulty_choices[] = {"fixed", "byzantium", NULL};
 static const char *const fork_choice_choices[] = {"total-difficulty", "longest", NULL};
 
 const SimParamSpec pow_chain_params[] = {
-    {.name = "target_interval_s", .type = SIM_PARAM_NUMBER, .unit = "s", .min = 0, .max = 1e6, .min_open = TRUE,
-     .def = 13.32, .offset = offsetof(PowChainParams, target_interval_s),
-     .help = "fixed difficulty: mean time between blocks of the whole network (13.32 s: 31 days / 201,086 heights)"},
+    {.name = "target_interval_s", .type = SIM_PARAM_NUMBER, .unit = "s", .min = POW_MIN_INTERVAL_S,
+     .max = POW_MAX_INTERVAL_S, .def = 13.32, .offset = offsetof(PowChainParams, target_interval_s),
+     .help = "fixed difficulty: mean time between blocks of the whole network (13.32 s: 31 days / 201,086 "
+             "heights); at least 1 ms: the clock ticks in ns (shorter means round to 0 ns and time stops) "
+             "and no network carries a block anywhere in less (every block would fork)"},
     {.name = "block_reward_eth", .type = SIM_PARAM_NUMBER, .unit = "ETH", .min = 0, .max = INFINITY, .def = 2.0,
      .offset = offsetof(PowChainParams, block_reward_eth), .help = "static block reward (Constantinople: 2)"},
     {.name = "difficulty", .type = SIM_PARAM_ENUM, .choices = difficulty_choices, .def_str = "fixed",
@@ -111,7 +113,8 @@ const SimParamSpec pow_chain_params[] = {
      .help = "byzantium: difficulty of the first block (Etherscan, late May 2019: 2028.6-2148.4 TH)"},
     {.name = "hashrate_hps", .type = SIM_PARAM_NUMBER, .unit = "H/s", .min = 0, .max = 1e30, .min_open = TRUE,
      .def = 1.64e14, .offset = offsetof(PowChainParams, hashrate_hps),
-     .help = "byzantium: total hash rate (Etherscan, late May 2019: 164 TH/s)"},
+     .help = "byzantium: total hash rate (Etherscan, late May 2019: 164 TH/s); initial_difficulty / "
+             "hashrate_hps, the first blocks' mean interval, must be in [1 ms, 1e6 s] as target_interval_s"},
     {.name = "tx_rate_per_s", .type = SIM_PARAM_NUMBER, .unit = "1/s", .min = 0, .max = 1e6, .def = 0,
      .offset = offsetof(PowChainParams, tx_rate_per_s),
      .help = "transactions arriving for inclusion; a block holds those that arrived since its parent was mined "
@@ -134,6 +137,26 @@ const SimParamSpec pow_chain_params[] = {
              "two blocks on one template carry the same transactions"},
 };
 const guint pow_chain_n_params = G_N_ELEMENTS(pow_chain_params);
+
+double pow_chain_first_interval_s(const PowChainParams *cp) {
+  return cp->difficulty == POW_DIFFICULTY_BYZANTIUM ? cp->initial_difficulty / cp->hashrate_hps
+                                                    : cp->target_interval_s;
+}
+
+void pow_chain_check(const PowChainParams *cp, SimDiag *diag, const char *path) {
+  if (cp->difficulty != POW_DIFFICULTY_BYZANTIUM) return;
+  /* The rule then adjusts the difficulty by at most 1/2048 per block, so a first interval of 1e-25 s (the
+   * bounds of each field alone allow it) would mine ~120,000 blocks at t = 0 before time moved, and one of
+   * 1e330 s none at all. */
+  double first = pow_chain_first_interval_s(cp);
+  if (!(first >= POW_MIN_INTERVAL_S && first <= POW_MAX_INTERVAL_S)) {
+    g_autofree char *p = sim_json_child_path(path, "hashrate_hps");
+    sim_diag_add(diag, p,
+                 "initial_difficulty / hashrate_hps, the first blocks' mean interval, must be in [%g, %g] s "
+                 "(got %.3g s)",
+                 POW_MIN_INTERVAL_S, POW_MAX_INTERVAL_S, first);
+  }
+}
 
 static const char *const strategy_choices[] = {"honest", "selfish", "withholding", NULL};
 
@@ -644,6 +667,13 @@ PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error)
   g_return_val_if_fail(cfg && engine, NULL);
   if (cfg->n_pools == 0) {
     g_set_error(error, POW_ERROR, POW_ERROR_INVALID, "no pools");
+    return NULL;
+  }
+  /* The scenario loader refuses these already; a world built otherwise must not stall at one timestamp. */
+  double first = pow_chain_first_interval_s(&cfg->chain);
+  if (!cfg->trace && !(first >= POW_MIN_INTERVAL_S && first <= POW_MAX_INTERVAL_S)) {
+    g_set_error(error, POW_ERROR, POW_ERROR_INVALID, "mean block interval %.3g s out of [%g, %g] s", first,
+                POW_MIN_INTERVAL_S, POW_MAX_INTERVAL_S);
     return NULL;
   }
   PowWorld *w = g_new0(PowWorld, 1);

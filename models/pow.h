@@ -72,6 +72,29 @@ typedef struct {
 extern const SimParamSpec pow_chain_params[];
 extern const guint pow_chain_n_params;
 
+/* Bounds on the mean time between blocks of the whole network, in seconds: chain.target_interval_s with
+ * fixed difficulty, initial_difficulty / hashrate_hps (the first blocks' interval) with Byzantium. Time is
+ * integer nanoseconds: a draw whose mean is near 1 ns rounds to 0 ns and the run stops advancing (with
+ * 1e-12 every block was found at t = 0; with 1e-300 and stop.time_s the run never ended). 1 ms is 1e6 ticks,
+ * so rounding moves no draw by more than 5e-7 of its mean, and it is also below any real block
+ * propagation (light crosses 300 km in 1 ms): a shorter interval is not a blockchain, every block would
+ * fork. The upper bound (11.6 days) keeps the first draws far from the end of the int64 clock. */
+#define POW_MIN_INTERVAL_S 1e-3
+#define POW_MAX_INTERVAL_S 1e6
+/* Byzantium's equilibrium interval is 9 s / ln 2 = 13 s (EIP-100 without uncles, longer with them): the
+ * estimate of a run's length in simulated time when it stops at a height. */
+#define POW_BYZANTIUM_INTERVAL_S 13.0
+/* The most blocks a run may be expected to mine (the bound of stop.heights): each block is kept in memory
+ * until the end, and with the pool-delay network it costs one event per other miner. */
+#define POW_MAX_BLOCKS 1e9
+
+/* Cross-field checks of `chain` (after every field passed its own bounds), problems at `path` ("$.chain"):
+ * with Byzantium, initial_difficulty / hashrate_hps must lie in [POW_MIN_INTERVAL_S, POW_MAX_INTERVAL_S]. */
+void pow_chain_check(const PowChainParams *chain, SimDiag *diag, const char *path);
+
+/* The mean interval between blocks of the whole network at the start of a run, in seconds. */
+double pow_chain_first_interval_s(const PowChainParams *chain);
+
 typedef struct {
   PowChainParams chain;
   SimModelRef uncles;  /* family "uncle_rule" (SimUncleRule) */

@@ -29,7 +29,13 @@ const char *sim_sync_bound_name(SimSyncBound bound) {
   return bound_names[bound];
 }
 
-/* ---- Parameter tables ---- */
+/* ---- Parameter tables ----
+ * Rates have physical lower bounds, not just "> 0": every phase time divides work by a rate, and a rate of
+ * 1e-300 made it inf (printed as inf and a negative h:mm). With work at most 1e9 (GB, M reads, core-h) and
+ * rates at least these, the longest phase (healing, whose reads grow with the snap minutes) stays below
+ * 1e30 s: finite, however absurd. */
+#define SYNC_MIN_IOPS 1.0   /* 1 random read per second: slower than any disk ever sold */
+#define SYNC_MIN_MBPS 0.001 /* 1 kbit/s or 1 kB/s: slower than a 1990s modem */
 
 static const SimParamSpec machine_params[] = {
     {.name = "name",
@@ -48,39 +54,38 @@ static const SimParamSpec machine_params[] = {
     {.name = "disk_iops",
      .type = SIM_PARAM_NUMBER,
      .unit = "1/s",
-     .min = 0,
+     .min = SYNC_MIN_IOPS,
      .max = 1e9,
-     .min_open = TRUE,
      .required = TRUE,
      .offset = offsetof(SimSyncMachine, disk_iops),
-     .help = "random 4 KiB reads per second with enough parallel readers"},
+     .help = "random 4 KiB reads per second with enough parallel readers (at least 1: slower is no disk, and "
+             "the times would overflow to inf)"},
     {.name = "single_thread_iops",
      .type = SIM_PARAM_NUMBER,
      .unit = "1/s",
-     .min = 0,
+     .min = SYNC_MIN_IOPS,
      .max = 1e9,
-     .min_open = TRUE,
      .def = 12500,
      .offset = offsetof(SimSyncMachine, single_thread_iops),
-     .help = "what one reader thread reaches (12.5 k on an SSD: Nethermind's sync talk)"},
+     .help = "what one reader thread reaches (12.5 k on an SSD: Nethermind's sync talk; at least 1)"},
     {.name = "disk_write_mbps",
      .type = SIM_PARAM_NUMBER,
      .unit = "MB/s",
-     .min = 0,
+     .min = SYNC_MIN_MBPS,
      .max = 1e7,
-     .min_open = TRUE,
      .def = 500,
      .offset = offsetof(SimSyncMachine, disk_write_mbps),
-     .help = "sequential write bandwidth (not published for Nethermind's machines: an assumption)"},
+     .help = "sequential write bandwidth (not published for Nethermind's machines: an assumption; at least 1 "
+             "kB/s, below any disk, so that times stay finite)"},
     {.name = "net_mbps",
      .type = SIM_PARAM_NUMBER,
      .unit = "Mb/s",
-     .min = 0,
+     .min = SYNC_MIN_MBPS,
      .max = 1e7,
-     .min_open = TRUE,
      .def = 1000,
      .offset = offsetof(SimSyncMachine, net_mbps),
-     .help = "network link (not published for Nethermind's machines: an assumption)"},
+     .help = "network link (not published for Nethermind's machines: an assumption; at least 1 kbit/s, "
+             "below any modem, so that times stay finite)"},
 };
 
 static const char *const machine_extra[] = {"comment", "published_min", NULL};
@@ -115,9 +120,8 @@ static const char *const chain_extra[] = {"comment", "phases", NULL};
       {.name = "peer_mbps",                                                                                  \
        .type = SIM_PARAM_NUMBER,                                                                             \
        .unit = "Mb/s",                                                                                       \
-       .min = 0,                                                                                             \
+       .min = SYNC_MIN_MBPS,                                                                                 \
        .max = 1e9,                                                                                           \
-       .min_open = TRUE,                                                                                     \
        .def = peer,                                                                                          \
        .offset = offsetof(SimSyncWork, peer_mbps),                                                           \
        .help = net_help},                                                                                    \

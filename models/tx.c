@@ -30,9 +30,10 @@ const SimParamSpec tx_params[] = {
     {.name = "txs_per_sender", .type = SIM_PARAM_NUMBER, .min = 1, .max = 1e6, .def = 3,
      .offset = offsetof(TxParams, txs_per_sender),
      .help = "mean transactions of one sender session, geometric (a choice: no published figure)"},
-    {.name = "sender_gap_s", .type = SIM_PARAM_NUMBER, .unit = "s", .min = 0, .max = 1e6, .min_open = TRUE,
-     .def = 15, .offset = offsetof(TxParams, sender_gap_s),
-     .help = "mean gap between a session's consecutive transactions, exponential (a choice: about one block)"},
+    {.name = "sender_gap_s", .type = SIM_PARAM_NUMBER, .unit = "s", .min = 1e-3, .max = 1e6, .def = 15,
+     .offset = offsetof(TxParams, sender_gap_s),
+     .help = "mean gap between a session's consecutive transactions, exponential (a choice: about one block); at "
+             "least 1 ms: far above the 1 ns tick, which shorter gaps round to, and no sender signs faster"},
     {.name = "senders", .type = SIM_PARAM_INT, .min = 1, .max = 1e8, .def = 200000,
      .offset = offsetof(TxParams, senders),
      .help = "accounts that sessions pick from uniformly; each keeps its nonce across sessions (a choice)"},
@@ -186,6 +187,10 @@ static void parse_censor(TxConfig *cfg, json_t *obj, const char *path, const cha
   if (!json_is_array(pools) || json_array_size(pools) == 0) {
     sim_diag_add(diag, pp, "must be a non-empty array of pool names");
   } else {
+    /* Pool name -> index + 1 (the first of that name): one lookup per entry, not a scan of the pools. */
+    g_autoptr(GHashTable) pool_index = g_hash_table_new(g_str_hash, g_str_equal);
+    for (guint j = n_pools; j-- > 0;)
+      g_hash_table_insert(pool_index, (gpointer)pool_names[j], GUINT_TO_POINTER(j + 1));
     for (guint i = 0; i < json_array_size(pools); i++) {
       json_t *n = json_array_get(pools, i);
       g_autofree char *ip = g_strdup_printf("%s[%u]", pp, i);
@@ -193,12 +198,11 @@ static void parse_censor(TxConfig *cfg, json_t *obj, const char *path, const cha
         sim_diag_add(diag, ip, "must be a pool name");
         continue;
       }
-      guint j = 0;
-      while (j < n_pools && strcmp(pool_names[j], json_string_value(n))) j++;
-      if (j == n_pools)
+      guint j1 = GPOINTER_TO_UINT(g_hash_table_lookup(pool_index, json_string_value(n)));
+      if (j1 == 0)
         sim_diag_add(diag, ip, "no pool named \"%s\" in $.pools", json_string_value(n));
       else
-        cfg->censors[j] = TRUE;
+        cfg->censors[j1 - 1] = TRUE;
     }
   }
   gboolean any = FALSE;
@@ -711,7 +715,11 @@ static void session_heap_pop(TxWorld *w) {
   if (w->sessions->len) session_heap_fix_top(w);
 }
 
-static SimTime exp_ns(SimRng *r, double mean_s) { return MAX(1, sim_time_from_s(sim_rng_exponential(r, mean_s))); }
+/* At least 1 ns, so that creation always advances; at most SIM_DURATION_MAX, so that adding it to a time
+ * within the run cannot overflow (a rate of 1e-300/s draws 1e300 s). */
+static SimTime exp_ns(SimRng *r, double mean_s) {
+  return MAX(1, sim_duration_clamp(sim_time_from_s(sim_rng_exponential(r, mean_s))));
+}
 
 static double draw_price(TxWorld *w) {
   double u = sim_rng_uniform(&w->rng);

@@ -8,23 +8,35 @@
 #include "sync.h"
 
 #define CMD "sync"
+/* IBD on one machine takes at least 0.06 s (--ibd-min) and a link carries at least 1 kbit/s (--mbps). */
+#define IBD_MIN_MIN 1e-3
+#define IBD_MIN_MBPS 1e-3
 
 static void print_header(const char *command) {
   sim_cli_print_header(CMD, command);
 }
 
-/* "7:03" for 423 minutes. */
+/* "7:03" for 423 minutes. In doubles: the bounds of the machine and chain files keep every time finite and
+ * >= 0, but not within a long (healing's time can reach 1e27 minutes, and lround overflowed to a negative
+ * h:mm). */
 static char *hmm(double minutes) {
-  long m = lround(minutes);
-  return g_strdup_printf("%ld:%02ld", m / 60, m % 60);
+  g_return_val_if_fail(isfinite(minutes) && minutes >= 0, g_strdup("?"));
+  double m = round(minutes);
+  double rest = fmod(m, 60.0);
+  return g_strdup_printf("%.0f:%02.0f", (m - rest) / 60, rest);
+}
+
+/* The model's error against a published time in percent: "" without one, or against 0 (undefined). */
+static char *error_pct(double time_min, double published_min) {
+  if (isnan(published_min) || published_min == 0) return g_strdup("");
+  return g_strdup_printf("%+.1f", (time_min / published_min - 1) * 100);
 }
 
 static void row(gboolean csv, const char *name, const SimSyncPhaseTime *t, double time_s,
                 double published_min) {
   g_autofree char *hm = hmm(time_s / 60);
   g_autofree char *pub = isnan(published_min) ? g_strdup("") : g_strdup_printf("%.0f", published_min);
-  g_autofree char *err =
-      isnan(published_min) ? g_strdup("") : g_strdup_printf("%+.1f", (time_s / 60 / published_min - 1) * 100);
+  g_autofree char *err = error_pct(time_s / 60, published_min);
   if (csv) {
     if (t)
       printf("%s,%.3f,%.3f,%.3f,%.3f,%.3f,%s,%s,%s,%s\n", name, t->net_s / 60, t->read_s / 60,
@@ -87,8 +99,8 @@ static int sync_machine(int argc, char **argv, const char *command) {
   sim_sync_run(m, chain, &r);
   print_header(command);
   printf("# machine: %s: %" G_GINT64_FORMAT
-         " vCPU, disk %.0f IOPS (%.0f per reader thread), writes %.0f MB/s, "
-         "network %.0f Mb/s\n",
+         " vCPU, disk %.10g IOPS (%.10g per reader thread), writes %.10g MB/s, "
+         "network %.10g Mb/s\n",
          m->name && *m->name ? m->name : argv[1], m->vcpus, m->disk_iops, m->single_thread_iops,
          m->disk_write_mbps, m->net_mbps);
   printf("# chain: %s\n", chain->name && *chain->name ? chain->name : chain_path);
@@ -101,8 +113,9 @@ static int sync_machine(int argc, char **argv, const char *command) {
   if (all_pub && !isnan(pub[SIM_SYNC_PUB_FULL])) {
     double full = MAX(pub[SIM_SYNC_SNAP] + pub[SIM_SYNC_HEALING], pub[SIM_SYNC_OLD_HEADERS]) +
                   pub[SIM_SYNC_OLD_BODIES] + pub[SIM_SYNC_OLD_RECEIPTS];
-    printf("# pipeline on the published phase times: full = %.0f min (published %.0f, %+.1f%%)\n", full,
-           pub[SIM_SYNC_PUB_FULL], (full / pub[SIM_SYNC_PUB_FULL] - 1) * 100);
+    g_autofree char *err = error_pct(full, pub[SIM_SYNC_PUB_FULL]);
+    printf("# pipeline on the published phase times: full = %.0f min (published %.0f%s%s%s)\n", full,
+           pub[SIM_SYNC_PUB_FULL], *err ? ", " : "", err, *err ? "%" : "");
   }
   if (csv)
     printf(
@@ -145,12 +158,14 @@ static int sync_ibd(int argc, char **argv, const char *command) {
   if (!sim_cli_parse_int_list("sync ibd", "--machines", machines ? machines : "1,2,4,8,16,32", 1, 1000000, "",
                               ns))
     return SIM_EXIT_USAGE;
-  if (!(ibd_min > 0 && ibd_min < 1e9))
-    return sim_cli_usage_error("sync ibd", "--ibd-min must be > 0 (got %g)", ibd_min);
+  /* Physical lower bounds rather than "> 0": a time or a rate of 1e-300 made the times and speedups inf. */
+  if (!(ibd_min >= IBD_MIN_MIN && ibd_min < 1e9))
+    return sim_cli_usage_error("sync ibd", "--ibd-min must be in [%g, 1e9) (got %g)", IBD_MIN_MIN, ibd_min);
   if (!(serial_s >= 0 && serial_s <= ibd_min * 60))
     return sim_cli_usage_error("sync ibd", "--serial-s must be in [0, --ibd-min x 60] (got %g)", serial_s);
-  if (!(gb >= 0 && gb < 1e9)) return sim_cli_usage_error("sync ibd", "--gb must be >= 0 (got %g)", gb);
-  if (!(mbps > 0 && mbps < 1e9)) return sim_cli_usage_error("sync ibd", "--mbps must be > 0 (got %g)", mbps);
+  if (!(gb >= 0 && gb < 1e9)) return sim_cli_usage_error("sync ibd", "--gb must be in [0, 1e9) (got %g)", gb);
+  if (!(mbps >= IBD_MIN_MBPS && mbps < 1e9))
+    return sim_cli_usage_error("sync ibd", "--mbps must be in [%g, 1e9) (got %g)", IBD_MIN_MBPS, mbps);
   p.single_s = ibd_min * 60;
   p.serial_s = serial_s;
   p.bytes = gb * 1e9;

@@ -250,6 +250,29 @@ static void test_runs(void) {
   CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(ab, "count_ge"), "3")), 1);
 }
 
+/* Per-pool tallies go through each pool's own miners: with the groups interleaved (miners 0 and 2 in pool
+ * "X", 1 in "Y"), each pool still gets exactly its miners' runs and i.i.d. expectations. */
+static void test_runs_interleaved_groups(void) {
+  const AnMiner miners[3] = {{0.3, 1}, {0.4, 0}, {0.3, 1}};
+  const char *names[2] = {"Y", "X"};
+  g_autoptr(AnChain) c = an_chain_new(miners, 3, names, 2);
+  const uint32_t seq[7] = {0, 0, 2, 1, 2, 2, 2}; /* X's miners: runs 2, 1, 3; Y's: one run of 1 */
+  add_linear(c, seq, 7);
+  finalize_ok(c, &ETH);
+  CU_ASSERT_EQUAL(an_chain_pool_runs_ge(c, 1, 1), 3);
+  CU_ASSERT_EQUAL(an_chain_pool_runs_ge(c, 1, 2), 2);
+  CU_ASSERT_EQUAL(an_chain_pool_runs_ge(c, 1, 3), 1);
+  CU_ASSERT_EQUAL(an_chain_pool_runs_ge(c, 1, 4), 0);
+  CU_ASSERT_EQUAL(an_chain_pool_runs_ge(c, 0, 1), 1);
+  CU_ASSERT_EQUAL(an_chain_pool_runs_ge(c, 0, 2), 0);
+  CU_ASSERT_DOUBLE_EQUAL(an_chain_pool_runs_expected_iid(c, 1, 2),
+                         an_runs_expected_iid(2.0 / 7, 7, 2) + an_runs_expected_iid(4.0 / 7, 7, 2), 1e-15);
+  CU_ASSERT_DOUBLE_EQUAL(an_chain_pool_runs_expected_iid(c, 0, 2), an_runs_expected_iid(1.0 / 7, 7, 2),
+                         1e-15);
+  CU_ASSERT_EQUAL(an_chain_pool(c, 1)->max_run, 3);
+  CU_ASSERT_EQUAL(an_chain_pool(c, 0)->max_run, 1);
+}
+
 static void test_runs_miner_none(void) {
   const uint32_t N = OBS_MINER_NONE;
   g_autoptr(AnChain) c = chain_one_per_group(2);
@@ -595,8 +618,8 @@ static void test_runs_csv_long(void) {
 int register_suites(void) {
   ADD_SUITE("chain", TEST(test_heavier_branch_wins), TEST(test_longest_chain), TEST(test_tie_breaks), TEST(test_types_and_rewards),
             TEST(test_window), TEST(test_add_errors), TEST(test_finalize_errors));
-  ADD_SUITE("runs", TEST(test_runs), TEST(test_runs_miner_none), TEST(test_expected_iid),
-            TEST(test_runs_statistical), TEST(test_runs_csv_long));
+  ADD_SUITE("runs", TEST(test_runs), TEST(test_runs_interleaved_groups), TEST(test_runs_miner_none),
+            TEST(test_expected_iid), TEST(test_runs_statistical), TEST(test_runs_csv_long));
   ADD_SUITE("outputs", TEST(test_one_miner_forks), TEST(test_json), TEST(test_csv));
   return 0;
 }

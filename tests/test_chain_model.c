@@ -423,8 +423,53 @@ static void test_split_pool(void) {
   run_clear(&r);
 }
 
+/* A world whose blocks would come faster than 1 ms (a mean that rounds to 0 ns stops the clock) or slower
+ * than 1e6 s is refused even when built without the scenario loader, which refuses such values first. */
+static void test_interval_bounds(void) {
+  const char *json = "{\"stop\": {\"heights\": 10}, \"pools\": [{\"name\": \"A\", \"hash_share\": 1}]}";
+  const double bad[] = {1e-12, 9.99e-4, 1.01e6};
+  for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+    g_autoptr(SimScenario) sc = load(json, NULL);
+    CU_ASSERT_FATAL(sc != NULL);
+    sc->pow.chain.target_interval_s = bad[i];
+    g_autoptr(SimEngine) engine = sim_engine_new(1);
+    g_autoptr(GError) e = NULL;
+    PowWorld *w = pow_world_new(&sc->pow, engine, &e);
+    CU_ASSERT_PTR_NULL(w);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    g_autofree char *want = g_strdup_printf("mean block interval %.3g s out of [0.001, 1e+06] s", bad[i]);
+    CU_ASSERT_STRING_EQUAL(e->message, want);
+    pow_world_free(w);
+  }
+  /* Byzantium: the first interval is initial_difficulty / hashrate_hps. */
+  g_autoptr(SimScenario) sc = load(json, (const char *const[]){"chain.difficulty=byzantium", NULL});
+  CU_ASSERT_FATAL(sc != NULL);
+  sc->pow.chain.hashrate_hps = 1e30;
+  g_autoptr(SimEngine) engine = sim_engine_new(1);
+  g_autoptr(GError) e = NULL;
+  CU_ASSERT_PTR_NULL(pow_world_new(&sc->pow, engine, &e));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+  CU_ASSERT_STRING_EQUAL(e->message, "mean block interval 2.09e-15 s out of [0.001, 1e+06] s");
+  /* At the bound the clock moves: 2000 heights at 1 ms take about 2 s of simulated time, not 0. */
+  Run r;
+  CU_ASSERT_FATAL(run_scenario(&r,
+                               "{\"stop\": {\"heights\": 2000}, \"chain\": {\"target_interval_s\": 0.001},"
+                               " \"network\": {\"delay\": {\"model\": \"constant\", \"value_ms\": 0}},"
+                               " \"pools\": [{\"name\": \"A\", \"hash_share\": 0.5},"
+                               " {\"name\": \"B\", \"hash_share\": 0.5}]}",
+                               NULL));
+  double mean = an_chain_summary(r.chain)->mean_interval_s;
+  /* 2000 exponential intervals of mean 1 ms: the sample mean is within 5 sigma = 5 x 1 ms / sqrt(2000). */
+  CU_ASSERT(fabs(mean - 1e-3) < 5 * 1e-3 / sqrt(2000));
+  CU_ASSERT(an_chain_pool(r.chain, 0)->main > 0 && an_chain_pool(r.chain, 1)->main > 0);
+  run_clear(&r);
+}
+
 int register_suites(void) {
-  ADD_SUITE("chain-model", TEST(test_instant_runs_match_iid), TEST(test_uncle_rules), TEST(test_rule_predicates), TEST(test_byzantium_difficulty), TEST(test_one_miner_forks_and_empty_blocks), TEST(test_selfish_mining),
-            TEST(test_delay_raises_stale_share), TEST(test_reproducible), TEST(test_split_pool));
+  ADD_SUITE("chain-model", TEST(test_instant_runs_match_iid), TEST(test_uncle_rules),
+            TEST(test_rule_predicates), TEST(test_byzantium_difficulty),
+            TEST(test_one_miner_forks_and_empty_blocks), TEST(test_selfish_mining),
+            TEST(test_delay_raises_stale_share), TEST(test_reproducible), TEST(test_split_pool),
+            TEST(test_interval_bounds));
   return 0;
 }

@@ -150,6 +150,37 @@ static void test_diag_without_file(void) {
   CU_ASSERT_STRING_EQUAL(all, "$.a: bad thing\nplain");
 }
 
+/* Problems at or below an attributed path name the attribution instead of the file; the latest covering
+ * attribution wins; a path that merely shares a prefix ("$.ab" with "$.a") is not covered. */
+static void test_diag_attribute(void) {
+  g_autoptr(SimDiag) diag = sim_diag_new("x.json");
+  sim_diag_attribute(diag, "$.a", "--set a");
+  sim_diag_attribute(diag, "$.p[2]", "--set p[2]");
+  sim_diag_attribute(diag, "$.p[2].x", "--set $.p[02].x");
+  sim_diag_add(diag, "$.a", "bad");
+  sim_diag_add(diag, "$.a.b", "bad");
+  sim_diag_add(diag, "$.a[0]", "bad");
+  sim_diag_add(diag, "$.ab", "bad");
+  sim_diag_add(diag, "$.p[2].x", "bad");
+  sim_diag_add(diag, "$.p[2].y", "bad");
+  sim_diag_add(diag, "$.p[20]", "bad");
+  sim_diag_add(diag, "$", "bad");
+  sim_diag_add_raw(diag, "raw");
+  sim_diag_add_plain(diag, "plain %d", 1);
+  const char *want[] = {"--set a: bad",         "--set a: $.a.b: bad",
+                        "--set a: $.a[0]: bad", "x.json: $.ab: bad",
+                        "--set $.p[02].x: bad", "--set p[2]: $.p[2].y: bad",
+                        "x.json: $.p[20]: bad", "x.json: $: bad",
+                        "x.json: raw",          "plain 1"};
+  CU_ASSERT_EQUAL_FATAL(sim_diag_count(diag), G_N_ELEMENTS(want));
+  for (guint i = 0; i < G_N_ELEMENTS(want); i++)
+    CU_ASSERT_STRING_EQUAL(sim_diag_get(diag, i), want[i]);
+  /* A later attribution of a wider path takes over what it covers. */
+  sim_diag_attribute(diag, "$.p", "--set p");
+  sim_diag_add(diag, "$.p[2].x", "bad");
+  CU_ASSERT_STRING_EQUAL(sim_diag_get(diag, G_N_ELEMENTS(want)), "--set p: $.p[2].x: bad");
+}
+
 /* ---- sim_params_parse: success and defaults ---- */
 
 static void test_parse_defaults(void) {
@@ -480,6 +511,57 @@ static void test_set_path_errors(void) {
                    "--set a.b.c[1]: a.b.c does not exist (arrays are not created)");
 }
 
+/* A value that starts like JSON text ('{', '[' or '"', after blanks) must be JSON: taken as a string it hid
+ * the typing error (at a key that takes strings, completely). Other non-JSON values stay strings. */
+static void test_set_json_value_errors(void) {
+  const char *tail = "; a value that starts with '{', '[' or '\"' must be valid JSON";
+  const struct {
+    const char *assignment, *why;
+  } cases[] = {
+      {"pools=[{\"name\":1", "1:10: '}' expected near end of file"},
+      {"chain.x={bad", "1:4: string or '}' expected near 'bad'"},
+      {"name=\"abc", "1:4: premature end of input near '\"abc'"},
+      {"a=[1] x", "1:5: end of file expected near 'x'"},
+      {"a={\"k\":1,\"k\":2}", "1:10: duplicate object key near '\"k\"'"},
+      {"a=  [1,]", "1:6: unexpected token near ']'"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    const char *eq = strchr(cases[i].assignment, '=');
+    g_autofree char *want =
+        g_strdup_printf("--set %.*s: invalid JSON value (%s)%s", (int)(eq - cases[i].assignment),
+                        cases[i].assignment, cases[i].why, tail);
+    expect_set_error(cases[i].assignment, SIM_PARAMS_ERROR_SYNTAX, want);
+  }
+  expect_set((const char *const[]){"a=x{", "b=1e-3x", "c='[1'", NULL},
+             "{\"a\":\"x{\",\"b\":\"1e-3x\",\"c\":\"'[1'\",\"n\":3," POOLS ",\"stop\":{\"heights\":10}}");
+}
+
+/* The path a --set assigns, in the form validation messages use. */
+static void test_set_target(void) {
+  const struct {
+    const char *assignment, *want;
+  } cases[] = {
+      {"stop.heights=5", "$.stop.heights"},
+      {"$.stop.heights=5", "$.stop.heights"},
+      {"$stop=5", "$.stop"},
+      {"pools[02].hash_share=1", "$.pools[2].hash_share"},
+      {"a[0][1].b-c_d=x=y", "$.a[0][1].b-c_d"},
+      {"[3]=1", "$[3]"},
+      {"no-equals", NULL},
+      {"a..b=1", NULL},
+      {"=1", NULL},
+      {"$.=1", NULL},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree char *got = sim_json_set_target(cases[i].assignment);
+    if (cases[i].want) {
+      CU_ASSERT_STRING_EQUAL(got, cases[i].want);
+    } else {
+      CU_ASSERT_PTR_NULL(got);
+    }
+  }
+}
+
 static void test_set_syntax_errors(void) {
   expect_set_error("stop.heights", SIM_PARAMS_ERROR_SYNTAX,
                    "--set stop.heights: missing '=' (expected PATH=VALUE)");
@@ -500,7 +582,7 @@ static void test_set_syntax_errors(void) {
 }
 
 int register_suites(void) {
-  ADD_SUITE("diag", TEST(test_diag_with_file), TEST(test_diag_without_file));
+  ADD_SUITE("diag", TEST(test_diag_with_file), TEST(test_diag_without_file), TEST(test_diag_attribute));
   ADD_SUITE("parse", TEST(test_parse_defaults), TEST(test_parse_given_values), TEST(test_defaults_and_clear),
             TEST(test_not_object), TEST(test_unknown_key), TEST(test_unknown_key_no_extras),
             TEST(test_wrong_types), TEST(test_enum_not_in_choices), TEST(test_bounds),
@@ -508,6 +590,7 @@ int register_suites(void) {
             TEST(test_several_problems_in_order));
   ADD_SUITE("describe", TEST(test_describe));
   ADD_SUITE("set-path", TEST(test_set_existing_and_nested), TEST(test_set_array_index),
-            TEST(test_set_value_kinds), TEST(test_set_path_errors), TEST(test_set_syntax_errors));
+            TEST(test_set_value_kinds), TEST(test_set_path_errors), TEST(test_set_syntax_errors),
+            TEST(test_set_json_value_errors), TEST(test_set_target));
   return 0;
 }

@@ -184,6 +184,143 @@ static void rm_rf(const char *path) {
   }
 }
 
+/* Problems a command-line --set caused name the --set, not the file (sim_scenario_load_file); those of the
+ * file stay the file's; a path the file lacks keeps the file name, and a malformed value needs none. */
+static void test_set_blame(void) {
+  g_autofree char *dir = g_dir_make_tmp("scenario-XXXXXX", NULL);
+  g_autofree char *f =
+      put(dir, "s.json",
+          "{\"stop\": {\"heights\": 10}, \"chain\": {\"block_reward_eth\": -1},"
+          " \"pools\": [{\"name\": \"A\", \"hash_share\": 0.5}, {\"name\": \"B\", \"hash_share\": 0.5}]}");
+  const struct {
+    const char *sets[3];
+    const char *want; /* after the file's own problem */
+  } cases[] = {
+      {{"chain.target_interval_s=-1"}, "--set chain.target_interval_s: must be in [0.001, 1e+06] (got -1)"},
+      {{"$.chain.target_interval_s=abc"}, "--set $.chain.target_interval_s: must be a number (got string)"},
+      {{"pools[01].hash_share=2"}, "--set pools[01].hash_share: must be in (0, 1] (got 2)"},
+      {{"pools=[{\"name\":\"A\",\"hash_share\":2}]"},
+       "--set pools: $.pools[0].hash_share: must be in (0, 1] (got 2)"},
+      {{"pools[0].hash_share=2", "pools=[{\"name\":\"A\",\"hash_share\":3}]"},
+       "--set pools: $.pools[0].hash_share: must be in (0, 1] (got 3)"},
+      {{"chain.x={bad"},
+       "--set chain.x: invalid JSON value (1:4: string or '}' expected near 'bad'); a value that "
+       "starts with '{', '[' or '\"' must be valid JSON"},
+      {{"chain.x=1"},
+       "--set chain.x: unknown key (expected one of: target_interval_s, block_reward_eth, difficulty, "
+       "fork_choice, initial_difficulty, hashrate_hps, tx_rate_per_s, tx_gas, tx_bytes, header_bytes, "
+       "block_gas_limit, empty_window_ms, recommit_s, comment)"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    char *msgs = NULL;
+    SimScenario *sc = load_path(f, cases[i].sets, &msgs);
+    CU_ASSERT_PTR_NULL(sc);
+    g_autofree char *want =
+        g_strdup_printf("%s: $.chain.block_reward_eth: must be >= 0 (got -1)\n%s", f, cases[i].want);
+    if (strstr(cases[i].want, "invalid JSON")) {
+      g_free(want);
+      want = g_strdup(cases[i].want); /* the overrides are applied, and fail, before validation */
+    }
+    if (strcmp(msgs, want) != 0) fprintf(stderr, "\n got: %s\nwant: %s\n", msgs, want);
+    CU_ASSERT_STRING_EQUAL(msgs, want);
+    sim_scenario_free(sc);
+    g_free(msgs);
+  }
+  /* A path the file lacks: the file is part of the story. */
+  char *msgs = NULL;
+  CU_ASSERT_PTR_NULL(load_path(f, (const char *const[]){"pools[5].name=x", NULL}, &msgs));
+  g_autofree char *want =
+      g_strdup_printf("%s: --set pools[5].name: index 5 out of range (array has 2 elements)", f);
+  CU_ASSERT_STRING_EQUAL(msgs, want);
+  g_free(msgs);
+  rm_rf(dir);
+}
+
+/* Values each within its own bounds that together would stall the clock or never end are refused with the
+ * path of the value to change. */
+static void test_runaway_values(void) {
+  const struct {
+    const char *sets[4];
+    const char *want;
+  } cases[] = {
+      {{"stop.time_s=1e-300"},
+       "s.json: $.stop.time_s: must be 0 (unset) or at least 1e-09 s, one tick of the ns "
+       "clock (got 1e-300)"},
+      {{"stop.time_s=2e9"}, "s.json: $.stop.time_s: must be in [0, 1e+09] (got 2e+09)"},
+      {{"stop.heights=0", "stop.time_s=1e9", "chain.target_interval_s=0.5"},
+       "s.json: $.chain.target_interval_s: with stop.time_s 1e+09 s the run would mine about 2e+09 blocks, "
+       "more "
+       "than 1e+09 (the bound of stop.heights): raise the interval, lower stop.time_s or set stop.heights"},
+      {{"chain.difficulty=byzantium", "chain.hashrate_hps=1e30"},
+       "s.json: $.chain.hashrate_hps: initial_difficulty / hashrate_hps, the first blocks' mean interval, "
+       "must be "
+       "in [0.001, 1e+06] s (got 2.09e-15 s)"},
+      {{"chain.difficulty=byzantium", "chain.hashrate_hps=1e-300"},
+       "s.json: $.chain.hashrate_hps: initial_difficulty / hashrate_hps, the first blocks' mean interval, "
+       "must be "
+       "in [0.001, 1e+06] s (got inf s)"},
+      {{"transactions={\"rate_per_s\": 1e6}", "stop.heights=1000000"},
+       "s.json: $.transactions.rate_per_s: 1e+06 per second over a run of about 1.33e+07 s would create "
+       "about "
+       "1.33e+13 transactions, more than 1e+09: lower the rate or stop the run earlier"},
+      {{"transactions={\"rate_per_s\": 2000}", "stop.time_s=1e6", "stop.heights=1000000"},
+       "s.json: $.transactions.rate_per_s: 2000 per second over a run of about 1e+06 s would create about "
+       "2e+09 "
+       "transactions, more than 1e+09: lower the rate or stop the run earlier"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    char *msgs = NULL;
+    SimScenario *sc = load_str(minimal, cases[i].sets, &msgs);
+    CU_ASSERT_PTR_NULL(sc);
+    if (strcmp(msgs, cases[i].want) != 0) fprintf(stderr, "\n got: %s\nwant: %s\n", msgs, cases[i].want);
+    CU_ASSERT_STRING_EQUAL(msgs, cases[i].want);
+    sim_scenario_free(sc);
+    g_free(msgs);
+  }
+  /* Just inside: a stop after 1 ns, 1e9 blocks by time, 1e9 transactions, a 1 ms first interval. */
+  const char *const fine[][4] = {
+      {"stop.time_s=1e-9"},
+      {"stop.heights=0", "stop.time_s=1e9", "chain.target_interval_s=1"},
+      {"transactions={\"rate_per_s\": 1000}", "stop.time_s=1e6"},
+      {"chain.difficulty=byzantium", "chain.hashrate_hps=2.0885e18"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(fine); i++) {
+    char *msgs = NULL;
+    SimScenario *sc = load_str(minimal, fine[i], &msgs);
+    CU_ASSERT_PTR_NOT_NULL(sc);
+    CU_ASSERT_STRING_EQUAL(msgs, "");
+    sim_scenario_free(sc);
+    g_free(msgs);
+  }
+}
+
+/* `n` pools p0, p1, ... of equal shares; the last one named `last`. Free with g_free(). */
+static char *pools_json(guint n, const char *last) {
+  GString *j = g_string_new("{\"stop\": {\"heights\": 1}, \"pools\": [");
+  for (guint i = 0; i + 1 < n; i++)
+    g_string_append_printf(j, "{\"name\": \"p%u\", \"hash_share\": %.17g}, ", i, 1.0 / n);
+  g_string_append_printf(j, "{\"name\": \"%s\", \"hash_share\": %.17g}]}", last, 1.0 / n);
+  return g_string_free(j, FALSE);
+}
+
+/* Duplicate pool names are found by a hash table: the last of 20,000 pools reuses the name of the 6th. */
+static void test_many_pools(void) {
+  g_autofree char *dup = pools_json(20000, "p5");
+  char *msgs = NULL;
+  SimScenario *sc = load_str(dup, NULL, &msgs);
+  CU_ASSERT_PTR_NULL(sc);
+  CU_ASSERT_STRING_EQUAL(msgs, "s.json: $.pools[19999].name: duplicate pool name \"p5\" (also $.pools[5])");
+  g_free(msgs);
+  g_autofree char *unique = pools_json(20000, "last");
+  sc = load_str(unique, NULL, &msgs);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+  CU_ASSERT_STRING_EQUAL(msgs, "");
+  CU_ASSERT_EQUAL(sc->n_pools, 20000);
+  CU_ASSERT_STRING_EQUAL(sc->pools[19999].name, "last");
+  sim_scenario_free(sc);
+  g_free(msgs);
+}
+
 /* Precedence: the scenario over its includes, a later include over an earlier one; objects merge key by
  * key at every depth, arrays and scalars are taken whole; paths are relative to the including file; --set
  * applies to the merged document; the echo holds the merge without "include". */
@@ -232,7 +369,8 @@ static void test_include_merge(void) {
   const char *set_include[] = {"include=[\"models/base.json\"]", NULL};
   sc = load_path(s, set_include, &msgs);
   CU_ASSERT(sc == NULL);
-  g_autofree char *want = g_strdup_printf("%s: $.include: cannot be set with --set (includes are read before the overrides)", s);
+  g_autofree char *want =
+      g_strdup("--set include: cannot be set with --set (includes are read before the overrides)");
   CU_ASSERT_STRING_EQUAL(msgs, want);
   g_free(msgs);
 
@@ -302,8 +440,9 @@ static void test_include_errors(void) {
 }
 
 int register_suites(void) {
-  ADD_SUITE("scenario", TEST(test_shipped_scenarios_load), TEST(test_bad_corpus), TEST(test_defaults_and_echo),
-            TEST(test_set_overrides), TEST(test_shares_normalised), TEST(test_missing_file),
-            TEST(test_include_merge), TEST(test_include_errors));
+  ADD_SUITE("scenario", TEST(test_shipped_scenarios_load), TEST(test_bad_corpus),
+            TEST(test_defaults_and_echo), TEST(test_set_overrides), TEST(test_shares_normalised),
+            TEST(test_missing_file), TEST(test_include_merge), TEST(test_include_errors),
+            TEST(test_set_blame), TEST(test_runaway_values), TEST(test_many_pools));
   return 0;
 }

@@ -144,10 +144,10 @@ static void expect_machine_error(const char *json, const char *const *messages, 
 
 static void test_machine_errors(void) {
   expect_machine_error("{\"vcpus\": 4, \"disk_iops\": 0}",
-                       (const char *[]){"m.json: $.disk_iops: must be in (0, 1e+09] (got 0)"}, 1);
+                       (const char *[]){"m.json: $.disk_iops: must be in [1, 1e+09] (got 0)"}, 1);
   expect_machine_error("{\"vcpus\": 4, \"disk_iops\": 100, \"net_mbps\": -10, \"disk_write_mbps\": -1}",
-                       (const char *[]){"m.json: $.net_mbps: must be in (0, 1e+07] (got -10)",
-                                        "m.json: $.disk_write_mbps: must be in (0, 1e+07] (got -1)"},
+                       (const char *[]){"m.json: $.net_mbps: must be in [0.001, 1e+07] (got -10)",
+                                        "m.json: $.disk_write_mbps: must be in [0.001, 1e+07] (got -1)"},
                        2);
   expect_machine_error("{\"disk_iops\": 100}", (const char *[]){"m.json: $.vcpus: missing required key"}, 1);
   expect_machine_error(
@@ -168,6 +168,57 @@ static void test_machine_errors(void) {
   g_autoptr(SimDiag) diag = sim_diag_new("none.json");
   CU_ASSERT_PTR_NULL(sim_sync_machine_load_file("tests/data/does-not-exist.json", diag));
   CU_ASSERT_STRING_EQUAL(sim_diag_get(diag, 0), "none.json: cannot open: No such file or directory");
+}
+
+/* Rates have physical lower bounds: at the slowest machine and the heaviest chain the files allow, every
+ * time is still finite and positive (1e-300 Mb/s gave inf, and a negative h:mm in the table). */
+static void test_extremes_finite(void) {
+  const char *mj = "{\"vcpus\": 1, \"disk_iops\": 1, \"single_thread_iops\": 1, \"disk_write_mbps\": 0.001,"
+                   " \"net_mbps\": 0.001}";
+  GString *cj = g_string_new("{\"phases\": {");
+  for (guint p = 0; p < SIM_SYNC_N_PHASES; p++)
+    g_string_append_printf(cj,
+                           "%s\"%s\": {\"download_gb\": 1e9, \"peer_mbps\": 0.001, \"read_mops\": 1e9, "
+                           "\"write_gb\": 1e9, \"cpu_core_h\": 1e9, \"readers\": 1, \"threads\": 1%s}",
+                           p ? ", " : "", sim_sync_phase_name(p),
+                           p == SIM_SYNC_HEALING ? ", \"read_mops_per_snap_min\": 1e9" : "");
+  g_string_append(cj, "}}");
+  g_autoptr(SimDiag) diag = sim_diag_new("x.json");
+  g_autoptr(SimSyncMachine) m = sim_sync_machine_load_data(mj, strlen(mj), diag);
+  g_autoptr(SimSyncChain) c = sim_sync_chain_load_data(cj->str, cj->len, diag);
+  g_string_free(cj, TRUE);
+  CU_ASSERT_EQUAL(sim_diag_count(diag), 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  SimSyncResult r;
+  sim_sync_run(m, c, &r);
+  for (guint p = 0; p < SIM_SYNC_N_PHASES; p++) {
+    const SimSyncPhaseTime *t = &r.phase[p];
+    const double v[] = {t->net_s, t->read_s, t->write_s, t->cpu_s, t->time_s};
+    for (guint i = 0; i < G_N_ELEMENTS(v); i++)
+      CU_ASSERT(isfinite(v[i]) && v[i] > 0);
+  }
+  CU_ASSERT(isfinite(r.head_s) && r.head_s > 0);
+  CU_ASSERT(isfinite(r.full_s) && r.full_s >= r.head_s);
+  /* 1e9 GB at 1 kbit/s: 8e15 s; healing reads 1e9 + 1e9 per snap minute (1.33e14) at 1 IOPS: 1.33e29 s. */
+  CU_ASSERT_DOUBLE_EQUAL(r.phase[SIM_SYNC_SNAP].time_s, 8e15, 1);
+  CU_ASSERT_DOUBLE_EQUAL(r.phase[SIM_SYNC_HEALING].read_s / ((1e9 + 1e9 * 8e15 / 60) * 1e6), 1, 1e-12);
+  /* Just below each bound: refused, naming the key. */
+  const char *slow =
+      "{\"vcpus\": 1, \"disk_iops\": 0.5, \"single_thread_iops\": 1e-300, \"disk_write_mbps\": 0.0009,"
+      " \"net_mbps\": 5e-324}";
+  expect_machine_error(slow,
+                       (const char *[]){"m.json: $.disk_iops: must be in [1, 1e+09] (got 0.5)",
+                                        "m.json: $.single_thread_iops: must be in [1, 1e+09] (got 1e-300)",
+                                        "m.json: $.disk_write_mbps: must be in [0.001, 1e+07] (got 0.0009)",
+                                        "m.json: $.net_mbps: must be in [0.001, 1e+07] (got 4.94066e-324)"},
+                       4);
+  g_autoptr(SimDiag) cd = sim_diag_new("c.json");
+  const char *peer = "{\"phases\": {\"snap\": {\"peer_mbps\": 1e-300}}}";
+  CU_ASSERT_PTR_NULL(sim_sync_chain_load_data(peer, strlen(peer), cd));
+  CU_ASSERT_EQUAL_FATAL(sim_diag_count(cd), 1);
+  CU_ASSERT_STRING_EQUAL(sim_diag_get(cd, 0),
+                         "c.json: $.phases.snap.peer_mbps: must be in [0.001, 1e+09] (got 1e-300)");
 }
 
 static void test_chain_files(void) {
@@ -359,7 +410,8 @@ static void test_utreexo(void) {
 
 int register_suites(void) {
   ADD_SUITE("sync-model", TEST(test_phase_time_hand), TEST(test_pipeline_hand), TEST(test_ibd_hand));
-  ADD_SUITE("sync-files", TEST(test_machine_errors), TEST(test_chain_files), TEST(test_machine_files));
+  ADD_SUITE("sync-files", TEST(test_machine_errors), TEST(test_extremes_finite), TEST(test_chain_files),
+            TEST(test_machine_files));
   ADD_SUITE("sync-published", TEST(test_calibration), TEST(test_nethermind), TEST(test_utreexo));
   return 0;
 }

@@ -15,6 +15,14 @@ typedef struct {
   int64_t seed;
 } TopParams;
 
+/* stop.time_s: above 1 ns (a shorter stop rounds to 0 ns) and far inside the int64 ns clock (292 years), so
+ * that time plus any model duration (SIM_DURATION_MAX, 2.3 years) still fits. */
+#define STOP_TIME_MIN_S 1e-9
+#define STOP_TIME_MAX_S 1e9
+/* Transactions a run may be expected to create (the 2019 month had 22 M): each is drawn, queued and
+ * tracked, so 1e9 is already hours of work. */
+#define TX_MAX_EXPECTED 1e9
+
 static const SimParamSpec top_params[] = {
     {.name = "name", .type = SIM_PARAM_STRING, .def_str = "", .offset = offsetof(TopParams, name),
      .help = "scenario name; results go to results/<name>/ by default (letters, digits, '.', '_', '-')"},
@@ -29,8 +37,10 @@ static const char *const top_sections[] = {"comment", "stop",         "chain",  
 static const SimParamSpec stop_params[] = {
     {.name = "heights", .type = SIM_PARAM_INT, .min = 0, .max = 1e9, .def = 0,
      .offset = offsetof(SimStopSpec, heights), .help = "stop when the chain has this many heights (0: unset)"},
-    {.name = "time_s", .type = SIM_PARAM_NUMBER, .unit = "s", .min = 0, .max = 1e12, .def = 0,
-     .offset = offsetof(SimStopSpec, time_s), .help = "stop at this simulated time (0: unset)"},
+    {.name = "time_s", .type = SIM_PARAM_NUMBER, .unit = "s", .min = 0, .max = STOP_TIME_MAX_S, .def = 0,
+     .offset = offsetof(SimStopSpec, time_s),
+     .help = "stop at this simulated time (0: unset; else at least 1 ns, the clock's tick; at most 31.7 years, "
+             "as the int64 ns clock ends at 292)"},
     {.name = "events", .type = SIM_PARAM_INT, .min = 0, .max = 1e15, .def = 0,
      .offset = offsetof(SimStopSpec, events), .help = "stop after this many events (0: unset)"},
     {.name = "settle_heights", .type = SIM_PARAM_INT, .min = 0, .max = 1000, .def = 7,
@@ -92,13 +102,18 @@ static void load_pools(SimScenario *sc, json_t *root, SimDiag *diag) {
   }
   if (sim_diag_count(diag) != before) return;
   double sum = 0;
+  /* Name -> index of its first use: linear in the number of pools (pairwise comparison took 16 s for
+   * 10,000 pools). Each duplicate names the first use, as before. */
+  g_autoptr(GHashTable) first = g_hash_table_new(g_str_hash, g_str_equal);
   for (guint i = 0; i < sc->n_pools; i++) {
     sum += sc->pools[i].hash_share;
-    for (guint j = 0; j < i; j++) {
-      if (strcmp(sc->pools[i].name, sc->pools[j].name) == 0) {
-        g_autofree char *p = g_strdup_printf("$.pools[%u].name", i);
-        sim_diag_add(diag, p, "duplicate pool name \"%s\" (also $.pools[%u])", sc->pools[i].name, j);
-      }
+    gpointer j;
+    if (g_hash_table_lookup_extended(first, sc->pools[i].name, NULL, &j)) {
+      g_autofree char *p = g_strdup_printf("$.pools[%u].name", i);
+      sim_diag_add(diag, p, "duplicate pool name \"%s\" (also $.pools[%u])", sc->pools[i].name,
+                   GPOINTER_TO_UINT(j));
+    } else {
+      g_hash_table_insert(first, sc->pools[i].name, GUINT_TO_POINTER(i));
     }
   }
   /* Published shares are rounded (the 2019 table sums to 1.0001): accept that, then normalise. */
@@ -108,6 +123,39 @@ static void load_pools(SimScenario *sc, json_t *root, SimDiag *diag) {
   }
   if (sum != 1.0)
     for (guint i = 0; i < sc->n_pools; i++) sc->pools[i].hash_share /= sum;
+}
+
+/* A run stopped by time alone mines about time / interval blocks: refuse a count no run could hold
+ * (POW_MAX_BLOCKS, the bound of stop.heights), which an interval at its lower bound reaches in 11.6 days. */
+static void check_blocks(const SimScenario *sc, SimDiag *diag) {
+  if (sc->stop.heights > 0 || sc->stop.events > 0 || sc->stop.time_s == 0) return;
+  if (sc->pow.chain.difficulty != POW_DIFFICULTY_FIXED) return; /* EIP-100 holds ~13 s: 1e9 s is 8e7 blocks */
+  double blocks = sc->stop.time_s / sc->pow.chain.target_interval_s;
+  if (blocks > POW_MAX_BLOCKS)
+    sim_diag_add(diag, "$.chain.target_interval_s",
+                 "with stop.time_s %g s the run would mine about %.3g blocks, more than %g (the bound of "
+                 "stop.heights): raise the interval, lower stop.time_s or set stop.heights",
+                 sc->stop.time_s, blocks, POW_MAX_BLOCKS);
+}
+
+/* The transactions a run creates: rate x its length in simulated time (stop.time_s, or the heights at the
+ * mean interval), bounded by TX_MAX_EXPECTED. A run stopped by events alone is bounded by its events. */
+static void check_tx_count(const SimScenario *sc, SimDiag *diag) {
+  double length_s = INFINITY;
+  if (sc->stop.time_s > 0) length_s = sc->stop.time_s;
+  if (sc->stop.heights > 0) {
+    double interval = sc->pow.chain.difficulty == POW_DIFFICULTY_FIXED ? sc->pow.chain.target_interval_s
+                                                                       : POW_BYZANTIUM_INTERVAL_S;
+    length_s = MIN(length_s, (double)(sc->stop.heights + sc->stop.settle_heights) * interval);
+  }
+  if (!isfinite(length_s)) return;
+  double n = sc->tx.p.rate_per_s * length_s;
+  if (n > TX_MAX_EXPECTED)
+    sim_diag_add(
+        diag, "$.transactions.rate_per_s",
+        "%g per second over a run of about %.3g s would create about %.3g transactions, more than %g: "
+        "lower the rate or stop the run earlier",
+        sc->tx.p.rate_per_s, length_s, n, TX_MAX_EXPECTED);
 }
 
 static SimScenario *load_doc(json_t *root, const char *path, SimDiag *diag) {
@@ -143,10 +191,19 @@ static SimScenario *load_doc(json_t *root, const char *path, SimDiag *diag) {
   if (sim_diag_count(diag) == stop_before && sc->stop.heights == 0 && sc->stop.time_s == 0 &&
       sc->stop.events == 0)
     sim_diag_add(diag, "$.stop", "set at least one of heights, time_s, events (the run would never stop)");
+  if (sc->stop.time_s > 0 && sc->stop.time_s < STOP_TIME_MIN_S)
+    sim_diag_add(diag, "$.stop.time_s",
+                 "must be 0 (unset) or at least %g s, one tick of the ns clock (got %g)", STOP_TIME_MIN_S,
+                 sc->stop.time_s);
+  gboolean stop_ok = sim_diag_count(diag) == stop_before;
 
   static const char *const chain_extra[] = {"comment", NULL};
-  sim_params_parse(pow_chain_params, pow_chain_n_params, section(root, "chain"), "$.chain", chain_extra,
-                   &sc->pow.chain, diag);
+  guint chain_before = sim_diag_count(diag);
+  if (sim_params_parse(pow_chain_params, pow_chain_n_params, section(root, "chain"), "$.chain", chain_extra,
+                       &sc->pow.chain, diag))
+    pow_chain_check(&sc->pow.chain, diag, "$.chain");
+  gboolean chain_ok = sim_diag_count(diag) == chain_before;
+  if (stop_ok && chain_ok) check_blocks(sc, diag);
   sim_model_ref_parse(&sc->pow.uncles, "uncle_rule", "ethereum", section(root, "uncles"), "$.uncles", diag);
   sim_model_ref_parse(&sc->pow.network, "network", "pool-delay", section(root, "network"), "$.network", diag);
   guint pools_before = sim_diag_count(diag);
@@ -158,11 +215,14 @@ static SimScenario *load_doc(json_t *root, const char *path, SimDiag *diag) {
     const NetGeoParams *gp = sc->pow.network.params;
     if (net_geo_parse_tables(sc->pow.network.params, json_object_get(root, "network"), "$.network", names,
                              sc->n_pools, diag)) {
-      /* Every pool reaches the network through a gateway, or with its miners on ordinary nodes. */
+      /* Every pool reaches the network through a gateway, or with its miners on ordinary nodes (one pass
+       * over the gateways: a scan per pool was quadratic). */
+      g_autofree gboolean *has_gateway = g_new0(gboolean, sc->n_pools);
+      for (guint i = 0; i < gp->n_specials; i++)
+        if (gp->specials[i].role == NET_ROLE_GATEWAY && gp->specials[i].pool < sc->n_pools)
+          has_gateway[gp->specials[i].pool] = TRUE;
       for (guint k = 0; k < sc->n_pools; k++) {
-        gboolean has = gp->pool_on_nodes && gp->pool_on_nodes[k];
-        for (guint i = 0; i < gp->n_specials && !has; i++)
-          has = gp->specials[i].role == NET_ROLE_GATEWAY && gp->specials[i].pool == k;
+        gboolean has = has_gateway[k] || (gp->pool_on_nodes && gp->pool_on_nodes[k]);
         if (!has)
           sim_diag_add(diag, "$.network.gateways", "pool \"%s\" has no gateway (give it an entry with its cities)",
                        sc->pools[k].name);
@@ -177,7 +237,9 @@ static SimScenario *load_doc(json_t *root, const char *path, SimDiag *diag) {
     g_autofree const char **names = g_new0(const char *, sc->n_pools + 1);
     for (guint i = 0; i < sc->n_pools; i++) names[i] = sc->pools[i].name;
     sc->has_tx = TRUE;
+    guint tx_before = sim_diag_count(diag);
     tx_config_parse(&sc->tx, txo, "$.transactions", names, sc->n_pools, sc->pow.chain.block_gas_limit, diag);
+    if (stop_ok && chain_ok && sim_diag_count(diag) == tx_before) check_tx_count(sc, diag);
     if (sc->pow.chain.tx_rate_per_s > 0)
       sim_diag_add(diag, "$.chain.tx_rate_per_s",
                    "must be 0 with a \"transactions\" section (which creates the transactions itself)");
@@ -394,8 +456,9 @@ static void resolve_includes(json_t *root, const char *file, GPtrArray *stack, G
   if (problems->len == before) merge_under(root, acc);
 }
 
-SimScenario *sim_scenario_load_data(const char *data, size_t len, const char *path, const char *const *sets,
-                                    SimDiag *diag) {
+/* `own_sets`: the sets are the user's --set options, so problems they cause are reported against them. */
+static SimScenario *load_data(const char *data, size_t len, const char *path, const char *const *sets,
+                              gboolean own_sets, SimDiag *diag) {
   gboolean blank = TRUE;
   for (size_t i = 0; i < len && blank; i++) blank = g_ascii_isspace(data[i]);
   if (blank) {
@@ -425,7 +488,19 @@ SimScenario *sim_scenario_load_data(const char *data, size_t len, const char *pa
   }
   for (const char *const *s = sets; s && *s; s++) {
     g_autoptr(GError) e = NULL;
-    if (!sim_json_set_path(root, *s, &e)) sim_diag_add_raw(diag, "%s", e->message);
+    if (!sim_json_set_path(root, *s, &e)) {
+      /* A malformed path or value is wrong whatever the file; a path the file lacks is not. */
+      if (own_sets && g_error_matches(e, SIM_PARAMS_ERROR, SIM_PARAMS_ERROR_SYNTAX))
+        sim_diag_add_plain(diag, "%s", e->message);
+      else
+        sim_diag_add_raw(diag, "%s", e->message);
+      continue;
+    }
+    if (own_sets) {
+      g_autofree char *target = sim_json_set_target(*s);
+      g_autofree char *label = g_strdup_printf("--set %.*s", (int)(strchr(*s, '=') - *s), *s);
+      sim_diag_attribute(diag, target, label);
+    }
   }
   if (json_is_object(root) && json_object_get(root, "include"))
     sim_diag_add(diag, "$.include", "cannot be set with --set (includes are read before the overrides)");
@@ -445,7 +520,12 @@ SimScenario *sim_scenario_load_file(const char *path, const char *const *sets, S
     sim_diag_add_raw(diag, "cannot %s: %s", what, g_strerror(err_no));
     return NULL;
   }
-  return sim_scenario_load_data((const char *)buf->data, buf->len, path, sets, diag);
+  return load_data((const char *)buf->data, buf->len, path, sets, TRUE, diag);
+}
+
+SimScenario *sim_scenario_load_data(const char *data, size_t len, const char *path, const char *const *sets,
+                                    SimDiag *diag) {
+  return load_data(data, len, path, sets, FALSE, diag);
 }
 
 void sim_scenario_free(SimScenario *sc) {

@@ -31,11 +31,15 @@ typedef struct {
 } SimScenario;
 
 /* Loads and validates `path`, applying each "PATH=VALUE" of `sets` (NULL-terminated, may be NULL) before
- * validation. Every problem goes to `diag` (which should be created with the file name). Returns NULL
+ * validation. Every problem goes to `diag` (which should be created with the file name). `sets` are the
+ * user's --set options: a problem at or below a path one of them assigned reads "--set PATH: message" (the
+ * value came from the command line, not the file), and a malformed set "--set PATH: ..." without the file
+ * name; a set whose path the file lacks keeps it ("FILE: --set PATH: index 9 out of range ..."). Returns NULL
  * if there was any problem. Free with sim_scenario_free(). */
 SimScenario *sim_scenario_load_file(const char *path, const char *const *sets, SimDiag *diag);
 
-/* The same from memory (`len` bytes, need not be NUL-terminated); `path` is only used in messages. */
+/* The same from memory (`len` bytes, need not be NUL-terminated); `path` is only used in messages. Here
+ * `sets` are a caller's own (a sweep's points): every problem is reported against `path` as usual. */
 SimScenario *sim_scenario_load_data(const char *data, size_t len, const char *path, const char *const *sets,
                                     SimDiag *diag);
 

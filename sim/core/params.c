@@ -12,28 +12,48 @@ G_DEFINE_QUARK(sim - params - error - quark, sim_params_error)
 struct SimDiag {
   char *file;
   GPtrArray *messages; /* char *, full text, insertion order */
+  GPtrArray *owners;   /* char *, pairs (JSON path, label) from sim_diag_attribute(), in call order */
 };
 
 SimDiag *sim_diag_new(const char *file) {
   SimDiag *diag = g_new0(SimDiag, 1);
   diag->file = g_strdup(file);
   diag->messages = g_ptr_array_new_with_free_func(g_free);
+  diag->owners = g_ptr_array_new_with_free_func(g_free);
   return diag;
 }
 
 void sim_diag_free(SimDiag *diag) {
   if (!diag) return;
   g_ptr_array_unref(diag->messages);
+  g_ptr_array_unref(diag->owners);
   g_free(diag->file);
   g_free(diag);
 }
 
 static void diag_addv(SimDiag *diag, const char *path, const char *fmt, va_list ap) G_GNUC_PRINTF(3, 0);
 
+/* Whether `path` is `prefix` or lies below it ("$.a.b" and "$.a[0]" lie below "$.a"; "$.ab" does not). */
+static gboolean path_within(const char *path, const char *prefix) {
+  gsize n = strlen(prefix);
+  return strncmp(path, prefix, n) == 0 && (path[n] == '\0' || path[n] == '.' || path[n] == '[');
+}
+
 static void diag_addv(SimDiag *diag, const char *path, const char *fmt, va_list ap) {
   GString *s = g_string_new(NULL);
-  if (diag->file) g_string_append_printf(s, "%s: ", diag->file);
-  if (path) g_string_append_printf(s, "%s: ", path);
+  const char *label = NULL, *owned = NULL;
+  /* The latest attribution wins: a later --set replaced what an earlier one wrote. */
+  for (guint i = diag->owners->len; path && !label && i >= 2; i -= 2) {
+    owned = g_ptr_array_index(diag->owners, i - 2);
+    if (path_within(path, owned)) label = g_ptr_array_index(diag->owners, i - 1);
+  }
+  if (label) {
+    g_string_append_printf(s, "%s: ", label);
+    if (strcmp(path, owned) != 0) g_string_append_printf(s, "%s: ", path);
+  } else {
+    if (diag->file) g_string_append_printf(s, "%s: ", diag->file);
+    if (path) g_string_append_printf(s, "%s: ", path);
+  }
   g_string_append_vprintf(s, fmt, ap);
   g_ptr_array_add(diag->messages, g_string_free(s, FALSE));
 }
@@ -54,6 +74,14 @@ void sim_diag_add_raw(SimDiag *diag, const char *fmt, ...) {
   va_end(ap);
 }
 
+void sim_diag_add_plain(SimDiag *diag, const char *fmt, ...) {
+  g_return_if_fail(diag != NULL && fmt != NULL);
+  va_list ap;
+  va_start(ap, fmt);
+  g_ptr_array_add(diag->messages, g_strdup_vprintf(fmt, ap));
+  va_end(ap);
+}
+
 void sim_diag_add_at(SimDiag *diag, int line, int column, const char *fmt, ...) {
   g_return_if_fail(diag != NULL && fmt != NULL);
   GString *s = g_string_new(NULL);
@@ -64,6 +92,12 @@ void sim_diag_add_at(SimDiag *diag, int line, int column, const char *fmt, ...) 
   g_string_append_vprintf(s, fmt, ap);
   va_end(ap);
   g_ptr_array_add(diag->messages, g_string_free(s, FALSE));
+}
+
+void sim_diag_attribute(SimDiag *diag, const char *json_path, const char *label) {
+  g_return_if_fail(diag != NULL && json_path != NULL && label != NULL);
+  g_ptr_array_add(diag->owners, g_strdup(json_path));
+  g_ptr_array_add(diag->owners, g_strdup(label));
 }
 
 guint sim_diag_count(const SimDiag *diag) {
@@ -599,9 +633,25 @@ gboolean sim_json_set_path(json_t *root, const char *assignment, GError **error)
     return FALSE;
   }
 
-  /* Parse the value before touching root, so that a failure changes nothing. */
-  g_autoptr(json_t) value = json_loads(text, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, NULL);
-  if (!value) value = json_string(text);
+  /* Parse the value before touching root, so that a failure changes nothing. A value that is not JSON is a
+   * string (so that name=fast needs no quotes), unless it starts as JSON text does: then it was meant as
+   * JSON, and taking `[{"name":1` as a string would hide the typing error behind a type error or, at a key
+   * that takes strings, behind nothing at all. */
+  json_error_t jerr;
+  g_autoptr(json_t) value = json_loads(text, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
+  if (!value) {
+    const char *t = text;
+    while (g_ascii_isspace(*t))
+      t++;
+    if (*t == '{' || *t == '[' || *t == '"') {
+      g_set_error(error, SIM_PARAMS_ERROR, SIM_PARAMS_ERROR_SYNTAX,
+                  "--set %s: invalid JSON value (%d:%d: %s); a value that starts with '{', '[' or '\"' must "
+                  "be valid JSON",
+                  path, MAX(jerr.line, 1), MAX(jerr.column, 1), jerr.text);
+      return FALSE;
+    }
+    value = json_string(text);
+  }
   if (!value) {
     g_set_error(error, SIM_PARAMS_ERROR, SIM_PARAMS_ERROR_SYNTAX,
                 "--set %s: the value is neither JSON nor a valid UTF-8 string", path);
@@ -673,6 +723,31 @@ gboolean sim_json_set_path(json_t *root, const char *assignment, GError **error)
     return TRUE;
   }
   g_assert_not_reached();
+}
+
+char *sim_json_set_target(const char *assignment) {
+  g_return_val_if_fail(assignment != NULL, NULL);
+  const char *eq = strchr(assignment, '=');
+  if (!eq) return NULL;
+  g_autofree char *path = g_strndup(assignment, (gsize)(eq - assignment));
+  const char *s = path;
+  if (g_str_has_prefix(s, "$."))
+    s += 2;
+  else if (s[0] == '$')
+    s += 1;
+  g_autoptr(GArray) segs = g_array_new(FALSE, TRUE, sizeof(PathSeg));
+  g_array_set_clear_func(segs, path_seg_clear);
+  g_autofree char *msg = NULL;
+  if (!s[0] || !path_split(s, segs, &msg)) return NULL;
+  GString *out = g_string_new("$");
+  for (guint k = 0; k < segs->len; k++) {
+    const PathSeg *seg = &g_array_index(segs, PathSeg, k);
+    if (seg->is_index)
+      g_string_append_printf(out, "[%" G_GSIZE_FORMAT "]", seg->index);
+    else
+      g_string_append_printf(out, ".%s", seg->name); /* names are made of [A-Za-z0-9_-]: never quoted */
+  }
+  return g_string_free(out, FALSE);
 }
 
 json_t *sim_json_get_path(json_t *root, const char *path, GError **error) {

@@ -27,9 +27,17 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimDiag, sim_diag_free)
 void sim_diag_add(SimDiag *diag, const char *path, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
 /* Adds "FILE: message" (e.g. "cannot read: File too large"). */
 void sim_diag_add_raw(SimDiag *diag, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+/* Adds "message" alone: a problem that is not in the file (a malformed command-line --set). */
+void sim_diag_add_plain(SimDiag *diag, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 /* Adds "FILE:LINE:COLUMN: message", the form editors jump to (a syntax error; line and column are clamped to
  * at least 1, as a parser reports 0 for an empty input). */
 void sim_diag_add_at(SimDiag *diag, int line, int column, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
+/* Says that the value at `json_path` (a canonical path such as "$.pools[2].hash_share", as
+ * sim_json_set_target() gives) came from somewhere other than the file: a problem later added at that path
+ * reads "LABEL: message", and one below it "LABEL: PATH: message", instead of "FILE: PATH: message" (for
+ * --set, LABEL is "--set PATH" as the user wrote it). When several attributions cover a path, the latest
+ * wins, as a later --set overwrites an earlier one. */
+void sim_diag_attribute(SimDiag *diag, const char *json_path, const char *label);
 guint sim_diag_count(const SimDiag *diag);
 /* The i-th full message, owned by diag. */
 const char *sim_diag_get(const SimDiag *diag, guint i);
@@ -127,10 +135,17 @@ char *sim_json_child_path(const char *path, const char *key);
 
 /* Applies `--set PATH=VALUE` to `root`: PATH is dotted with [index] for arrays ("stop.heights",
  * "pools[2].hash_share", "$.network.delay.median_ms" also accepted). VALUE is parsed as JSON when it
- * is valid JSON (numbers, true/false/null, objects, arrays, quoted strings), else taken as a string.
+ * is valid JSON (numbers, true/false/null, objects, arrays, quoted strings), else taken as a string,
+ * except that a VALUE starting with '{', '[' or '"' (after blanks) must be valid JSON: otherwise it is a
+ * SIM_PARAMS_ERROR_SYNTAX error "--set PATH: invalid JSON value (LINE:COL: reason); ...".
  * Intermediate objects are created when missing; array indices must exist. On error returns FALSE
- * and sets `error` (domain SIM_PARAMS_ERROR) naming the path. */
+ * and sets `error` (domain SIM_PARAMS_ERROR) naming the path; `root` is then unchanged. */
 gboolean sim_json_set_path(json_t *root, const char *assignment, GError **error);
+
+/* The canonical JSON path that `assignment` ("PATH=VALUE", as for sim_json_set_path) assigns, in the form
+ * validation messages use: "pools[02].x=1" gives "$.pools[2].x". NULL when PATH is malformed. Free with
+ * g_free(). */
+char *sim_json_set_target(const char *assignment);
 
 /* The value at `path` in `root` (same path syntax as sim_json_set_path, without "=VALUE"), borrowed from
  * `root`. NULL with `error` set (domain SIM_PARAMS_ERROR) when the path is malformed or does not exist;
