@@ -1,6 +1,8 @@
 /* report.c: the HTML report of a results directory: tables from summary.json and the CSV files, figures
  * drawn by a gnuplot child process and embedded as inline SVG. */
 #include "report.h"
+
+#include "outfile.h"
 #include "util.h"
 
 #include <errno.h>
@@ -1678,18 +1680,9 @@ gboolean an_report_write(const char *dir, const char *out_path, const AnReportOp
   if (!html) return FALSE;
   g_autofree char *dflt = g_build_filename(dir, "report.html", NULL);
   const char *path = out_path ? out_path : dflt;
-  g_autofree char *parent = g_path_get_dirname(path);
-  if (g_mkdir_with_parents(parent, 0777) != 0) {
-    int e = errno;
-    g_set_error(error, AN_REPORT_ERROR, AN_REPORT_ERROR_OUTPUT, "%s: cannot create directory: %s", parent,
-                g_strerror(e));
-    return FALSE;
-  }
   g_autoptr(GError) e = NULL;
-  if (!g_file_set_contents_full(path, html, -1, G_FILE_SET_CONTENTS_CONSISTENT | G_FILE_SET_CONTENTS_DURABLE,
-                                0644, &e)) {
-    g_set_error(error, AN_REPORT_ERROR, AN_REPORT_ERROR_OUTPUT, "%s: %s", path,
-                g_strerror(errno_from_file_error(e)));
+  if (!sim_output_write_file(path, html, -1, &e)) {
+    g_set_error_literal(error, AN_REPORT_ERROR, AN_REPORT_ERROR_OUTPUT, e->message);
     return FALSE;
   }
   return TRUE;

@@ -9,12 +9,14 @@
 #include "params.h"
 #include "replay.h"
 
-/* Stages `doc` as `path` in `*out` (a temp file beside it, renamed into place on commit). */
-static gboolean stage_json(const char *path, const json_t *doc, SimOutDir **out, GError **error) {
-  g_autofree char *dir = g_path_get_dirname(path);
-  g_autofree char *base = g_path_get_basename(path);
-  *out = sim_outdir_open(dir, error);
-  return *out && sim_outdir_write_json(*out, base, doc, error);
+/* Writes `doc` to a new output file for `path` (sim/core/outfile.h), not yet committed. */
+static gboolean stage_json(const char *path, const json_t *doc, SimOutFile **out, GError **error) {
+  *out = sim_outfile_open(path, error);
+  if (*out && !sim_output_dump_json(sim_outfile_stream(*out), doc)) {
+    g_set_error(error, SIM_OUTPUT_ERROR, SIM_OUTPUT_ERROR_IO, "cannot write %s", path);
+    return FALSE;
+  }
+  return *out != NULL;
 }
 
 static json_t *counts_json(const SimReplayCounts *c) {
@@ -109,10 +111,10 @@ int sim_cmd_calibrate(int argc, char **argv) {
   }
   json_decref(header);
   /* Both files are complete before either is renamed into place. */
-  g_autoptr(SimOutDir) out_models = NULL;
-  g_autoptr(SimOutDir) out_report = NULL;
+  g_autoptr(SimOutFile) out_models = NULL;
+  g_autoptr(SimOutFile) out_report = NULL;
   if (!stage_json(out, models, &out_models, &e) || (report && !stage_json(report, rep, &out_report, &e)) ||
-      !sim_outdir_commit(out_models, &e) || (report && !sim_outdir_commit(out_report, &e))) {
+      !sim_outfile_commit(out_models, &e) || (report && !sim_outfile_commit(out_report, &e))) {
     fprintf(stderr, "sim calibrate: %s\n", e->message);
     return SIM_EXIT_USAGE;
   }

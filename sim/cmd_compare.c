@@ -23,12 +23,14 @@ static json_t *compare_header(GPtrArray *cmdline) {
   return h;
 }
 
-/* Writes `doc` to `path` through a temp file in the same directory, renamed into place when complete. */
+/* Writes `doc` to `path` as sim/core/outfile.h puts files: replaced whole, or written through when a device. */
 static gboolean write_json_atomic(const char *path, const json_t *doc, GError **error) {
-  g_autofree char *dir = g_path_get_dirname(path);
-  g_autofree char *base = g_path_get_basename(path);
-  g_autoptr(SimOutDir) out = sim_outdir_open(dir, error);
-  return out && sim_outdir_write_json(out, base, doc, error) && sim_outdir_commit(out, error);
+  g_autoptr(SimOutFile) f = sim_outfile_open(path, error);
+  if (f && !sim_output_dump_json(sim_outfile_stream(f), doc)) {
+    g_set_error(error, SIM_OUTPUT_ERROR, SIM_OUTPUT_ERROR_IO, "cannot write %s", path);
+    return FALSE;
+  }
+  return f && sim_outfile_commit(f, error);
 }
 
 int sim_cmd_compare(int argc, char **argv) {

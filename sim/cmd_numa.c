@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "outfile.h"
 #include "numa_hw.h"
 #include "numa_model.h"
 #include "output.h"
@@ -630,10 +631,9 @@ static int numa_measure(const CmdLine *cl, int argc, char **argv) {
     fputs(with_nl, stdout);
     return SIM_EXIT_OK;
   }
-  /* g_file_set_contents writes a temp file beside the target and renames it. */
-  if (!g_file_set_contents(out_path, with_nl, -1, &e)) {
-    fprintf(stderr, "sim numa measure: cannot write %s: %s\n", out_path, e->message);
-    return SIM_EXIT_RUNTIME;
+  if (!sim_output_write_file(out_path, with_nl, -1, &e)) {
+    fprintf(stderr, "sim numa measure: %s\n", e->message);
+    return g_error_matches(e, SIM_OUTPUT_ERROR, SIM_OUTPUT_ERROR_IO) ? SIM_EXIT_RUNTIME : SIM_EXIT_USAGE;
   }
   print_text_header(cl);
   printf("wrote %s: %u node%s\n", out_path, n, n == 1 ? "" : "s");

@@ -56,25 +56,6 @@ static int agree(const SweepOpts *o, int rc) {
   return rc;
 }
 
-/* Removes a directory tree (or a file); quiet about what is already gone. */
-static void remove_tree(const char *path) {
-  GDir *d = g_dir_open(path, 0, NULL);
-  if (d) {
-    const char *n;
-    while ((n = g_dir_read_name(d))) {
-      g_autofree char *p = g_build_filename(path, n, NULL);
-      if (g_file_test(p, G_FILE_TEST_IS_DIR) && !g_file_test(p, G_FILE_TEST_IS_SYMLINK))
-        remove_tree(p);
-      else
-        g_unlink(p);
-    }
-    g_dir_close(d);
-    g_rmdir(path);
-  } else {
-    g_unlink(path);
-  }
-}
-
 /* "i/N" with 0 <= i < N, or "mpi". */
 static gboolean parse_shard(const char *spec, SweepOpts *o, char **msg) {
   if (strcmp(spec, "mpi") == 0) {
@@ -157,11 +138,26 @@ static int prepare_dir(const char *dir, const SimSweep *sw, const char *sweep_fi
               dir, sweep_file);
     return SIM_EXIT_USAGE;
   }
+  if (absent) {
+    /* Only a sweep's own directory is written into: a directory with other files is never touched. */
+    GDir *d = g_dir_open(dir, 0, NULL);
+    gboolean other = g_file_test(dir, G_FILE_TEST_EXISTS) && (!d || g_dir_read_name(d) != NULL);
+    if (d) g_dir_close(d);
+    if (other) {
+      if (o->speak)
+        fprintf(stderr,
+                "sim sweep: %s: not empty and has no sweep.json: not a sweep results directory; nothing in it "
+                "was touched: use another --out\n",
+                dir);
+      return SIM_EXIT_USAGE;
+    }
+  }
   if (dry || (old && json_equal(old, (json_t *)sim_sweep_manifest(sw)))) return SIM_EXIT_OK;
-  g_autoptr(SimOutDir) out = sim_outdir_open(dir, &e);
-  if (!out || !sim_outdir_write_json(out, "sweep.json", sim_sweep_manifest(sw), &e) ||
-      !sim_outdir_commit(out, &e)) {
-    fprintf(stderr, "sim sweep: %s\n", e->message);
+  g_autofree char *path = g_build_filename(dir, "sweep.json", NULL);
+  g_autoptr(SimOutFile) out = sim_outfile_open(path, &e);
+  if (!out || !sim_output_dump_json(sim_outfile_stream(out), sim_sweep_manifest(sw)) ||
+      !sim_outfile_commit(out, &e)) {
+    fprintf(stderr, "sim sweep: %s\n", e ? e->message : path);
     return SIM_EXIT_USAGE;
   }
   return SIM_EXIT_OK;
@@ -188,7 +184,7 @@ static void clean_runs(const char *dir, const SimSweep *sw, const SweepOpts *o) 
   }
   g_dir_close(d);
   for (guint i = 0; i < doomed->len; i++)
-    remove_tree(g_ptr_array_index(doomed, i));
+    sim_output_remove_tree(g_ptr_array_index(doomed, i));
 }
 
 /* The argv of one run (NULL-terminated; g_strfreev). */
@@ -228,7 +224,8 @@ typedef struct {
   char *tmp; /* the run's temp output directory */
 } Child;
 
-/* Starts `sim run` for (p, r) into a fresh temp directory beside its final one. */
+/* Starts `sim run` for (p, r) with its output in TMP/result, TMP a fresh temp directory beside the final one that
+ * also holds the run's stderr.log (and the run's own staging directory and lock). */
 static gboolean start_run(const char *exe, const char *dir, const SimSweep *sw, guint p, guint r, Child *c,
                           GError **error) {
   g_autofree char *name = sim_sweep_run_name(p, r);
@@ -242,7 +239,8 @@ static gboolean start_run(const char *exe, const char *dir, const SimSweep *sw, 
     return FALSE;
   }
   g_autofree char *err_log = g_build_filename(c->tmp, "stderr.log", NULL);
-  g_auto(GStrv) argv = run_argv(exe, sw, p, r, c->tmp);
+  g_autofree char *result = g_build_filename(c->tmp, "result", NULL);
+  g_auto(GStrv) argv = run_argv(exe, sw, p, r, result);
   posix_spawn_file_actions_t fa;
   posix_spawnattr_t at;
   posix_spawn_file_actions_init(&fa);
@@ -274,32 +272,31 @@ static int finish_run(const char *dir, Child *c, int status) {
   g_autofree char *errs = NULL;
   g_file_get_contents(err_log, &errs, NULL, NULL);
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  int result = 0;
+  int result_code = 0;
   if (code == 0) {
-    if (!errs || !*errs) g_unlink(err_log);
-    if (g_rename(c->tmp, final) != 0) {
+    g_autofree char *result = g_build_filename(c->tmp, "result", NULL);
+    g_autofree char *kept_log = g_build_filename(result, "stderr.log", NULL);
+    if (errs && *errs) g_rename(err_log, kept_log); /* warnings stay with the run */
+    if (g_rename(result, final) != 0) {
       int e = errno;
-      if (run_complete(dir, c->p, c->r)) { /* another process finished the same run: same bytes */
-        remove_tree(c->tmp);
-      } else {
-        fprintf(stderr, "sim sweep: run %s: cannot rename %s to %s: %s\n", name, c->tmp, final,
-                g_strerror(e));
-        remove_tree(c->tmp);
-        result = 1;
+      if (!run_complete(dir, c->p, c->r)) { /* else another process finished the same run: same bytes */
+        fprintf(stderr, "sim sweep: run %s: cannot rename %s to %s: %s\n", name, result, final, g_strerror(e));
+        result_code = 1;
       }
     }
+    sim_output_remove_tree(c->tmp);
   } else {
     if (code == SIM_EXIT_INTERRUPTED || (WIFSIGNALED(status) && sweep_interrupted)) {
-      result = SIM_EXIT_INTERRUPTED;
+      result_code = SIM_EXIT_INTERRUPTED;
     } else {
       g_autofree char *msg = g_strstrip(g_strdup(errs ? errs : ""));
       fprintf(stderr, "sim sweep: run %s failed (exit %d)%s%s\n", name, code, *msg ? ": " : "", msg);
-      result = 1;
+      result_code = 1;
     }
-    remove_tree(c->tmp);
+    sim_output_remove_tree(c->tmp);
   }
   g_clear_pointer(&c->tmp, g_free);
-  return result;
+  return result_code;
 }
 
 static void progress(const SweepOpts *o, guint done, guint total, guint failed) {
@@ -355,7 +352,7 @@ static int run_all(const char *dir, const SimSweep *sw, const SweepOpts *o, guin
       if (!start_run(exe, dir, sw, pr[0], pr[1], c, &e)) {
         g_autofree char *name = sim_sweep_run_name(pr[0], pr[1]);
         fprintf(stderr, "sim sweep: run %s failed: %s\n", name, e->message);
-        if (c->tmp) remove_tree(c->tmp);
+        if (c->tmp) sim_output_remove_tree(c->tmp);
         g_clear_pointer(&c->tmp, g_free);
         c->pid = 0;
         (*n_failed)++;

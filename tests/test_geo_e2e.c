@@ -122,10 +122,11 @@ static void test_observations_written(void) {
   g_free(path);
 }
 
-/* A geo run writes exactly these five files and leaves no temp file behind; then the directory goes. */
+/* A geo run writes exactly these five files and the marker of a complete result, and leaves no temp file behind;
+ * then the directory goes. */
 static void test_outputs_then_cleanup(void) {
   run_once();
-  static const char *const names[] = {"blocks.csv", "observations.csv", "pools.csv", "runs.csv", "summary.json"};
+  static const char *const names[] = {".sim-result", "blocks.csv", "observations.csv", "pools.csv", "runs.csv", "summary.json"};
   GPtrArray *found = g_ptr_array_new_with_free_func(g_free);
   GDir *dir = g_dir_open(out_dir, 0, NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
@@ -205,7 +206,7 @@ static void test_joining_e2e(void) {
   CU_ASSERT(json_number_value(json_object_get(chain, "stale_share")) < 0.25);
   g_hash_table_destroy(mined);
   json_decref(sum);
-  const char *names[] = {"blocks.csv", "observations.csv", "pools.csv", "runs.csv", "summary.json"};
+  const char *names[] = {".sim-result", "blocks.csv", "observations.csv", "pools.csv", "runs.csv", "summary.json"};
   for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
     g_autofree char *path = g_build_filename(dir, names[i], NULL);
     g_unlink(path);

@@ -1,5 +1,14 @@
-/* output.h: atomic output files (temp file in the target directory, renamed into place only when every
- * file of the run is complete) and the header record every output starts with. */
+/* output.h: results directories written all or nothing, and the header record every output starts with.
+ *
+ * A results directory (`sim run`, `sim replay`) is built whole in a staging directory `.NAME.sim-new-XXXXXX`
+ * beside it, on the same file system, every file and directory flushed to disk, and then moved into place with
+ * one rename (an exchange with the old result when there is one, which is then removed). A reader sees the old
+ * result or the new one, never a mix, and an interrupted run leaves the old result untouched. A complete result
+ * holds the marker file `.sim-result`; only such a directory (or one of an earlier sim, whose summary.json names
+ * sim in its header) or an empty one is replaced: any other existing directory is refused and left untouched.
+ * One writer at a time: the lock file `.NAME.sim-lock` beside the directory (flock, holding the writer's pid)
+ * refuses a second writer at once. Staging and replaced directories that an interrupted writer left behind are
+ * removed by the next writer of the same directory. Single files: sim/core/outfile.h. */
 #pragma once
 
 #include <glib.h>
@@ -8,30 +17,33 @@
 #include <stdio.h>
 
 #include "engine.h"
+#include "outfile.h"
 
 G_BEGIN_DECLS
 
 typedef struct SimOutDir SimOutDir;
 
-/* Creates `dir` (and parents) if needed and checks that a file can be created in it. Errors are
- * G_FILE_ERROR with a message naming the directory. Free with sim_outdir_free(), which removes every
- * temp file not committed, and the directory itself if this call created it and nothing was committed
- * (and it is empty). */
-SimOutDir *sim_outdir_open(const char *dir, GError **error);
+/* Takes the lock of the results directory `dir`, checks what is there, removes what interrupted writers left and
+ * creates the staging directory (and missing parents of `dir`). `kind` names the command in the marker ("run").
+ * Errors: SIM_OUTPUT_ERROR (REFUSED: not a directory, or a non-empty directory sim did not make; BUSY: another
+ * process holds the lock; IO), each naming `dir`. Free with sim_outdir_free(), which removes the staging
+ * directory unless committed, releases the lock, and removes the parents this call created if nothing was
+ * committed. */
+SimOutDir *sim_outdir_open(const char *dir, const char *kind, GError **error);
 void sim_outdir_free(SimOutDir *out);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimOutDir, sim_outdir_free)
+/* `dir` as given to sim_outdir_open (for messages). */
 const char *sim_outdir_path(const SimOutDir *out);
 
-/* Opens a temp file that will become DIR/name on commit (`name` may contain directories, which are
- * created). The FILE is owned by `out`. */
+/* Creates DIR/name in the staging directory (`name` may contain directories, which are created). The FILE is
+ * owned by `out`. */
 FILE *sim_outdir_create(SimOutDir *out, const char *name, GError **error);
 
 /* Writes `doc` as DIR/name (indented JSON, keys in insertion order, trailing newline). */
 gboolean sim_outdir_write_json(SimOutDir *out, const char *name, const json_t *doc, GError **error);
 
-/* Flushes, syncs and closes every open file (reporting any write error), then renames them all into
- * place with SIGINT/SIGTERM/SIGHUP blocked, so an interrupted run leaves either the old files or the
- * new ones, never a half-written file. */
+/* Flushes, syncs and closes every file (reporting any write error), adds the marker, syncs the directories, and
+ * moves the result into place with SIGINT/SIGTERM/SIGHUP blocked. */
 gboolean sim_outdir_commit(SimOutDir *out, GError **error);
 
 /* The header record: tool, version, git describe, library versions, RNG, seed, threads, command line

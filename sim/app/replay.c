@@ -574,7 +574,7 @@ gboolean sim_replay(const SimReplayOptions *opt, json_t **summary_out, GError **
   g_return_val_if_fail(opt && opt->n_vantages > 0, FALSE);
   const char *dir = opt->out_dir ? opt->out_dir : "results/replay";
   GError *e = NULL;
-  g_autoptr(SimOutDir) out = sim_outdir_open(dir, &e);
+  g_autoptr(SimOutDir) out = sim_outdir_open(dir, "replay", &e);
   if (!out) {
     input_error(error, "%s", e->message);
     g_error_free(e);

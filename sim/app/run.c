@@ -158,7 +158,7 @@ gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summa
   GError *e = NULL;
 
   /* Check the output directory before spending any time on the run. */
-  g_autoptr(SimOutDir) out = sim_outdir_open(dir, &e);
+  g_autoptr(SimOutDir) out = sim_outdir_open(dir, "run", &e);
   if (!out) {
     g_set_error_literal(error, SIM_RUN_ERROR, SIM_RUN_ERROR_INPUT, e->message);
     g_error_free(e);

@@ -1387,14 +1387,21 @@ json_t *sim_sweep_table_to_json(const SimSweepTable *t) {
 }
 
 gboolean sim_sweep_table_write(const SimSweepTable *t, const char *dir, GError **error) {
-  g_autoptr(SimOutDir) out = sim_outdir_open(dir, error);
-  if (!out) return FALSE;
-  FILE *f = sim_outdir_create(out, "table.csv", error);
-  if (!f) return FALSE;
-  if (!sim_sweep_table_write_csv(t, f)) {
-    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO, "cannot write %s/table.csv", dir);
+  /* Both files are complete before either replaces its old one; they are then renamed one after the other. */
+  g_autofree char *csv_path = g_build_filename(dir, "table.csv", NULL);
+  g_autofree char *json_path = g_build_filename(dir, "table.json", NULL);
+  g_autoptr(SimOutFile) csv = sim_outfile_open(csv_path, error);
+  if (!csv) return FALSE;
+  if (!sim_sweep_table_write_csv(t, sim_outfile_stream(csv))) {
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO, "cannot write %s", csv_path);
     return FALSE;
   }
+  g_autoptr(SimOutFile) js = sim_outfile_open(json_path, error);
+  if (!js) return FALSE;
   g_autoptr(json_t) doc = sim_sweep_table_to_json(t);
-  return sim_outdir_write_json(out, "table.json", doc, error) && sim_outdir_commit(out, error);
+  if (!sim_output_dump_json(sim_outfile_stream(js), doc)) {
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO, "cannot write %s", json_path);
+    return FALSE;
+  }
+  return sim_outfile_commit(csv, error) && sim_outfile_commit(js, error);
 }

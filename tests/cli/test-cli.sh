@@ -120,7 +120,7 @@ same_file "$tmp/sa" "$tmp/sb" "same seed summary.json (without wall-clock fields
 if cmp -s "$tmp/a/out/blocks.csv" "$tmp/c/out/blocks.csv"; then bad "different seed gave the same blocks.csv"; else ok; fi
 contains "$tmp/c/out/summary.json" '"seed": 8' "seed recorded in header"
 ls -A "$tmp/a/out" >"$tmp/ls"
-if [ "$(tr '\n' ' ' <"$tmp/ls")" = "blocks.csv pools.csv runs.csv summary.json " ]; then ok; else bad "output files: $(cat "$tmp/ls")"; fi
+if [ "$(tr '\n' ' ' <"$tmp/ls")" = ".sim-result blocks.csv pools.csv runs.csv summary.json " ]; then ok; else bad "output files: $(cat "$tmp/ls")"; fi
 head -1 "$tmp/a/out/blocks.csv" >"$tmp/h"
 if [ "$(cat "$tmp/h")" = "id,height,parent,miner,pool,mined_s,type,difficulty,n_uncles,uncles,n_tx,gas_used,size_bytes,empty" ]; then ok; else bad "blocks.csv header: $(cat "$tmp/h")"; fi
 # The contract keys of DESIGN.md that this version fills.
@@ -192,7 +192,7 @@ check_page "$tmp/rep/report.html" 4 "Block propagation: delay after the first ob
   "First-seen shares per pool and vantage point" "Run lengths against the i.i.d. expectation" \
   "Main share against hash share and reward share, per pool"
 contains "$tmp/rep/report.html" "<title>sim report: geo-small</title>" "report title"
-left=$(ls -A "$tmp/rep" | grep -v -E '^(summary\.json|blocks\.csv|pools\.csv|runs\.csv|observations\.csv|report\.html)$')
+left=$(ls -A "$tmp/rep" | grep -v -E '^(\.sim-result|summary\.json|blocks\.csv|pools\.csv|runs\.csv|observations\.csv|report\.html)$')
 [ -z "$left" ] && ok || bad "report left files: $left"
 expect_rc 0 "report --out" -- "$SIM" report "$tmp/rep" --out "$tmp/rep2/r.html" --quiet
 same_file "$tmp/rep/report.html" "$tmp/rep2/r.html" "report is deterministic"
@@ -361,7 +361,7 @@ contains "$tmp/out" "wrote one/table.csv and one/table.json: 2 points, 4 of 4 ru
 ls -A "$sw/one" | tr '\n' ' ' >"$tmp/ls"
 [ "$(cat "$tmp/ls")" = "runs sweep.json table.csv table.json " ] && ok || bad "sweep dir: $(cat "$tmp/ls")"
 (cd "$sw/one/runs" && ls -A . p0-r0) | tr '\n' ' ' >"$tmp/ls"
-[ "$(cat "$tmp/ls")" = ".: p0-r0 p0-r1 p1-r0 p1-r1  p0-r0: blocks.csv pools.csv runs.csv summary.json " ] && ok || bad "sweep runs: $(cat "$tmp/ls")"
+[ "$(cat "$tmp/ls")" = ".: p0-r0 p0-r1 p1-r0 p1-r1  p0-r0: .sim-result blocks.csv pools.csv runs.csv summary.json " ] && ok || bad "sweep runs: $(cat "$tmp/ls")"
 # The seed of p0-r0: the splitmix64 mix of (7, 0, 0), computed in Python.
 contains "$sw/one/runs/p0-r0/summary.json" '"seed": 5620672417314516668' "sweep derived seed"
 contains "$sw/one/runs/p1-r1/summary.json" '"median_ms": 900' "sweep point value applied"
