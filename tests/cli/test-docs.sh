@@ -8,7 +8,6 @@
 # sweep table. Each drift is printed as FAIL: with what differs. Run from the source root.
 set -u
 SIM=$(realpath "$1")
-ROOT=$(pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0
@@ -341,6 +340,42 @@ for name, c in cmds.items():
         check(name in has_row, f"README's command table has no row for 'sim {name}'")
 for t in tops:
     check(any(n == t or n.startswith(t + " ") for n in has_row), f"README's command table has no row for 'sim {t}'")
+
+# Every command line anywhere in the README (code spans, code blocks) and in every --help text names only
+# options its command takes; a help text's own words name only options of its command (a dispatcher's: of
+# its subcommands).
+SEG = re.compile(r"(?<![\w/.-])sim (?:[a-z][\w-]*|[A-Z][\w.]*)[^'\"();|]*?(?=  |['\"();|]|$)")
+
+
+def check_text(where, text, own=None):
+    for line in text.splitlines():
+        rest = line
+        for m in SEG.finditer(line):
+            name = resolve(m.group(0).strip(), where)
+            if name:
+                span_options(m.group(0).strip(), name, where)
+            rest = rest.replace(m.group(0), " ", 1)
+        if own is not None:
+            allowed = set(takes[own])
+            if cmds[own]["kind"] == "dispatcher":
+                allowed = {L for n in cmds if n.startswith(own + " ") for L in takes[n]}
+            stray = [L for L in MENTION.findall(rest) if L not in allowed and L != "help"]
+            check(not stray, f"{where}: '{line.strip()}' names " + ", ".join("--" + L for L in stray) +
+                  f", which 'sim {own}' does not take")
+
+
+fence = False
+for n, line in enumerate(readme, 1):
+    if line.startswith("```"):
+        fence = not fence
+    elif fence:
+        check_text(f"README.md:{n}", line.split(" #")[0])
+    else:
+        for span in re.findall(r"`([^`]+)`", line):
+            check_text(f"README.md:{n}", span)
+for name, c in cmds.items():
+    if c["kind"] in ("own", "dispatcher"):
+        check_text(f"'sim {name} --help'", sim_help(name.split())[1], name)
 
 # The option table of "Studies (sim sweep)": exactly the options of `sim sweep`.
 studies = md_section("## Studies (sim sweep)")
