@@ -5,7 +5,10 @@
 # table, whose options it takes; (c) the files `sim run --help` and `sim replay --help` list, with their
 # conditions, are the files real runs write, and sim.1 and the README's Outputs list the same; (d) the sweep
 # table's columns as the README, sim.1 and `sim sweep --help` describe them are the header of a real merged
-# sweep table. Each drift is printed as FAIL: with what differs. Run from the source root.
+# sweep table, and table.json's keys as the README writes them. Also: every command line in the README (code
+# spans, code blocks) and in every --help text names only options its command takes, and the README's
+# summary.json keys cover those of the real runs. Each drift is printed as FAIL: with what differs. Run from
+# the source root.
 set -u
 SIM=$(realpath "$1")
 tmp=$(mktemp -d)
