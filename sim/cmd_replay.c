@@ -45,7 +45,15 @@ int sim_cmd_replay(int argc, char **argv) {
       ctx, "Each LOGDIR holds one vantage point's EMC raw logs (NewBlockMsg.log or blocks.log, announcements,\n"
            "TxMsg.log..., plain, .gz or .xz, rotated parts too); its name is the directory's base name unless\n"
            "given with --vantage NAME=DIR. Writes the same summary.json keys and CSVs as 'sim run'. Bad lines are\n"
-           "counted and the first few reported as file:line: reason (--strict: exit 2 at the first).");
+           "counted and the first few reported as file:line: reason (--strict: exit 2 at the first).\n\n"
+           "Files written into DIR, each to a temp file, all renamed into place at the end:\n"
+           "  summary.json           always: the header record, the metrics of 'sim run' and replay.*\n"
+           "  blocks.csv             always: one row per block\n"
+           "  pools.csv              always: one row per pool (coinbase address, or its name with --pools)\n"
+           "  runs.csv               always: runs of blocks by one miner, with the i.i.d. expectation\n"
+           "  observations.csv       always: one row per block a vantage point saw\n"
+           "  tx_commit.csv          always: commit time per confirmations k and vantage\n"
+           "  tx_commit_samples.csv  always: a deterministic sample of the commit times");
   if (!sim_cli_parse(ctx, "replay", &argc, &argv)) return SIM_EXIT_USAGE;
   g_autoptr(GPtrArray) dirs = g_ptr_array_new();
   g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);

@@ -111,9 +111,28 @@ int sim_cmd_run(int argc, char **argv) {
   g_autoptr(GOptionContext) ctx = g_option_context_new("SCENARIO - run a scenario");
   g_option_context_set_strict_posix(ctx, FALSE);
   g_option_context_add_main_entries(ctx, entries, NULL);
-  g_option_context_set_description(ctx, "Writes summary.json, blocks.csv, pools.csv and runs.csv atomically.\n"
-                                         "Exit codes: 0 ok, 1 run-time failure, 2 bad usage or input, 130 "
-                                         "interrupted (nothing written).");
+  /* One file a line, "NAME  CONDITION: what", CONDITION "always" or "with" and the options or scenario
+   * features it needs, joined by "and"; <V> stands for each vantage point. tests/cli/test-docs.sh compares
+   * this list with the files real runs write, and with sim.1 and the README. */
+  g_option_context_set_description(
+      ctx, "Files written into DIR, each to a temp file, all renamed into place at the end:\n"
+           "  summary.json                   always: the header record and every metric\n"
+           "  blocks.csv                     always: one row per block\n"
+           "  pools.csv                      always: one row per pool\n"
+           "  runs.csv                       always: runs of blocks by one miner, with the i.i.d. expectation\n"
+           "  observations.csv               with vantage points: one row per block a vantage point saw\n"
+           "  tx_commit.csv                  with transactions: commit time per confirmations k and vantage\n"
+           "  tx_commit_samples.csv          with transactions: a deterministic sample of the commit times\n"
+           "  censorship.csv                 with censoring pools: censored and uncensored waits per k\n"
+           "  trace_compare.csv              with --mining-from: measured and simulated receptions per block\n"
+           "  emc/pools.csv                  with --emc-logs: every miner's coinbase address and pool\n"
+           "  emc/<V>/NewBlockMsg.log        with --emc-logs: vantage point V's block messages\n"
+           "  emc/<V>/NewBlockHashesMsg.log  with --emc-logs: V's block announcements\n"
+           "  emc/<V>/NewBlockHead.log       with --emc-logs: V's new chain heads\n"
+           "  emc/<V>/TxMsg.log              with --emc-logs and transactions: V's transactions\n"
+           "Vantage points: a network model that has them (geo); transactions: the scenario's transactions\n"
+           "section; censoring pools: transactions.censor.\n"
+           "Exit codes: 0 ok, 1 run-time failure, 2 bad usage or input, 130 interrupted (nothing written).");
   /* GOption removes the options from argv; the output header records the whole command line. */
   g_autoptr(GPtrArray) cmdline = g_ptr_array_new_with_free_func(g_free);
   g_ptr_array_add(cmdline, g_strdup("sim"));
