@@ -115,7 +115,8 @@ int sim_cmd_run(int argc, char **argv) {
    * features it needs, joined by "and"; <V> stands for each vantage point. tests/cli/test-docs.sh compares
    * this list with the files real runs write, and with sim.1 and the README. */
   g_option_context_set_description(
-      ctx, "Files written into DIR, each to a temp file, all renamed into place at the end:\n"
+      ctx, "Files written into DIR, all or nothing (man sim, OUTPUTS; another non-empty DIR is refused):\n"
+           "  .sim-result                    always: the marker of a complete result of sim\n"
            "  summary.json                   always: the header record and every metric\n"
            "  blocks.csv                     always: one row per block\n"
            "  pools.csv                      always: one row per pool\n"

@@ -237,7 +237,7 @@ def long_of(tag):
 
 
 MENTION = re.compile(r"(?<![\w-])--([a-z0-9][a-z0-9-]*)")
-FILE_TAG = re.compile(r"^[\w<>./-]+\.(csv|json|log)$")
+FILE_TAG = re.compile(r"^(\.sim-result|[\w<>./-]+\.(csv|json|log))$")
 
 # (a) every option of `sim CMD --help` has its .TP entry in CMD's section, tagged as the help tags it; the
 # section documents and mentions no other option.
