@@ -38,7 +38,7 @@ int sim_cmd_calibrate(int argc, char **argv) {
   int argc_all = argc;
   g_autofree char *command_line = sim_cli_command_line(argc, argv);
   GOptionEntry entries[] = {
-      {"vantage", 0, 0, G_OPTION_ARG_STRING_ARRAY, &vantages, "A vantage point's log directory, named",
+      {"vantage", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &vantages, "A vantage point's log directory, named",
        "NAME=DIR"},
       {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "The models file to write (required)", "FILE"},
       {"pools", 0, 0, G_OPTION_ARG_FILENAME, &pools,

@@ -29,7 +29,7 @@ int sim_cmd_replay(int argc, char **argv) {
   double reward = 2.0;
   gint64 heights = 0;
   GOptionEntry entries[] = {
-      {"vantage", 0, 0, G_OPTION_ARG_STRING_ARRAY, &vantages, "A vantage point's log directory, named", "NAME=DIR"},
+      {"vantage", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &vantages, "A vantage point's log directory, named", "NAME=DIR"},
       {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "Results directory (default results/replay)", "DIR"},
       {"pools", 0, 0, G_OPTION_ARG_FILENAME, &pools,
        "Coinbase address -> pool map (CSV with 'address' and a name column)", "CSV"},

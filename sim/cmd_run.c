@@ -104,7 +104,7 @@ int sim_cmd_run(int argc, char **argv) {
       {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress line and no report", NULL},
       {"emc-logs", 0, 0, G_OPTION_ARG_NONE, &emc_logs,
        "Also write each vantage point's EMC logs (as the study's Geth did) into DIR/emc/", NULL},
-      {"mining-from", 0, 0, G_OPTION_ARG_STRING_ARRAY, &mining_from,
+      {"mining-from", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &mining_from,
        "Trace-driven: who mined which block when, from a vantage point's EMC logs (repeat for more; "
        "NAME=DIR names it as the scenario's vantage point)", "[NAME=]LOGDIR"},
       {"pools", 0, 0, G_OPTION_ARG_FILENAME, &pools_csv, "With --mining-from: coinbase -> pool map (CSV)", "CSV"},

@@ -267,7 +267,9 @@ static gboolean read_pools(Replay *r, const char *path, GError **error) {
   int addr_col = -1, name_col = -1;
   gboolean ok = TRUE;
   if (!an_csv_read_record(f, fields, &line, &e)) {
-    input_error(error, "%s: %s", path, e ? e->message : "empty file (expected a header with 'address')");
+    /* A malformed header is at line 1; a read error (a directory) is not at any line. */
+    gboolean syntax = e && g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_INVAL);
+    input_error(error, "%s:%s %s", path, syntax ? "1:" : "", e ? e->message : "empty file (expected a header with 'address')");
     g_clear_error(&e);
     fclose(f);
     return FALSE;
@@ -285,17 +287,18 @@ static gboolean read_pools(Replay *r, const char *path, GError **error) {
     fclose(f);
     return FALSE;
   }
-  while (ok && an_csv_read_record(f, fields, &line, &e)) {
+  guint start = line + 1; /* the line a record starts on (a quoted field may span lines) */
+  for (; ok && an_csv_read_record(f, fields, &line, &e); start = line + 1) {
     if (fields->len == 1 && !*(const char *)g_ptr_array_index(fields, 0)) continue;
     if ((int)fields->len <= MAX(addr_col, name_col)) {
-      input_error(error, "%s:%u: %u fields, expected at least %d", path, line, fields->len, MAX(addr_col, name_col) + 1);
+      input_error(error, "%s:%u: %u fields, expected at least %d", path, start, fields->len, MAX(addr_col, name_col) + 1);
       ok = FALSE;
       break;
     }
     EmcAddress a;
     const char *text = g_ptr_array_index(fields, addr_col);
     if (!emc_address_parse(text, strlen(text), &a)) {
-      input_error(error, "%s:%u: not an address: '%s'", path, line, text);
+      input_error(error, "%s:%u: not an address: '%s'", path, start, text);
       ok = FALSE;
       break;
     }
@@ -303,14 +306,14 @@ static gboolean read_pools(Replay *r, const char *path, GError **error) {
     const char *pname = g_ptr_array_index(fields, name_col), *had = g_hash_table_lookup(r->pool_of, &id);
     const char *why = bad_text(pname);
     if (why) {
-      input_error(error, "%s:%u: pool name %s", path, line, why);
+      input_error(error, "%s:%u: pool name %s", path, start, why);
       ok = FALSE;
       break;
     }
     if (!*pname) continue;
     /* One address in two pools: which one mined its blocks would depend on the order of the lines. */
     if (had && strcmp(had, pname) != 0) {
-      input_error(error, "%s:%u: address %s is already mapped to pool '%s'", path, line, text, had);
+      input_error(error, "%s:%u: address %s is already mapped to pool '%s'", path, start, text, had);
       ok = FALSE;
       break;
     }
@@ -322,7 +325,7 @@ static gboolean read_pools(Replay *r, const char *path, GError **error) {
     if (j == r->pool_order->len) g_ptr_array_add(r->pool_order, g_strdup(pname));
   }
   if (ok && e) {
-    input_error(error, "%s:%u: %s", path, line, e->message);
+    input_error(error, "%s:%u: %s", path, start, e->message);
     ok = FALSE;
   }
   g_clear_error(&e);

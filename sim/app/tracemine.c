@@ -216,7 +216,12 @@ gboolean sim_trace_compare(const SimTrace *t, const SimScenario *sc, const PowWo
   fputs("block,height,pool", f);
   for (guint j = 0; j < n; j++) {
     const char *nm = t->names[g_array_index(log_v, guint, j)];
-    fprintf(f, ",%s_measured_ms,%s_simulated_ms,%s_measured_delay_ms,%s_simulated_delay_ms", nm, nm, nm, nm);
+    static const char *const cols[] = {"_measured_ms", "_simulated_ms", "_measured_delay_ms", "_simulated_delay_ms"};
+    for (guint q = 0; q < G_N_ELEMENTS(cols); q++) {
+      g_autofree char *col = g_strconcat(nm, cols[q], NULL);
+      fputc(',', f);
+      an_csv_put_field(f, col); /* a vantage name may hold a comma */
+    }
   }
   fputc('\n', f);
   g_autofree GArray **dm = g_new0(GArray *, MAX(n, 1)), **ds = g_new0(GArray *, MAX(n, 1)),
