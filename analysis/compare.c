@@ -236,8 +236,8 @@ static gboolean obs_columns(const char *path, GPtrArray *header, ObsColumns *c, 
     if (!fields_have(header, stamp)) continue;
     /* The name becomes a key of the JSON output, where jansson would silently leave out a non-UTF-8 one. */
     if (!g_utf8_validate(name, -1, NULL)) {
-      g_set_error(error, AN_COMPARE_ERROR, AN_COMPARE_ERROR_INPUT, "%s:1: column %u: vantage name not valid UTF-8",
-                  path, i + 1);
+      g_set_error(error, AN_COMPARE_ERROR, AN_COMPARE_ERROR_INPUT,
+                  "%s:1: column %u: vantage name not valid UTF-8", path, i + 1);
       return FALSE;
     }
     g_array_append_val(c->diff_cols, i);

@@ -1139,11 +1139,13 @@ static gboolean fig_commit(Page *p, GError **error) {
   }
   const char *cols[] = {"k", "vantage point", "pairs", "median (s)", "mean (s)", "p90 (s)"};
   gboolean any_data = FALSE;
-  for (guint i = 0; i < series->len; i++) any_data |= ((CommitSeries *)g_ptr_array_index(series, i))->has_data;
+  for (guint i = 0; i < series->len; i++)
+    any_data |= ((CommitSeries *)g_ptr_array_index(series, i))->has_data;
   /* No committed transaction (a replay of logs without TxMsg.log): nothing to draw, which is no error. */
   if (!any_data) {
-    page_no_figure(p, "commit", TITLE_COMMIT,
-                   "tx_commit.csv has no commit time (no transaction was seen and committed): figure omitted.");
+    page_no_figure(
+        p, "commit", TITLE_COMMIT,
+        "tx_commit.csv has no commit time (no transaction was seen and committed): figure omitted.");
     table_begin(p->html, "Commit time (tx_commit.csv)", cols, 6);
     g_string_append_len(p->html, rows->str, (gssize)rows->len);
     table_end(p->html);

@@ -46,8 +46,8 @@ int sim_cmd_calibrate(int argc, char **argv) {
       {"report", 0, 0, G_OPTION_ARG_FILENAME, &report, "Also write the fit report alone as JSON", "FILE"},
       {"level", 0, 0, G_OPTION_ARG_DOUBLE, &level, "Confidence level of every interval (default 0.95)", "L"},
       {"strict", 0, 0, G_OPTION_ARG_NONE, &strict, "The first bad line is fatal (exit 2)", NULL},
-      {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No table (warnings such as bad log lines still go to stderr)",
-       NULL},
+      {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
+       "No table (warnings such as bad log lines still go to stderr)", NULL},
       G_OPTION_ENTRY_NULL};
   g_autoptr(GOptionContext) ctx = g_option_context_new("[LOGDIR...] -o FILE - fit models to measured logs");
   g_option_context_add_main_entries(ctx, entries, NULL);

@@ -41,7 +41,8 @@ static void print_report(const json_t *s, const char *dir) {
   json_t *tr = json_object_get(s, "trace");
   if (tr) {
     /* What the logs gave and what was used: never a silent "1 of 1" when most blocks were dropped. */
-    printf("trace-driven: %.0f of %.0f logged blocks mined (%.0f left out as inconsistent, %.0f bad lines skipped); "
+    printf("trace-driven: %.0f of %.0f logged blocks mined (%.0f left out as inconsistent, %.0f bad lines "
+           "skipped); "
            "%.0f stand-ins mined for ancestors not in the logs\n",
            num(s, "trace", "mined"), num(s, "trace", "logged_blocks"), num(s, "trace", "left_out"),
            num(s, "trace", "bad_lines"), num(s, "trace", "stand_ins_mined"));
@@ -106,9 +107,12 @@ int sim_cmd_run(int argc, char **argv) {
        "Also write each vantage point's EMC logs (as the study's Geth did) into DIR/emc/", NULL},
       {"mining-from", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &mining_from,
        "Trace-driven: who mined which block when, from a vantage point's EMC logs (repeat for more; "
-       "NAME=DIR names it as the scenario's vantage point)", "[NAME=]LOGDIR"},
-      {"pools", 0, 0, G_OPTION_ARG_FILENAME, &pools_csv, "With --mining-from: coinbase -> pool map (CSV)", "CSV"},
-      {"strict", 0, 0, G_OPTION_ARG_NONE, &strict, "With --mining-from: the first bad log line is fatal", NULL},
+       "NAME=DIR names it as the scenario's vantage point)",
+       "[NAME=]LOGDIR"},
+      {"pools", 0, 0, G_OPTION_ARG_FILENAME, &pools_csv, "With --mining-from: coinbase -> pool map (CSV)",
+       "CSV"},
+      {"strict", 0, 0, G_OPTION_ARG_NONE, &strict, "With --mining-from: the first bad log line is fatal",
+       NULL},
       {"threads", 't', 0, G_OPTION_ARG_INT, &threads,
        "Worker threads of the partitioned engine (default 1; 0: the sequential engine). Outputs do not "
        "depend "

@@ -552,7 +552,8 @@ static void test_csv_reader_nul(void) {
     g_autoptr(GPtrArray) r = g_ptr_array_new_with_free_func(g_free);
     guint line = 0;
     g_autoptr(GError) e = NULL;
-    for (guint k = 0; k < cases[i].records_before; k++) CU_ASSERT_TRUE(an_csv_read_record(f, r, &line, &e));
+    for (guint k = 0; k < cases[i].records_before; k++)
+      CU_ASSERT_TRUE(an_csv_read_record(f, r, &line, &e));
     CU_ASSERT_FALSE(an_csv_read_record(f, r, &line, &e));
     CU_ASSERT_PTR_NOT_NULL_FATAL(e);
     CU_ASSERT_TRUE(g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_INVAL));

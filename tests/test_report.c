@@ -479,9 +479,10 @@ static void test_commit_without_data(void) {
   check_well_formed(html);
   CU_ASSERT_EQUAL(st.figures_failed, 0);
   CU_ASSERT_EQUAL(warnings->len, have_gnuplot ? 0 : 1); /* "gnuplot not found" only */
-  CU_ASSERT_EQUAL(count(html, "<figure id=\"fig-commit\">\n<figcaption>Figure 2. Commit time against "
-                              "confirmations k, per vantage point</figcaption>\n<p class=\"omitted\">tx_commit.csv "
-                              "has no commit time (no transaction was seen and committed): figure omitted.</p>"),
+  CU_ASSERT_EQUAL(count(html,
+                        "<figure id=\"fig-commit\">\n<figcaption>Figure 2. Commit time against "
+                        "confirmations k, per vantage point</figcaption>\n<p class=\"omitted\">tx_commit.csv "
+                        "has no commit time (no transaction was seen and committed): figure omitted.</p>"),
                   1);
   CU_ASSERT_EQUAL(count(html, "<caption>Commit time (tx_commit.csv)</caption>"), 1);
   if (have_gnuplot) CU_ASSERT_EQUAL(st.figures, 2);
@@ -567,10 +568,12 @@ int register_suites(void) {
   static const struct {
     const char *n;
     CU_TestFunc f;
-  } t[] = {TEST(test_run_page),  TEST(test_delays_match_summary), TEST(test_delay_quantiles),
-           TEST(test_write),     TEST(test_no_gnuplot),           TEST(test_gnuplot_fails),
-           TEST(test_run_min),   TEST(test_invalid_utf8),         TEST(test_sweep),
-           TEST(test_commit_without_data), TEST(test_bad_inputs)};
+  } t[] = {TEST(test_run_page),        TEST(test_delays_match_summary),
+           TEST(test_delay_quantiles), TEST(test_write),
+           TEST(test_no_gnuplot),      TEST(test_gnuplot_fails),
+           TEST(test_run_min),         TEST(test_invalid_utf8),
+           TEST(test_sweep),           TEST(test_commit_without_data),
+           TEST(test_bad_inputs)};
   for (size_t i = 0; i < G_N_ELEMENTS(t); i++)
     if (!CU_add_test(s, t[i].n, t[i].f)) return 1;
   return 0;

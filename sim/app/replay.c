@@ -62,7 +62,8 @@ static void input_error(GError **error, const char *fmt, ...) {
 /* A line that parses but cannot be right is a bad line too: with --strict the first is fatal (FALSE with
  * `error`); else it is counted (`n_lines`: a detached block takes all its lines with it) and the first few
  * messages are kept for flush_problems(). */
-static gboolean line_problem(Replay *r, guint n_lines, GError **error, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
+static gboolean line_problem(Replay *r, guint n_lines, GError **error, const char *fmt, ...)
+    G_GNUC_PRINTF(4, 5);
 static gboolean line_problem(Replay *r, guint n_lines, GError **error, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -79,20 +80,23 @@ static gboolean line_problem(Replay *r, guint n_lines, GError **error, const cha
 
 /* Warnings go to stderr whatever --quiet says: a result computed without some lines must say so. */
 static void flush_problems(Replay *r, const char *where, const char *what) {
-  for (guint i = 0; i < r->problem_msgs->len; i++) fprintf(stderr, "%s\n", (char *)g_ptr_array_index(r->problem_msgs, i));
+  for (guint i = 0; i < r->problem_msgs->len; i++)
+    fprintf(stderr, "%s\n", (char *)g_ptr_array_index(r->problem_msgs, i));
   if (r->problems > EMC_BAD_LINES_KEPT)
-    fprintf(stderr, "%s%s%" G_GUINT64_FORMAT " %s\n", where ? where : "", where ? ": " : "", r->problems, what);
+    fprintf(stderr, "%s%s%" G_GUINT64_FORMAT " %s\n", where ? where : "", where ? ": " : "", r->problems,
+            what);
   g_ptr_array_set_size(r->problem_msgs, 0);
   r->problems = 0;
 }
 
-/* Bad lines: counted; the first few go to stderr, then the first few of those that parse but cannot be right. */
+/* Bad lines: counted; the first few go to stderr, then the first few that parse but cannot be right. */
 static void report_bad(Replay *r, EmcReader *rd, EmcKind kind) {
   r->lines[kind] += emc_reader_records(rd);
   guint64 bad = emc_reader_bad_lines(rd);
   r->bad_lines[kind] += bad;
   const char *const *msgs = emc_reader_bad_line_messages(rd);
-  for (guint i = 0; bad && msgs && msgs[i]; i++) fprintf(stderr, "%s\n", msgs[i]);
+  for (guint i = 0; bad && msgs && msgs[i]; i++)
+    fprintf(stderr, "%s\n", msgs[i]);
   if (bad > EMC_BAD_LINES_KEPT)
     fprintf(stderr, "%s: %" G_GUINT64_FORMAT " bad lines in all (skipped)\n", emc_reader_file(rd), bad);
   flush_problems(r, emc_reader_file(rd), "lines in all that cannot be right (skipped)");
@@ -121,14 +125,17 @@ static inline void keep_min(int64_t *slot, int64_t t) {
 /* What makes a block line impossible on its own, or NULL. */
 static const char *block_line_impossible(const EmcBlock *eb) {
   uint64_t difficulty;
-  if (emc_hash_id(&eb->hash) == OBS_GENESIS_ID) return "BlockHash: its first 8 bytes are zero (the genesis's id here)";
+  if (emc_hash_id(&eb->hash) == OBS_GENESIS_ID)
+    return "BlockHash: its first 8 bytes are zero (the genesis's id here)";
   if (eb->number == 0) return "Number: 0 is the genesis, which no node receives as a block";
   if (emc_u256_to_u64(&eb->difficulty, &difficulty) && difficulty == 0)
     return "Difficulty: 0 (a proof-of-work or Clique block has at least 1)";
   if (memcmp(&eb->hash, &eb->parent, sizeof eb->hash) == 0) return "ParentHash: the block is its own parent";
   for (uint32_t k = 0; k < eb->n_uncles; k++) {
-    if (memcmp(&eb->uncles[k], &eb->hash, sizeof eb->hash) == 0) return "ListOfUncles: the block lists itself";
-    if (memcmp(&eb->uncles[k], &eb->parent, sizeof eb->hash) == 0) return "ListOfUncles: the block lists its parent";
+    if (memcmp(&eb->uncles[k], &eb->hash, sizeof eb->hash) == 0)
+      return "ListOfUncles: the block lists itself";
+    if (memcmp(&eb->uncles[k], &eb->parent, sizeof eb->hash) == 0)
+      return "ListOfUncles: the block lists its parent";
   }
   return NULL;
 }
@@ -146,11 +153,13 @@ static gboolean on_block(Replay *r, guint v, EmcReader *rd, const EmcRecord *rec
   if (b && b->number != eb->number)
     return line_problem(r, 1, error,
                         "%s:%" G_GUINT64_FORMAT ": Number %" G_GUINT64_FORMAT
-                        " differs from the same block's first line (%s:%" G_GUINT64_FORMAT ": %" G_GUINT64_FORMAT ")",
+                        " differs from the same block's first line (%s:%" G_GUINT64_FORMAT
+                        ": %" G_GUINT64_FORMAT ")",
                         file, line, eb->number, b->file, b->line, b->number);
   if (b && b->b.parent != emc_hash_id(&eb->parent))
     return line_problem(r, 1, error,
-                        "%s:%" G_GUINT64_FORMAT ": ParentHash differs from the same block's first line (%s:%" G_GUINT64_FORMAT ")",
+                        "%s:%" G_GUINT64_FORMAT
+                        ": ParentHash differs from the same block's first line (%s:%" G_GUINT64_FORMAT ")",
                         file, line, b->file, b->line);
   if (!b) {
     b = g_new0(RBlock, 1);
@@ -269,7 +278,8 @@ static gboolean read_pools(Replay *r, const char *path, GError **error) {
   if (!an_csv_read_record(f, fields, &line, &e)) {
     /* A malformed header is at line 1; a read error (a directory) is not at any line. */
     gboolean syntax = e && g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_INVAL);
-    input_error(error, "%s:%s %s", path, syntax ? "1:" : "", e ? e->message : "empty file (expected a header with 'address')");
+    input_error(error, "%s:%s %s", path, syntax ? "1:" : "",
+                e ? e->message : "empty file (expected a header with 'address')");
     g_clear_error(&e);
     fclose(f);
     return FALSE;
@@ -291,7 +301,8 @@ static gboolean read_pools(Replay *r, const char *path, GError **error) {
   for (; ok && an_csv_read_record(f, fields, &line, &e); start = line + 1) {
     if (fields->len == 1 && !*(const char *)g_ptr_array_index(fields, 0)) continue;
     if ((int)fields->len <= MAX(addr_col, name_col)) {
-      input_error(error, "%s:%u: %u fields, expected at least %d", path, start, fields->len, MAX(addr_col, name_col) + 1);
+      input_error(error, "%s:%u: %u fields, expected at least %d", path, start, fields->len,
+                  MAX(addr_col, name_col) + 1);
       ok = FALSE;
       break;
     }
@@ -373,15 +384,17 @@ static RBlock *placeholder(Replay *r, uint64_t id, uint64_t number, const RBlock
   return x;
 }
 
-/* A child is one number above its parent: where a logged block and its logged parent say otherwise, one of the
- * two Numbers is wrong. A damaged Number contradicts every neighbour the block has in the logs, a good one only
- * the damaged neighbour, so the block with more contradictions than agreements (the larger difference; the
- * child on a tie, when nothing tells them apart) is taken out of the chain with all its lines, reported at its
- * first line; its children then stand on a placeholder. `order` holds every logged block. */
+/* A child is one number above its parent: where a logged block and its logged parent say otherwise, one of
+ * the two Numbers is wrong. A damaged Number contradicts every neighbour the block has in the logs, a good
+ * one only the damaged neighbour, so the block with more contradictions than agreements (the larger
+ * difference; the child on a tie, when nothing tells them apart) is taken out of the chain with all its
+ * lines, reported at its first line; its children then stand on a placeholder. `order` holds every logged
+ * block. */
 static gboolean drop_inconsistent(Replay *r, GPtrArray *order, GError **error) {
   guint n = r->next_order;
-  g_autofree int *score = g_new0(int, MAX(n, 1));        /* by RBlock.order: contradictions - agreements */
-  g_autofree RBlock **blamed_by = g_new0(RBlock *, MAX(n, 1)); /* the neighbour it contradicts, if blamed */
+  /* By RBlock.order: contradictions minus agreements; the neighbour it contradicts, if it is blamed. */
+  g_autofree int *score = g_new0(int, MAX(n, 1));
+  g_autofree RBlock **blamed_by = g_new0(RBlock *, MAX(n, 1));
   g_autofree gboolean *as_parent = g_new0(gboolean, MAX(n, 1)); /* blamed as the parent of blamed_by */
   g_autofree gboolean *to_genesis = g_new0(gboolean, MAX(n, 1));
   g_autofree RBlock **by_order = g_new0(RBlock *, MAX(n, 1));
@@ -424,8 +437,8 @@ static gboolean drop_inconsistent(Replay *r, GPtrArray *order, GError **error) {
                         b->file, b->line, b->number, left);
     else
       ok = line_problem(r, b->n_lines, error,
-                        "%s:%" G_GUINT64_FORMAT ": Number %" G_GUINT64_FORMAT " does not %s its %s's (%" G_GUINT64_FORMAT
-                        " at %s:%" G_GUINT64_FORMAT ")%s",
+                        "%s:%" G_GUINT64_FORMAT ": Number %" G_GUINT64_FORMAT
+                        " does not %s its %s's (%" G_GUINT64_FORMAT " at %s:%" G_GUINT64_FORMAT ")%s",
                         b->file, b->line, b->number, as_parent[k] ? "precede" : "follow",
                         as_parent[k] ? "child" : "parent", o->number, o->file, o->line, left);
     if (!ok) return FALSE;

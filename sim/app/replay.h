@@ -58,7 +58,7 @@ typedef struct {
   uint32_t heights;         /* metric window: heights 1..heights after re-basing (0: all), as stop.heights */
   int argc;
   char **argv;
-  gboolean skip_txs;        /* leave the transaction logs unread (nothing about transactions is needed) */
+  gboolean skip_txs;        /* leave the transaction logs unread (nothing needs the transactions) */
 } SimReplayOptions;
 
 #define SIM_REPLAY_ERROR (sim_replay_error_quark())
@@ -100,9 +100,9 @@ typedef struct {
 /* What was read. */
 typedef struct {
   guint64 block_lines, announcement_lines, tx_lines; /* records read, duplicates included */
-  guint64 bad_lines;          /* lines skipped, all kinds: malformed, impossible, inconsistent, and every line of
-                               * a detached block */
-  guint64 blocks;             /* distinct logged blocks in the chain (placeholders and detached not counted) */
+  guint64 bad_lines;          /* lines skipped, all kinds: malformed, impossible, inconsistent, and every
+                               * line of a detached block */
+  guint64 blocks;             /* distinct logged blocks in the chain (not placeholders, not detached) */
   uint64_t first_number;      /* the lowest block number: height 1 */
   guint64 detached_blocks;    /* logged blocks left out: their Number contradicts their parent's or child's */
   guint64 placeholder_blocks;
@@ -114,10 +114,11 @@ typedef struct {
 
 typedef struct SimReplayData SimReplayData;
 
-/* Reads the logs of `opt` (dirs, names, pools_csv, strict, skip_txs, block_reward_eth; the output fields are not
- * used) into memory. Bad lines are reported on stderr as they are warnings (the first few per file, then how
- * many in all; see above). In memory: blocks placed and typed by AnChain (finalized, no window), miners and
- * pools, sightings, transactions. NULL with `error` (SIM_REPLAY_ERROR_INPUT) on bad input. Free with sim_replay_data_free(). */
+/* Reads the logs of `opt` (dirs, names, pools_csv, strict, skip_txs, block_reward_eth; the output fields are
+ * not used) into memory. Bad lines are reported on stderr as they are warnings (the first few per file, then
+ * how many in all; see above). In memory: blocks placed and typed by AnChain (finalized, no window), miners
+ * and pools, sightings, transactions. NULL with `error` (SIM_REPLAY_ERROR_INPUT) on bad input. Free with
+ * sim_replay_data_free(). */
 SimReplayData *sim_replay_load(const SimReplayOptions *opt, GError **error);
 void sim_replay_data_free(SimReplayData *data);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimReplayData, sim_replay_data_free)

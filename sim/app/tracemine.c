@@ -46,7 +46,9 @@ static gboolean bad_input(GError **error, const char *fmt, ...) {
 }
 
 /* A vantage point's first observation of a logged block: the earlier of block message and announcement. */
-static int64_t seen_at(const SimReplayBlock *b, guint v) { return MIN(b->msg_ns[v], b->ann_ns[v]); }
+static int64_t seen_at(const SimReplayBlock *b, guint v) {
+  return MIN(b->msg_ns[v], b->ann_ns[v]);
+}
 
 static gint cmp_time(gconstpointer pa, gconstpointer pb) {
   const TB *a = pa, *b = pb;
@@ -81,7 +83,8 @@ static void time_blocks(SimTrace *t) {
   for (guint i = 0; i < nb; i++) { /* by number: parents first */
     const SimReplayBlock *c = blocks[i];
     int64_t tc = OBS_TIME_NONE;
-    for (guint v = 0; v < t->nv; v++) tc = MIN(tc, seen_at(c, v));
+    for (guint v = 0; v < t->nv; v++)
+      tc = MIN(tc, seen_at(c, v));
     g_ptr_array_set_size(below, 0);
     uint64_t pid = c->b.parent;
     const SimReplayBlock *p = NULL;
@@ -116,8 +119,12 @@ static void time_blocks(SimTrace *t) {
 SimTrace *sim_trace_load(const SimTraceOptions *opt, SimScenario *sc, GError **error) {
   g_autoptr(SimTrace) t = g_new0(SimTrace, 1);
   t->nv = opt->n;
-  SimReplayOptions ro = {.dirs = opt->dirs, .names = opt->names, .n_vantages = opt->n,
-                         .pools_csv = opt->pools_csv, .strict = opt->strict, .skip_txs = TRUE,
+  SimReplayOptions ro = {.dirs = opt->dirs,
+                         .names = opt->names,
+                         .n_vantages = opt->n,
+                         .pools_csv = opt->pools_csv,
+                         .strict = opt->strict,
+                         .skip_txs = TRUE,
                          .block_reward_eth = 2};
   GError *e = NULL;
   t->data = sim_replay_load(&ro, &e);
@@ -140,8 +147,11 @@ SimTrace *sim_trace_load(const SimTraceOptions *opt, SimScenario *sc, GError **e
     const char *name = NULL;
     int m = miner_for(t, sc, b->for_block->coinbase, &name);
     if (m < 0)
-      return bad_input(error, "block %" G_GUINT64_FORMAT ": its pool %s%s%s is not in the scenario, which has no 'Others' pool",
-                       b->for_block->number, name ? "'" : "", name ? name : "(coinbase not in the map)", name ? "'" : ""),
+      return bad_input(error,
+                       "block %" G_GUINT64_FORMAT
+                       ": its pool %s%s%s is not in the scenario, which has no 'Others' pool",
+                       b->for_block->number, name ? "'" : "", name ? name : "(coinbase not in the map)",
+                       name ? "'" : ""),
              NULL;
     const ObsBlock *ob = &b->rb->b;
     PowTraceBlock *tb = &t->trace[i];
@@ -216,7 +226,8 @@ gboolean sim_trace_compare(const SimTrace *t, const SimScenario *sc, const PowWo
   fputs("block,height,pool", f);
   for (guint j = 0; j < n; j++) {
     const char *nm = t->names[g_array_index(log_v, guint, j)];
-    static const char *const cols[] = {"_measured_ms", "_simulated_ms", "_measured_delay_ms", "_simulated_delay_ms"};
+    static const char *const cols[] = {"_measured_ms", "_simulated_ms", "_measured_delay_ms",
+                                       "_simulated_delay_ms"};
     for (guint q = 0; q < G_N_ELEMENTS(cols); q++) {
       g_autofree char *col = g_strconcat(nm, cols[q], NULL);
       fputc(',', f);
