@@ -277,6 +277,11 @@ static int finish_run(const char *dir, Child *c, int status) {
   int result = 0;
   if (code == 0) {
     if (!errs || !*errs) g_unlink(err_log);
+    /* A run that succeeded with warnings (it runs with --quiet, which keeps them) still says them here; they
+     * also stay in its stderr.log. */
+    g_auto(GStrv) lines = g_strsplit(errs ? errs : "", "\n", -1);
+    for (char **l = lines; *l; l++)
+      if (**l) fprintf(stderr, "sim sweep: run %s: %s\n", name, *l);
     if (g_rename(c->tmp, final) != 0) {
       int e = errno;
       if (run_complete(dir, c->p, c->r)) { /* another process finished the same run: same bytes */
