@@ -234,6 +234,12 @@ static gboolean obs_columns(const char *path, GPtrArray *header, ObsColumns *c, 
     g_autofree char *name = g_strndup(h, len - 4);
     g_autofree char *stamp = g_strconcat(name, "TimeStamp", NULL);
     if (!fields_have(header, stamp)) continue;
+    /* The name becomes a key of the JSON output, where jansson would silently leave out a non-UTF-8 one. */
+    if (!g_utf8_validate(name, -1, NULL)) {
+      g_set_error(error, AN_COMPARE_ERROR, AN_COMPARE_ERROR_INPUT,
+                  "%s:1: column %u: vantage name not valid UTF-8", path, i + 1);
+      return FALSE;
+    }
     g_array_append_val(c->diff_cols, i);
     g_ptr_array_add(c->names, g_steal_pointer(&name));
   }
@@ -432,6 +438,11 @@ gboolean an_compare_side_add_run(AnCompareSide *s, const char *run_label, const 
                 run_label);
     return FALSE;
   }
+  /* The label goes into the JSON output's run list: jansson would drop a non-UTF-8 one without a word. */
+  if (!g_utf8_validate(run_label, -1, NULL)) {
+    g_set_error(error, AN_COMPARE_ERROR, AN_COMPARE_ERROR_INPUT, "%s: path not valid UTF-8", run_label);
+    return FALSE;
+  }
   g_autoptr(GPtrArray) obs = NULL;
   if (observations_csv && !(obs = read_observations(observations_csv, error))) return FALSE;
 
@@ -543,6 +554,12 @@ static gboolean read_commit_samples(AnCompareSide *s, const char *path, GError *
     double x = fields->len == 3 ? g_ascii_strtod(g_ptr_array_index(fields, 2), &end) : NAN;
     if (fields->len != 3 || !end || *end || !isfinite(x)) {
       g_set_error(&e, AN_COMPARE_ERROR, AN_COMPARE_ERROR_INPUT, "%u: expected k,vantage,commit_s", line);
+      ok = FALSE;
+      break;
+    }
+    if (!g_utf8_validate(g_ptr_array_index(fields, 0), -1, NULL) ||
+        !g_utf8_validate(g_ptr_array_index(fields, 1), -1, NULL)) {
+      g_set_error(&e, AN_COMPARE_ERROR, AN_COMPARE_ERROR_INPUT, "%u: k or vantage not valid UTF-8", line);
       ok = FALSE;
       break;
     }

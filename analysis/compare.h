@@ -92,9 +92,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(AnCompareSide, an_compare_side_free)
  * observations.csv or NULL. A summary that is not a JSON object, and an observations file that cannot be read
  * or is not such a table, are errors (domain AN_COMPARE_ERROR, code AN_COMPARE_ERROR_INPUT), with messages
  *   "<run_label>: not a summary (expected a JSON object)",
+ *   "<run_label>: path not valid UTF-8" (the label goes into the JSON output),
  *   "<csv>: cannot open: <strerror>",
  *   "<csv>:<line>: <problem>" (no FirstObservation column, no <V>Diff column with its <V>TimeStamp, a
- *   row with the wrong number of fields, a delay that is not a number, an unknown first observer).
+ *   vantage name that is not valid UTF-8, a row with the wrong number of fields, a delay that is not a
+ *   number, an unknown first observer).
  * The side is unchanged on error. */
 gboolean an_compare_side_add_run(AnCompareSide *side, const char *run_label, const json_t *summary,
                                  const char *observations_csv, GError **error);

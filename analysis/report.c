@@ -1076,8 +1076,9 @@ static gboolean fig_runs(Page *p, GError **error) {
 /* -- Figure 4: commit time -- */
 
 typedef struct {
-  char *vantage; /* "" for all */
-  GArray *rows;  /* CommitRow */
+  char *vantage;     /* "" for all */
+  GArray *rows;      /* CommitRow */
+  gboolean has_data; /* some row has a statistic (none has when nothing was committed) */
 } CommitSeries;
 
 typedef struct {
@@ -1122,6 +1123,7 @@ static gboolean fig_commit(Page *p, GError **error) {
       g_ptr_array_add(series, cs);
     }
     g_array_append_val(cs->rows, cr);
+    cs->has_data |= !isnan(cr.median) || !isnan(cr.mean) || !isnan(cr.p90);
     kmax = MAX(kmax, cr.k);
     g_string_append(rows, "<tr>");
     td_num(rows, cr.k);
@@ -1137,10 +1139,25 @@ static gboolean fig_commit(Page *p, GError **error) {
     page_no_figure(p, "commit", TITLE_COMMIT, "tx_commit.csv has no row: figure omitted.");
     return TRUE;
   }
+  const char *cols[] = {"k", "vantage point", "pairs", "median (s)", "mean (s)", "p90 (s)"};
+  gboolean any_data = FALSE;
+  for (guint i = 0; i < series->len; i++)
+    any_data |= ((CommitSeries *)g_ptr_array_index(series, i))->has_data;
+  /* No committed transaction (a replay of logs without TxMsg.log): nothing to draw, which is no error. */
+  if (!any_data) {
+    page_no_figure(
+        p, "commit", TITLE_COMMIT,
+        "tx_commit.csv has no commit time (no transaction was seen and committed): figure omitted.");
+    table_begin(p->html, "Commit time (tx_commit.csv)", cols, 6);
+    g_string_append_len(p->html, rows->str, (gssize)rows->len);
+    table_end(p->html);
+    return TRUE;
+  }
   g_autoptr(GString) s = g_string_new(NULL);
   gp_style(s);
   for (guint i = 0; i < series->len; i++) {
     CommitSeries *cs = g_ptr_array_index(series, i);
+    if (!cs->has_data) continue;
     g_autofree char *bn = g_strdup_printf("C%u", i);
     gp_block_begin(s, bn);
     for (guint j = 0; j < cs->rows->len; j++) {
@@ -1180,7 +1197,7 @@ static gboolean fig_commit(Page *p, GError **error) {
       for (guint i = 0; i < series->len; i++) {
         CommitSeries *cs = g_ptr_array_index(series, i);
         gboolean all = !*cs->vantage;
-        if (all != (pass == 1)) continue;
+        if (all != (pass == 1) || !cs->has_data) continue;
         g_string_append_printf(s, "%s$C%u using 1:%d with linespoints lt %u%s title ", drawn++ ? ", " : "", i,
                                q + 2, all ? 8 : (i % 7) + 1, all ? " lc rgb '#000000' dt 2 pt 6" : "");
         gp_str(s, all ? "all vantage points" : cs->vantage);
@@ -1193,7 +1210,6 @@ static gboolean fig_commit(Page *p, GError **error) {
       "Reception of the main block at height h + k minus the first reception of the transaction, over "
       "every (committed transaction, vantage point) pair (tx_commit.csv; only these statistics are "
       "written, not the samples).");
-  const char *cols[] = {"k", "vantage point", "pairs", "median (s)", "mean (s)", "p90 (s)"};
   table_begin(p->html, "Commit time (tx_commit.csv)", cols, 6);
   g_string_append_len(p->html, rows->str, (gssize)rows->len);
   table_end(p->html);

@@ -88,6 +88,11 @@ gboolean an_csv_read_record(FILE *in, GPtrArray *fields, guint *line, GError **e
       }
       if (c != ',' && f->len > 0 && f->str[f->len - 1] == '\r') g_string_truncate(f, f->len - 1);
     }
+    /* A NUL would end the field's C string early: the rest of the field would vanish without a word. */
+    if (memchr(f->str, '\0', f->len)) {
+      g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "NUL byte in field %u", fields->len + 1);
+      return FALSE;
+    }
     g_ptr_array_add(fields, g_strndup(f->str, f->len));
     g_string_truncate(f, 0);
     if (c != ',') break;

@@ -22,8 +22,9 @@ void an_json_set_nonempty(json_t *parent, const char *key, json_t *o);
  * fills with newly allocated strings (create it with g_ptr_array_new_with_free_func(g_free)). `line` counts
  * the physical lines read so far: it is advanced past the record (start it at 0; the record began on line
  * *line + 1 before the call). Returns TRUE for a record, FALSE at the end of the input (`error` unset) or for
- * a malformed record: text after a closing quote, a quote left open at the end, or a read error (`error`
- * set, G_FILE_ERROR, message without the file name). A last line without a line break is a record. */
+ * a malformed record: text after a closing quote, a quote left open at the end, a NUL byte in a field
+ * ("NUL byte in field N"), or a read error (`error` set, G_FILE_ERROR, message without the file name). A last
+ * line without a line break is a record. */
 gboolean an_csv_read_record(FILE *in, GPtrArray *fields, guint *line, GError **error);
 
 /* Whether `path` names input that a reader might never finish: something other than a regular file or a

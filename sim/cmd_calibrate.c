@@ -40,7 +40,7 @@ int sim_cmd_calibrate(int argc, char **argv) {
   int argc_all = argc;
   g_autofree char *command_line = sim_cli_command_line(argc, argv);
   GOptionEntry entries[] = {
-      {"vantage", 0, 0, G_OPTION_ARG_STRING_ARRAY, &vantages, "A vantage point's log directory, named",
+      {"vantage", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &vantages, "A vantage point's log directory, named",
        "NAME=DIR"},
       {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "The models file to write (required)", "FILE"},
       {"pools", 0, 0, G_OPTION_ARG_FILENAME, &pools,
@@ -48,7 +48,8 @@ int sim_cmd_calibrate(int argc, char **argv) {
       {"report", 0, 0, G_OPTION_ARG_FILENAME, &report, "Also write the fit report alone as JSON", "FILE"},
       {"level", 0, 0, G_OPTION_ARG_DOUBLE, &level, "Confidence level of every interval (default 0.95)", "L"},
       {"strict", 0, 0, G_OPTION_ARG_NONE, &strict, "The first bad line is fatal (exit 2)", NULL},
-      {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No table and no bad-line messages", NULL},
+      {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
+       "No table (warnings such as bad log lines still go to stderr)", NULL},
       G_OPTION_ENTRY_NULL};
   g_autoptr(GOptionContext) ctx = g_option_context_new("[LOGDIR...] -o FILE - fit models to measured logs");
   g_option_context_add_main_entries(ctx, entries, NULL);
@@ -73,7 +74,6 @@ int sim_cmd_calibrate(int argc, char **argv) {
                           .n_vantages = dirs->len,
                           .pools_csv = pools,
                           .strict = strict,
-                          .quiet = quiet,
                           .block_reward_eth = 2.0};
   g_autoptr(GError) e = NULL;
   g_autoptr(SimReplayData) data = sim_replay_load(&opt, &e);

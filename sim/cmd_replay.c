@@ -9,10 +9,12 @@
 static void print_report(const json_t *s, const char *dir) {
   json_t *chain = json_object_get(s, "chain"), *rp = json_object_get(s, "replay"), *tx = json_object_get(s, "tx");
   printf("wrote %s/{summary.json,blocks.csv,pools.csv,runs.csv,observations.csv,tx_commit.csv}\n", dir);
-  printf("blocks %.0f (heights %.0f from number %.0f, %.0f detached)  uncles/main %.4f  stale share %.4f  "
-         "empty %.2f%%\n",
-         json_number_value(json_object_get(rp, "blocks")), json_number_value(json_object_get(chain, "heights")),
+  printf("blocks %.0f (heights %.0f from number %.0f; %.0f placeholders for blocks not in the logs, %.0f "
+         "left out as inconsistent)  uncles/main %.4f  stale share %.4f  empty %.2f%%\n",
+         json_number_value(json_object_get(rp, "blocks")),
+         json_number_value(json_object_get(chain, "heights")),
          json_number_value(json_object_get(rp, "first_number")),
+         json_number_value(json_object_get(rp, "placeholder_blocks")),
          json_number_value(json_object_get(rp, "detached_blocks")),
          json_number_value(json_object_get(chain, "uncle_rate")),
          json_number_value(json_object_get(chain, "stale_share")),
@@ -28,16 +30,19 @@ int sim_cmd_replay(int argc, char **argv) {
   double reward = 2.0;
   gint64 heights = 0;
   GOptionEntry entries[] = {
-      {"vantage", 0, 0, G_OPTION_ARG_STRING_ARRAY, &vantages, "A vantage point's log directory, named", "NAME=DIR"},
+      {"vantage", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &vantages, "A vantage point's log directory, named",
+       "NAME=DIR"},
       {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "Results directory (default results/replay)", "DIR"},
       {"pools", 0, 0, G_OPTION_ARG_FILENAME, &pools,
        "Coinbase address -> pool map (CSV with 'address' and a name column)", "CSV"},
       {"strict", 0, 0, G_OPTION_ARG_NONE, &strict, "The first bad line is fatal (exit 2)", NULL},
-      {"block-reward", 0, 0, G_OPTION_ARG_DOUBLE, &reward, "Block reward in ETH for the reward shares (default 2)",
-       "ETH"},
+      {"block-reward", 0, 0, G_OPTION_ARG_DOUBLE, &reward,
+       "Block reward in ETH for the reward shares (default 2)", "ETH"},
       {"heights", 0, 0, G_OPTION_ARG_INT64, &heights,
-       "Metric window: heights 1..N counted from the lowest block number (default all), as stop.heights", "N"},
-      {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No report and no bad-line messages", NULL},
+       "Metric window: heights 1..N counted from the lowest block number (default all), as stop.heights",
+       "N"},
+      {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
+       "No report (warnings such as bad log lines still go to stderr)", NULL},
       G_OPTION_ENTRY_NULL};
   g_autoptr(GOptionContext) ctx = g_option_context_new("[LOGDIR...] - measured logs through sim's analysis");
   g_option_context_add_main_entries(ctx, entries, NULL);
@@ -59,12 +64,21 @@ int sim_cmd_replay(int argc, char **argv) {
   g_autoptr(GPtrArray) dirs = g_ptr_array_new();
   g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
   if (sim_cli_vantage_dirs("replay", argc, argv, vantages, dirs, names) != SIM_EXIT_OK) return SIM_EXIT_USAGE;
-  if (!(reward > 0)) return sim_cli_usage_error("replay", "--block-reward must be > 0 (got %g)", reward);
+  /* A reward of inf or 1e308 makes every reward share inf/inf: NaN, which summary.json cannot hold. */
+  if (!(reward > 0 && reward <= 1e6))
+    return sim_cli_usage_error("replay", "--block-reward must be in (0, 1e6] ETH (got %g)", reward);
   if (heights < 0 || heights > 1000000000)
     return sim_cli_usage_error("replay", "--heights must be in [0, 1e9] (got %" G_GINT64_FORMAT ")", heights);
-  SimReplayOptions opt = {.dirs = (const char *const *)dirs->pdata, .names = (const char *const *)names->pdata,
-                          .n_vantages = dirs->len, .pools_csv = pools, .strict = strict, .out_dir = out,
-                          .block_reward_eth = reward, .heights = (uint32_t)heights, .argc = argc, .argv = argv, .quiet = quiet};
+  SimReplayOptions opt = {.dirs = (const char *const *)dirs->pdata,
+                          .names = (const char *const *)names->pdata,
+                          .n_vantages = dirs->len,
+                          .pools_csv = pools,
+                          .strict = strict,
+                          .out_dir = out,
+                          .block_reward_eth = reward,
+                          .heights = (uint32_t)heights,
+                          .argc = argc,
+                          .argv = argv};
   g_autoptr(GError) e = NULL;
   json_t *summary = NULL;
   if (!sim_replay(&opt, &summary, &e)) {

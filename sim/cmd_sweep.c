@@ -277,6 +277,11 @@ static int finish_run(const char *dir, Child *c, int status) {
     g_autofree char *result = g_build_filename(c->tmp, "result", NULL);
     g_autofree char *kept_log = g_build_filename(result, "stderr.log", NULL);
     if (errs && *errs) g_rename(err_log, kept_log); /* warnings stay with the run */
+    /* A run that succeeded with warnings (it runs with --quiet, which keeps them) still says them here; they
+     * also stay in its stderr.log. */
+    g_auto(GStrv) lines = g_strsplit(errs ? errs : "", "\n", -1);
+    for (char **l = lines; *l; l++)
+      if (**l) fprintf(stderr, "sim sweep: run %s: %s\n", name, *l);
     if (g_rename(result, final) != 0) {
       int e = errno;
       if (!run_complete(dir, c->p, c->r)) { /* else another process finished the same run: same bytes */

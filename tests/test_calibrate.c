@@ -535,7 +535,7 @@ static void test_models_file_includes(void) {
 static void test_rinkeby(void) {
   g_autofree char *dir = test_data("emc-rinkeby-2018-09", NULL);
   const char *dirs[] = {dir, NULL};
-  SimReplayOptions opt = {.dirs = dirs, .n_vantages = 1, .quiet = TRUE, .block_reward_eth = 2};
+  SimReplayOptions opt = {.dirs = dirs, .n_vantages = 1, .block_reward_eth = 2};
   g_autoptr(GError) e = NULL;
   g_autoptr(SimReplayData) data = sim_replay_load(&opt, &e);
   if (!data) fprintf(stderr, "\n%s\n", e->message);
@@ -589,7 +589,7 @@ static void test_rinkeby(void) {
   /* The same directory as two vantage points: every delay is 0 ms, so nothing to fit. */
   const char *names[] = {"A", "B"};
   const char *dirs2[] = {dir, dir, NULL};
-  SimReplayOptions opt2 = {.dirs = dirs2, .names = names, .n_vantages = 2, .quiet = TRUE};
+  SimReplayOptions opt2 = {.dirs = dirs2, .names = names, .n_vantages = 2};
   g_autoptr(SimReplayData) d2 = sim_replay_load(&opt2, NULL);
   CU_ASSERT_FATAL(d2 != NULL);
   g_autoptr(SimCalib) c2 = sim_calib_from_replay(d2, 0.95, NULL);

@@ -536,11 +536,38 @@ static void test_csv_reader(void) {
   fclose(f);
 }
 
+/* A NUL byte would cut its field short without a word (a pool name "Nul\0Pool" read as "Nul"): an error, in
+ * a quoted field or a plain one, naming the field. */
+static void test_csv_reader_nul(void) {
+  static const char plain[] = "address,name\n0x00,Nul\0Pool\n", quoted[] = "a,\"b\0c\"\n";
+  const struct {
+    const char *text;
+    size_t len;
+    guint records_before, line;
+    const char *message;
+  } cases[] = {{plain, sizeof plain - 1, 1, 1, "NUL byte in field 2"},
+               {quoted, sizeof quoted - 1, 0, 0, "NUL byte in field 2"}};
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    FILE *f = fmemopen((void *)cases[i].text, cases[i].len, "r");
+    g_autoptr(GPtrArray) r = g_ptr_array_new_with_free_func(g_free);
+    guint line = 0;
+    g_autoptr(GError) e = NULL;
+    for (guint k = 0; k < cases[i].records_before; k++)
+      CU_ASSERT_TRUE(an_csv_read_record(f, r, &line, &e));
+    CU_ASSERT_FALSE(an_csv_read_record(f, r, &line, &e));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    CU_ASSERT_TRUE(g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_INVAL));
+    CU_ASSERT_STRING_EQUAL(e->message, cases[i].message);
+    CU_ASSERT_EQUAL(line, cases[i].line);
+    fclose(f);
+  }
+}
+
 int register_suites(void) {
   ADD_SUITE("flatten", TEST(test_flatten), TEST(test_shared_and_unshared));
   ADD_SUITE("statistics", TEST(test_mean_ci_and_welch), TEST(test_replicates));
   ADD_SUITE("observations", TEST(test_observations_ks), TEST(test_observations_errors));
   ADD_SUITE("load", TEST(test_load_errors), TEST(test_load_replicates));
-  ADD_SUITE("output", TEST(test_print_table), TEST(test_csv_reader));
+  ADD_SUITE("output", TEST(test_print_table), TEST(test_csv_reader), TEST(test_csv_reader_nul));
   return 0;
 }

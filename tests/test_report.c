@@ -466,6 +466,40 @@ static void test_invalid_utf8(void) {
   }
 }
 
+/* A replay of logs without TxMsg.log writes tx_commit.csv with no pair and no statistic: no figure to draw,
+ * which is no failure (gnuplot refused the all-undefined plot and the report exited 1). A series without
+ * data beside one with data is left out of the plot, not drawn empty. */
+static void test_commit_without_data(void) {
+  g_autofree char *dir = copy_min("commit-empty");
+  put(dir, "tx_commit.csv", "k,vantage,pairs,median_s,mean_s,p90_s\n0,,0,,,\n0,A,0,,,\n3,,0,,,\n3,A,0,,,\n");
+  AnReportStats st;
+  g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func(g_free);
+  g_autofree char *html = render(dir, NULL, &st, warnings);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(html);
+  check_well_formed(html);
+  CU_ASSERT_EQUAL(st.figures_failed, 0);
+  CU_ASSERT_EQUAL(warnings->len, have_gnuplot ? 0 : 1); /* "gnuplot not found" only */
+  CU_ASSERT_EQUAL(count(html,
+                        "<figure id=\"fig-commit\">\n<figcaption>Figure 2. Commit time against "
+                        "confirmations k, per vantage point</figcaption>\n<p class=\"omitted\">tx_commit.csv "
+                        "has no commit time (no transaction was seen and committed): figure omitted.</p>"),
+                  1);
+  CU_ASSERT_EQUAL(count(html, "<caption>Commit time (tx_commit.csv)</caption>"), 1);
+  if (have_gnuplot) CU_ASSERT_EQUAL(st.figures, 2);
+
+  g_autofree char *dir2 = copy_min("commit-half");
+  put(dir2, "tx_commit.csv",
+      "k,vantage,pairs,median_s,mean_s,p90_s\n0,,2,10,11,12\n0,A,2,10,11,12\n0,B,0,,,\n3,,1,40,40,40\n"
+      "3,A,1,40,40,40\n3,B,0,,,\n");
+  g_autofree char *html2 = render(dir2, NULL, &st, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(html2);
+  CU_ASSERT_EQUAL(st.figures_failed, 0);
+  if (have_gnuplot) {
+    CU_ASSERT_EQUAL(st.figures, 3);
+    check_figure(html2, "commit", "Commit time against confirmations k, per vantage point");
+  }
+}
+
 static void test_bad_inputs(void) {
   g_autofree char *missing = g_build_filename(tmp_dir, "missing", NULL);
   g_autofree char *m1 = g_strdup_printf("%s: No such file or directory", missing);
@@ -534,9 +568,11 @@ int register_suites(void) {
   static const struct {
     const char *n;
     CU_TestFunc f;
-  } t[] = {TEST(test_run_page),  TEST(test_delays_match_summary), TEST(test_delay_quantiles),
-           TEST(test_write),     TEST(test_no_gnuplot),           TEST(test_gnuplot_fails),
-           TEST(test_run_min),   TEST(test_invalid_utf8),         TEST(test_sweep),
+  } t[] = {TEST(test_run_page),        TEST(test_delays_match_summary),
+           TEST(test_delay_quantiles), TEST(test_write),
+           TEST(test_no_gnuplot),      TEST(test_gnuplot_fails),
+           TEST(test_run_min),         TEST(test_invalid_utf8),
+           TEST(test_sweep),           TEST(test_commit_without_data),
            TEST(test_bad_inputs)};
   for (size_t i = 0; i < G_N_ELEMENTS(t); i++)
     if (!CU_add_test(s, t[i].n, t[i].f)) return 1;

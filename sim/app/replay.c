@@ -35,6 +35,11 @@ typedef struct {
   GHashTable *at_number; /* uint64 number -> the first placed RBlock at that number */
   GPtrArray *placed;     /* RBlock * in placement order (parents first) */
   guint next_order;
+  GStringChunk *files;   /* the names of the files read (RBlock.file points here) */
+  GPtrArray *dropped;    /* RBlock * taken out of `blocks` as inconsistent (owns) */
+  guint64 problem_lines; /* lines left out by the checks of this file (not the reader's) */
+  guint64 problems;      /* problems found in the current file or pass, and the first few of them: */
+  GPtrArray *problem_msgs;
 } Replay;
 
 static void rblock_free(gpointer p) {
@@ -54,16 +59,47 @@ static void input_error(GError **error, const char *fmt, ...) {
   g_set_error_literal(error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_INPUT, msg);
 }
 
-/* Bad lines: counted; the first few go to stderr unless quiet. */
+/* A line that parses but cannot be right is a bad line too: with --strict the first is fatal (FALSE with
+ * `error`); else it is counted (`n_lines`: a detached block takes all its lines with it) and the first few
+ * messages are kept for flush_problems(). */
+static gboolean line_problem(Replay *r, guint n_lines, GError **error, const char *fmt, ...)
+    G_GNUC_PRINTF(4, 5);
+static gboolean line_problem(Replay *r, guint n_lines, GError **error, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  if (r->opt->strict) {
+    input_error(error, "%s", msg);
+    return FALSE;
+  }
+  r->problem_lines += n_lines;
+  if (r->problems++ < EMC_BAD_LINES_KEPT) g_ptr_array_add(r->problem_msgs, g_steal_pointer(&msg));
+  return TRUE;
+}
+
+/* Warnings go to stderr whatever --quiet says: a result computed without some lines must say so. */
+static void flush_problems(Replay *r, const char *where, const char *what) {
+  for (guint i = 0; i < r->problem_msgs->len; i++)
+    fprintf(stderr, "%s\n", (char *)g_ptr_array_index(r->problem_msgs, i));
+  if (r->problems > EMC_BAD_LINES_KEPT)
+    fprintf(stderr, "%s%s%" G_GUINT64_FORMAT " %s\n", where ? where : "", where ? ": " : "", r->problems,
+            what);
+  g_ptr_array_set_size(r->problem_msgs, 0);
+  r->problems = 0;
+}
+
+/* Bad lines: counted; the first few go to stderr, then the first few that parse but cannot be right. */
 static void report_bad(Replay *r, EmcReader *rd, EmcKind kind) {
   r->lines[kind] += emc_reader_records(rd);
   guint64 bad = emc_reader_bad_lines(rd);
   r->bad_lines[kind] += bad;
-  if (!bad || r->opt->quiet) return;
   const char *const *msgs = emc_reader_bad_line_messages(rd);
-  for (guint i = 0; msgs && msgs[i]; i++) fprintf(stderr, "%s\n", msgs[i]);
+  for (guint i = 0; bad && msgs && msgs[i]; i++)
+    fprintf(stderr, "%s\n", msgs[i]);
   if (bad > EMC_BAD_LINES_KEPT)
     fprintf(stderr, "%s: %" G_GUINT64_FORMAT " bad lines in all (skipped)\n", emc_reader_file(rd), bad);
+  flush_problems(r, emc_reader_file(rd), "lines in all that cannot be right (skipped)");
 }
 
 /* Opens one kind in one vantage directory; NULL without error when the directory has no such file. */
@@ -86,13 +122,50 @@ static inline void keep_min(int64_t *slot, int64_t t) {
   if (*slot == OBS_TIME_NONE || t < *slot) *slot = t;
 }
 
-static void on_block(Replay *r, guint v, const EmcRecord *rec) {
+/* What makes a block line impossible on its own, or NULL. */
+static const char *block_line_impossible(const EmcBlock *eb) {
+  uint64_t difficulty;
+  if (emc_hash_id(&eb->hash) == OBS_GENESIS_ID)
+    return "BlockHash: its first 8 bytes are zero (the genesis's id here)";
+  if (eb->number == 0) return "Number: 0 is the genesis, which no node receives as a block";
+  if (emc_u256_to_u64(&eb->difficulty, &difficulty) && difficulty == 0)
+    return "Difficulty: 0 (a proof-of-work or Clique block has at least 1)";
+  if (memcmp(&eb->hash, &eb->parent, sizeof eb->hash) == 0) return "ParentHash: the block is its own parent";
+  for (uint32_t k = 0; k < eb->n_uncles; k++) {
+    if (memcmp(&eb->uncles[k], &eb->hash, sizeof eb->hash) == 0)
+      return "ListOfUncles: the block lists itself";
+    if (memcmp(&eb->uncles[k], &eb->parent, sizeof eb->hash) == 0)
+      return "ListOfUncles: the block lists its parent";
+  }
+  return NULL;
+}
+
+static gboolean on_block(Replay *r, guint v, EmcReader *rd, const EmcRecord *rec, GError **error) {
   const EmcBlock *eb = &rec->u.block;
+  const char *file = emc_reader_file(rd);
+  guint64 line = emc_reader_line(rd);
+  const char *why = block_line_impossible(eb);
+  if (why) return line_problem(r, 1, error, "%s:%" G_GUINT64_FORMAT ": %s", file, line, why);
   uint64_t id = emc_hash_id(&eb->hash);
   RBlock *b = g_hash_table_lookup(r->blocks, &id);
+  /* The first line of a block is the one used: a later one that disagrees on where the block is in the chain
+   * is inconsistent (which of the two is wrong, the chain may tell: see drop_inconsistent()). */
+  if (b && b->number != eb->number)
+    return line_problem(r, 1, error,
+                        "%s:%" G_GUINT64_FORMAT ": Number %" G_GUINT64_FORMAT
+                        " differs from the same block's first line (%s:%" G_GUINT64_FORMAT
+                        ": %" G_GUINT64_FORMAT ")",
+                        file, line, eb->number, b->file, b->line, b->number);
+  if (b && b->b.parent != emc_hash_id(&eb->parent))
+    return line_problem(r, 1, error,
+                        "%s:%" G_GUINT64_FORMAT
+                        ": ParentHash differs from the same block's first line (%s:%" G_GUINT64_FORMAT ")",
+                        file, line, b->file, b->line);
   if (!b) {
     b = g_new0(RBlock, 1);
     b->b.id = id;
+    b->file = g_string_chunk_insert_const(r->files, file);
+    b->line = line;
     b->b.parent = emc_hash_id(&eb->parent);
     b->number = eb->number;
     b->coinbase = emc_address_id(&eb->coinbase);
@@ -119,19 +192,24 @@ static void on_block(Replay *r, guint v, const EmcRecord *rec) {
     b->order = r->next_order++;
     g_hash_table_insert(r->blocks, &b->b.id, b);
   }
+  b->n_lines++;
   keep_min(&b->msg_ns[v], eb->local_ns);
+  return TRUE;
 }
 
-static void on_announcement(Replay *r, guint v, const EmcRecord *rec) {
+static gboolean on_announcement(Replay *r, guint v, EmcReader *rd, const EmcRecord *rec, GError **error) {
+  (void)rd, (void)error;
   uint64_t id = emc_hash_id(&rec->u.announcement.hash);
   RBlock *b = g_hash_table_lookup(r->blocks, &id);
   if (b)
     keep_min(&b->ann_ns[v], rec->u.announcement.local_ns);
   else
     g_hash_table_add(r->announced_only, g_memdup2(&id, sizeof id));
+  return TRUE;
 }
 
-static void on_tx(Replay *r, guint v, const EmcRecord *rec) {
+static gboolean on_tx(Replay *r, guint v, EmcReader *rd, const EmcRecord *rec, GError **error) {
+  (void)rd, (void)error;
   const EmcTx *et = &rec->u.tx;
   uint64_t id = emc_hash_id(&et->hash);
   RTx *t = g_hash_table_lookup(r->txs, &id);
@@ -144,11 +222,13 @@ static void on_tx(Replay *r, guint v, const EmcRecord *rec) {
     g_hash_table_insert(r->txs, &t->rec.id, t);
   }
   keep_min(&t->recv[v], et->local_ns);
+  return TRUE;
 }
 
 /* Reads every record of `kind` in vantage point v's directory into `fn` (a missing file is no error). */
-static gboolean read_kind(Replay *r, guint v, const EmcDir *d, EmcKind kind,
-                          void (*fn)(Replay *, guint, const EmcRecord *), GError **error) {
+typedef gboolean (*RecordFn)(Replay *r, guint v, EmcReader *rd, const EmcRecord *rec, GError **error);
+
+static gboolean read_kind(Replay *r, guint v, const EmcDir *d, EmcKind kind, RecordFn fn, GError **error) {
   GError *e = NULL;
   g_autoptr(EmcReader) rd = open_kind(r, d, kind, &e);
   if (e) {
@@ -157,7 +237,8 @@ static gboolean read_kind(Replay *r, guint v, const EmcDir *d, EmcKind kind,
   }
   if (!rd) return TRUE;
   EmcRecord rec;
-  while (emc_reader_next(rd, &rec, &e)) fn(r, v, &rec);
+  while (emc_reader_next(rd, &rec, &e))
+    if (!fn(r, v, rd, &rec, error)) return FALSE;
   if (e) {
     input_error(error, "%s", e->message);
     g_error_free(e);
@@ -167,8 +248,18 @@ static gboolean read_kind(Replay *r, guint v, const EmcDir *d, EmcKind kind,
   return TRUE;
 }
 
+/* Why `text` cannot be a name in summary.json and the CSVs, or NULL: jansson refuses strings that are not
+ * UTF-8 (the key or entry would silently go missing), and a control character breaks line-based reading. */
+static const char *bad_text(const char *text) {
+  if (!g_utf8_validate(text, -1, NULL)) return "not valid UTF-8";
+  for (const char *c = text; *c; c++)
+    if ((unsigned char)*c < 0x20 || *c == 0x7f) return "has a control character";
+  return NULL;
+}
+
 /* The address map: a CSV with a header naming `address` and a pool name column (`name`, else the study's
- * `name_in_dsn2020_scripts`, else the second column). */
+ * `name_in_dsn2020_scripts`, else the second column). An empty name maps nothing (the study's map leaves the
+ * names of pools its scripts did not know empty). */
 static gboolean read_pools(Replay *r, const char *path, GError **error) {
   if (an_input_unbounded(path)) {
     input_error(error, "%s: not a regular file", path);
@@ -185,7 +276,10 @@ static gboolean read_pools(Replay *r, const char *path, GError **error) {
   int addr_col = -1, name_col = -1;
   gboolean ok = TRUE;
   if (!an_csv_read_record(f, fields, &line, &e)) {
-    input_error(error, "%s: %s", path, e ? e->message : "empty file (expected a header with 'address')");
+    /* A malformed header is at line 1; a read error (a directory) is not at any line. */
+    gboolean syntax = e && g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_INVAL);
+    input_error(error, "%s:%s %s", path, syntax ? "1:" : "",
+                e ? e->message : "empty file (expected a header with 'address')");
     g_clear_error(&e);
     fclose(f);
     return FALSE;
@@ -203,25 +297,34 @@ static gboolean read_pools(Replay *r, const char *path, GError **error) {
     fclose(f);
     return FALSE;
   }
-  while (ok && an_csv_read_record(f, fields, &line, &e)) {
+  guint start = line + 1; /* the line a record starts on (a quoted field may span lines) */
+  for (; ok && an_csv_read_record(f, fields, &line, &e); start = line + 1) {
     if (fields->len == 1 && !*(const char *)g_ptr_array_index(fields, 0)) continue;
     if ((int)fields->len <= MAX(addr_col, name_col)) {
-      input_error(error, "%s:%u: %u fields, expected at least %d", path, line, fields->len, MAX(addr_col, name_col) + 1);
+      input_error(error, "%s:%u: %u fields, expected at least %d", path, start, fields->len,
+                  MAX(addr_col, name_col) + 1);
       ok = FALSE;
       break;
     }
     EmcAddress a;
     const char *text = g_ptr_array_index(fields, addr_col);
     if (!emc_address_parse(text, strlen(text), &a)) {
-      input_error(error, "%s:%u: not an address: '%s'", path, line, text);
+      input_error(error, "%s:%u: not an address: '%s'", path, start, text);
       ok = FALSE;
       break;
     }
     uint64_t id = emc_address_id(&a);
     const char *pname = g_ptr_array_index(fields, name_col), *had = g_hash_table_lookup(r->pool_of, &id);
+    const char *why = bad_text(pname);
+    if (why) {
+      input_error(error, "%s:%u: pool name %s", path, start, why);
+      ok = FALSE;
+      break;
+    }
+    if (!*pname) continue;
     /* One address in two pools: which one mined its blocks would depend on the order of the lines. */
     if (had && strcmp(had, pname) != 0) {
-      input_error(error, "%s:%u: address %s is already mapped to pool '%s'", path, line, text, had);
+      input_error(error, "%s:%u: address %s is already mapped to pool '%s'", path, start, text, had);
       ok = FALSE;
       break;
     }
@@ -233,7 +336,7 @@ static gboolean read_pools(Replay *r, const char *path, GError **error) {
     if (j == r->pool_order->len) g_ptr_array_add(r->pool_order, g_strdup(pname));
   }
   if (ok && e) {
-    input_error(error, "%s:%u: %s", path, line, e->message);
+    input_error(error, "%s:%u: %s", path, start, e->message);
     ok = FALSE;
   }
   g_clear_error(&e);
@@ -279,6 +382,76 @@ static RBlock *placeholder(Replay *r, uint64_t id, uint64_t number, const RBlock
   }
   place(r, x);
   return x;
+}
+
+/* A child is one number above its parent: where a logged block and its logged parent say otherwise, one of
+ * the two Numbers is wrong. A damaged Number contradicts every neighbour the block has in the logs, a good
+ * one only the damaged neighbour, so the block with more contradictions than agreements (the larger
+ * difference; the child on a tie, when nothing tells them apart) is taken out of the chain with all its
+ * lines, reported at its first line; its children then stand on a placeholder. `order` holds every logged
+ * block. */
+static gboolean drop_inconsistent(Replay *r, GPtrArray *order, GError **error) {
+  guint n = r->next_order;
+  /* By RBlock.order: contradictions minus agreements; the neighbour it contradicts, if it is blamed. */
+  g_autofree int *score = g_new0(int, MAX(n, 1));
+  g_autofree RBlock **blamed_by = g_new0(RBlock *, MAX(n, 1));
+  g_autofree gboolean *as_parent = g_new0(gboolean, MAX(n, 1)); /* blamed as the parent of blamed_by */
+  g_autofree gboolean *to_genesis = g_new0(gboolean, MAX(n, 1));
+  g_autofree RBlock **by_order = g_new0(RBlock *, MAX(n, 1));
+  for (guint i = 0; i < order->len; i++) {
+    RBlock *x = g_ptr_array_index(order, i);
+    by_order[x->order] = x;
+    RBlock *p = x->b.parent == OBS_GENESIS_ID ? NULL : g_hash_table_lookup(r->blocks, &x->b.parent);
+    if (!p) continue;
+    int d = p->number + 1 == x->number ? -1 : 1;
+    score[x->order] += d;
+    score[p->order] += d;
+  }
+  for (guint i = 0; i < order->len; i++) {
+    RBlock *x = g_ptr_array_index(order, i);
+    if (x->b.parent == OBS_GENESIS_ID) {
+      if (x->number != 1 && !blamed_by[x->order]) blamed_by[x->order] = x, to_genesis[x->order] = TRUE;
+      continue;
+    }
+    RBlock *p = g_hash_table_lookup(r->blocks, &x->b.parent);
+    if (!p || p->number + 1 == x->number) continue;
+    gboolean parent = score[p->order] > score[x->order];
+    RBlock *guilty = parent ? p : x;
+    if (blamed_by[guilty->order]) continue;
+    blamed_by[guilty->order] = parent ? x : p;
+    as_parent[guilty->order] = parent;
+  }
+  /* Reported in the order the lines were read. */
+  for (guint k = 0; k < n; k++) {
+    RBlock *b = by_order[k];
+    if (!b || !blamed_by[k]) continue;
+    g_autofree char *left = r->opt->strict ? g_strdup("")
+                                           : g_strdup_printf(": block left out (%u line%s)", b->n_lines,
+                                                             b->n_lines == 1 ? "" : "s");
+    const RBlock *o = blamed_by[k];
+    gboolean ok;
+    if (to_genesis[k])
+      ok = line_problem(r, b->n_lines, error,
+                        "%s:%" G_GUINT64_FORMAT ": Number %" G_GUINT64_FORMAT
+                        " is not 1, but ParentHash is the genesis's (its first 8 bytes are zero)%s",
+                        b->file, b->line, b->number, left);
+    else
+      ok = line_problem(r, b->n_lines, error,
+                        "%s:%" G_GUINT64_FORMAT ": Number %" G_GUINT64_FORMAT
+                        " does not %s its %s's (%" G_GUINT64_FORMAT " at %s:%" G_GUINT64_FORMAT ")%s",
+                        b->file, b->line, b->number, as_parent[k] ? "precede" : "follow",
+                        as_parent[k] ? "child" : "parent", o->number, o->file, o->line, left);
+    if (!ok) return FALSE;
+    r->detached++;
+  }
+  /* Out of the chain: kept (owned by `dropped`) for the order of the logged blocks, never found by id. */
+  for (guint i = 0; i < order->len; i++) {
+    RBlock *b = g_ptr_array_index(order, i);
+    if (!blamed_by[b->order]) continue;
+    g_hash_table_steal(r->blocks, &b->b.id);
+    g_ptr_array_add(r->dropped, b);
+  }
+  return TRUE;
 }
 
 static gint cmp_u64(gconstpointer a, gconstpointer b) {
@@ -341,6 +514,9 @@ static void replay_clear(Replay *r) {
   if (r->pool_of) g_hash_table_unref(r->pool_of);
   if (r->pool_order) g_ptr_array_unref(r->pool_order);
   if (r->announced_only) g_hash_table_unref(r->announced_only);
+  if (r->dropped) g_ptr_array_unref(r->dropped);
+  if (r->problem_msgs) g_ptr_array_unref(r->problem_msgs);
+  if (r->files) g_string_chunk_free(r->files);
   memset(r, 0, sizeof *r);
 }
 
@@ -368,18 +544,37 @@ SimReplayData *sim_replay_load(const SimReplayOptions *opt, GError **error) {
   rp->pool_of = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
   rp->pool_order = g_ptr_array_new_with_free_func(g_free);
   rp->announced_only = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+  rp->files = g_string_chunk_new(256);
+  rp->dropped = g_ptr_array_new_with_free_func(rblock_free);
+  rp->problem_msgs = g_ptr_array_new_with_free_func(g_free);
   gboolean ok = TRUE;
   d->names = g_new0(char *, opt->n_vantages + 1);
   d->dirs = g_new0(char *, opt->n_vantages + 1);
   char **names = d->names;
-  for (guint v = 0; v < opt->n_vantages; v++) {
+  /* Names and paths go into summary.json: jansson would leave out what is not UTF-8, without a word. */
+  for (guint v = 0; ok && v < opt->n_vantages; v++) {
+    const char *why = bad_text(opt->dirs[v]);
+    if (why) {
+      input_error(error, "%s: path %s (summary.json records it)", opt->dirs[v], why);
+      ok = FALSE;
+      break;
+    }
     d->dirs[v] = g_strdup(opt->dirs[v]);
     names[v] = opt->names && opt->names[v] ? g_strdup(opt->names[v]) : g_path_get_basename(opt->dirs[v]);
+    if ((why = bad_text(names[v]))) {
+      input_error(error, "vantage point name '%s' %s", names[v], why);
+      ok = FALSE;
+    }
     for (guint w = 0; w < v && ok; w++)
       if (strcmp(names[v], names[w]) == 0) {
         input_error(error, "two vantage points are named '%s' (name them with --vantage NAME=DIR)", names[v]);
         ok = FALSE;
       }
+  }
+  const char *why = ok && opt->pools_csv ? bad_text(opt->pools_csv) : NULL;
+  if (why) {
+    input_error(error, "%s: path %s (summary.json records it)", opt->pools_csv, why);
+    ok = FALSE;
   }
   if (ok && opt->pools_csv) ok = read_pools(rp, opt->pools_csv, error);
   /* Blocks of every vantage point first, then what refers to them. */
@@ -401,17 +596,19 @@ SimReplayData *sim_replay_load(const SimReplayOptions *opt, GError **error) {
   }
   /* Blocks of every vantage point first: announcements and transactions refer to them. */
   static const EmcKind kinds[] = {EMC_KIND_BLOCK, EMC_KIND_ANNOUNCEMENT, EMC_KIND_TX};
-  void (*const handlers[])(Replay *, guint, const EmcRecord *) = {on_block, on_announcement, on_tx};
+  const RecordFn handlers[] = {on_block, on_announcement, on_tx};
   for (guint k = 0; k < G_N_ELEMENTS(kinds); k++)
-    for (guint v = 0; ok && v < opt->n_vantages; v++)
+    for (guint v = 0; ok && v < opt->n_vantages && !(kinds[k] == EMC_KIND_TX && opt->skip_txs); v++)
       ok = read_kind(rp, v, g_ptr_array_index(dirs, v), kinds[k], handlers[k], error);
   if (ok && g_hash_table_size(rp->blocks) == 0) {
-    input_error(error, "no block in the logs");
+    guint64 bad = rp->bad_lines[EMC_KIND_BLOCK] + rp->problem_lines;
+    input_error(error, "no block in the logs%s", bad ? " (every block line is bad: see above)" : "");
     ok = FALSE;
   }
   if (!ok) return NULL;
 
-  /* Place the blocks: heights from the lowest number seen, parents that were seen. */
+  /* Place the blocks: heights from the lowest number seen, parents that were seen, once the blocks whose
+   * Number contradicts the chain are out. */
   d->order = g_ptr_array_new();
   GPtrArray *order = d->order;
   GHashTableIter it;
@@ -419,7 +616,13 @@ SimReplayData *sim_replay_load(const SimReplayOptions *opt, GError **error) {
   g_hash_table_iter_init(&it, rp->blocks);
   while (g_hash_table_iter_next(&it, &k, &val)) g_ptr_array_add(order, val);
   g_ptr_array_sort(order, cmp_rblock);
-  uint64_t min_number = ((RBlock *)g_ptr_array_index(order, 0))->number;
+  if (!drop_inconsistent(rp, order, error)) return NULL;
+  flush_problems(rp, NULL, "blocks in all left out as inconsistent with their neighbours");
+  uint64_t min_number = 0;
+  for (guint i = 0; i < order->len && !min_number; i++) {
+    RBlock *b = g_ptr_array_index(order, i);
+    if (g_hash_table_lookup(rp->blocks, &b->b.id) == b) min_number = b->number;
+  }
   rp->min_number = min_number;
   rp->at_number = g_hash_table_new(g_int64_hash, g_int64_equal);
   rp->placed = g_ptr_array_new();
@@ -431,19 +634,14 @@ SimReplayData *sim_replay_load(const SimReplayOptions *opt, GError **error) {
   guint64 placed = 0;
   for (guint i = 0; i < order->len; i++) {
     RBlock *b = g_ptr_array_index(order, i);
-    if (b->b.id == OBS_GENESIS_ID) {
-      rp->detached++;
-      continue;
-    }
+    if (g_hash_table_lookup(rp->blocks, &b->b.id) != b) continue; /* detached by drop_inconsistent() */
     if (b->number == min_number) {
       b->b.parent = OBS_GENESIS_ID;
     } else {
       RBlock *p = g_hash_table_lookup(rp->blocks, &b->b.parent);
       if (!p) p = placeholder(rp, b->b.parent, b->number - 1, b);
-      if (!p->placed || p->number + 1 != b->number) { /* a parent logged at another number: inconsistent */
-        rp->detached++;
-        continue;
-      }
+      /* drop_inconsistent() left only parents one number below, placed before their children */
+      g_assert(p->placed && p->number + 1 == b->number);
     }
     place(rp, b);
     placed++;
@@ -538,6 +736,7 @@ SimReplayData *sim_replay_load(const SimReplayOptions *opt, GError **error) {
   c->announcement_lines = rp->lines[EMC_KIND_ANNOUNCEMENT];
   c->tx_lines = rp->lines[EMC_KIND_TX];
   for (guint kk = 0; kk < EMC_N_KINDS; kk++) c->bad_lines += rp->bad_lines[kk];
+  c->bad_lines += rp->problem_lines;
   c->blocks = g_hash_table_size(rp->blocks) - rp->placeholders;
   c->first_number = min_number;
   c->detached_blocks = rp->detached;
@@ -564,6 +763,9 @@ const SimReplayBlock *const *sim_replay_data_blocks(const SimReplayData *d, guin
 }
 const SimReplayBlock *sim_replay_data_block(const SimReplayData *d, uint64_t id) {
   return g_hash_table_lookup(d->r.blocks, &id);
+}
+const char *sim_replay_data_pool_of(const SimReplayData *d, uint64_t coinbase) {
+  return g_hash_table_lookup(d->r.pool_of, &coinbase);
 }
 const SimReplayTx *const *sim_replay_data_txs(const SimReplayData *d, guint *n) {
   if (n) *n = d->txs_sorted->len;

@@ -5,14 +5,27 @@
  * as `sim run`:
  *  - Blocks (NewBlockMsg): duplicates across lines and vantage points are merged, keeping the first line's
  *    fields; a block's id is its hash's first 8 bytes (emc_hash_id), its parent's likewise. Heights are
- *    re-based so the lowest block number seen is height 1 (its parent becomes the genesis); a block whose
- *    parent was never seen and that is not at the lowest number cannot be placed in the chain and is
- *    counted in replay.detached_blocks. The mined time is the header time (the study's InterblockTime used
+ *    re-based so the lowest block number seen is height 1 (its parent becomes the genesis). A block whose
+ *    parent was never seen stands on a placeholder for that parent (see SimReplayBlock), and so on down to
+ *    the nearest number the logs have. The mined time is the header time (the study's InterblockTime used
  *    it too); difficulty, uncles, transaction count, gas used and size come from the line; the template
  *    (txset) is a hash of the transaction list, so two blocks with the same transactions have the same one.
+ *  - Lines that cannot be right, although they parse, are bad lines like those that do not parse: counted
+ *    in replay.bad_lines, the first few reported on stderr as FILE:LINE: why, and with `strict` the first
+ *    is fatal. On one line: a Number of 0 (the genesis is never sent), a Difficulty of 0 (proof of work and
+ *    Clique both have at least 1), a block that is its own parent or lists itself or its parent as an
+ *    uncle, a BlockHash whose first 8 bytes are zero (the id of the genesis here). Across lines: a later
+ *    line of a block with another Number or ParentHash than its first line; and a block one number
+ *    above or below its logged parent or child is not possible: of the two, the block with more such
+ *    contradictions and fewer agreeing neighbours is left out (the child on a tie), with all its lines,
+ *    counted in replay.detached_blocks, and its children stand on a placeholder instead. A parent hash
+ *    whose first 8 bytes are zero is the genesis (simulated logs write it): its child must be Number 1.
+ *    A block with no logged parent or child cannot be checked this way.
  *  - Miners: one per coinbase address; its pool from the address map (`pools_csv`: the columns `address`
- *    and a name column, as ethereum-2019-04/pool_addresses.csv), else "Others". Pools are reported in the
- *    map's order (those that mined), then "Others". Hash shares are unknown in a
+ *    and a name column, as ethereum-2019-04/pool_addresses.csv; an empty name maps nothing), else
+ *    "Others". A pool name must be valid UTF-8 without control characters (and without NUL bytes: the
+ *    CSV reader refuses them), and so must the vantage names and the paths written to summary.json.
+ *    Pools are reported in the map's order (those that mined), then "Others". Hash shares are unknown in a
  *    log and reported as each miner's share of all blocks.
  *  - Sightings: per vantage point and block, the earliest block message and the earliest announcement
  *    (NewBlockHashesMsg), as the study did.
@@ -45,7 +58,7 @@ typedef struct {
   uint32_t heights;         /* metric window: heights 1..heights after re-basing (0: all), as stop.heights */
   int argc;
   char **argv;
-  gboolean quiet;           /* no bad-line report on stderr */
+  gboolean skip_txs;        /* leave the transaction logs unread (nothing needs the transactions) */
 } SimReplayOptions;
 
 #define SIM_REPLAY_ERROR (sim_replay_error_quark())
@@ -73,6 +86,9 @@ typedef struct {
   guint order;         /* first-seen order over all logs */
   gboolean placed;     /* in the chain (FALSE: detached) */
   gboolean placeholder;
+  const char *file;    /* the block's first line: its file (owned by the dataset; NULL for a placeholder) */
+  guint64 line;        /* ... and its line number in that file */
+  guint n_lines;       /* lines that showed the block (duplicates included) */
 } SimReplayBlock;
 
 /* One distinct transaction: the first line's fields and per vantage point its earliest reception. */
@@ -84,10 +100,11 @@ typedef struct {
 /* What was read. */
 typedef struct {
   guint64 block_lines, announcement_lines, tx_lines; /* records read, duplicates included */
-  guint64 bad_lines;                                 /* lines skipped, all kinds */
-  guint64 blocks;             /* distinct blocks logged (placeholders not counted) */
+  guint64 bad_lines;          /* lines skipped, all kinds: malformed, impossible, inconsistent, and every
+                               * line of a detached block */
+  guint64 blocks;             /* distinct logged blocks in the chain (not placeholders, not detached) */
   uint64_t first_number;      /* the lowest block number: height 1 */
-  guint64 detached_blocks;    /* logged blocks that could not be placed */
+  guint64 detached_blocks;    /* logged blocks left out: their Number contradicts their parent's or child's */
   guint64 placeholder_blocks;
   guint64 announced_only;     /* hashes announced but never received as blocks */
   guint64 unknown_uncles;     /* uncle references to blocks no log showed (dropped) */
@@ -97,9 +114,11 @@ typedef struct {
 
 typedef struct SimReplayData SimReplayData;
 
-/* Reads the logs of `opt` (dirs, names, pools_csv, strict, quiet, block_reward_eth; the output fields are not
- * used) into memory: blocks placed and typed by AnChain (finalized, no window), miners and pools, sightings,
- * transactions. NULL with `error` (SIM_REPLAY_ERROR_INPUT) on bad input. Free with sim_replay_data_free(). */
+/* Reads the logs of `opt` (dirs, names, pools_csv, strict, skip_txs, block_reward_eth; the output fields are
+ * not used) into memory. Bad lines are reported on stderr as they are warnings (the first few per file, then
+ * how many in all; see above). In memory: blocks placed and typed by AnChain (finalized, no window), miners
+ * and pools, sightings, transactions. NULL with `error` (SIM_REPLAY_ERROR_INPUT) on bad input. Free with
+ * sim_replay_data_free(). */
 SimReplayData *sim_replay_load(const SimReplayOptions *opt, GError **error);
 void sim_replay_data_free(SimReplayData *data);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimReplayData, sim_replay_data_free)
@@ -115,8 +134,10 @@ const SimReplayCounts *sim_replay_data_counts(const SimReplayData *data);
 const AnChain *sim_replay_data_chain(const SimReplayData *data);
 /* The logged blocks that were placed, by number then first-seen order; `n` receives their count. */
 const SimReplayBlock *const *sim_replay_data_blocks(const SimReplayData *data, guint *n);
-/* Any block by id (logged, detached or placeholder); NULL if unknown. */
+/* A block of the chain by id (logged, or a placeholder); NULL if unknown or detached. */
 const SimReplayBlock *sim_replay_data_block(const SimReplayData *data, uint64_t id);
+/* The pool the address map gives the coinbase with this emc_address_id(), or NULL if the map has none. */
+const char *sim_replay_data_pool_of(const SimReplayData *data, uint64_t coinbase);
 /* The distinct transactions by ascending id; `n` receives their count. */
 const SimReplayTx *const *sim_replay_data_txs(const SimReplayData *data, guint *n);
 

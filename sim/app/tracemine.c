@@ -6,47 +6,31 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "emc.h"
+#include "replay.h"
 #include "util.h"
 
+/* One block of the trace: a logged block, or a placeholder the logs' chain needs below one ("stand-in"). */
 typedef struct {
-  uint64_t id, parent, number, coinbase;
-  int64_t time_s;
-  double difficulty;
-  uint32_t n_tx, size;
-  uint64_t gas;
-  uint32_t n_uncles;
-  uint64_t uncles[OBS_MAX_UNCLES];
-  int64_t first_ns; /* earliest observation, any vantage point */
-  int64_t *seen;    /* per log vantage point: min(block message, announcement) */
-  gboolean placed;
-  guint order;
+  const SimReplayBlock *rb;
+  const SimReplayBlock *for_block; /* a stand-in: the logged block it was first needed below; else rb */
+  int64_t first_ns;                /* when it is mined, in the logs' clock (before the lead) */
 } TB;
 
 struct SimTrace {
+  SimReplayData *data;     /* the logs, read as sim replay reads them */
   guint nv;                /* log vantage points */
-  char **names;
-  GHashTable *blocks;      /* id -> TB* */
-  GPtrArray *trace_tb;     /* TB* per trace block (same order as `trace`) */
+  const char *const *names;
+  GArray *tbs;             /* TB per trace block (same order as `trace`) */
   PowTraceBlock *trace;
   guint n_trace;
   int64_t t0_ns;           /* measured clock at simulation time 0 */
-  guint64 left_out;
-  GHashTable *pool_of;     /* coinbase id -> name */
+  guint n_logged;          /* logged blocks in the trace (the others are stand-ins) */
 };
-
-static void tb_free(gpointer p) {
-  TB *b = p;
-  g_free(b->seen);
-  g_free(b);
-}
 
 void sim_trace_free(SimTrace *t) {
   if (!t) return;
-  g_strfreev(t->names);
-  if (t->blocks) g_hash_table_unref(t->blocks);
-  if (t->trace_tb) g_ptr_array_unref(t->trace_tb);
-  if (t->pool_of) g_hash_table_unref(t->pool_of);
+  sim_replay_data_free(t->data);
+  if (t->tbs) g_array_unref(t->tbs);
   g_free(t->trace);
   g_free(t);
 }
@@ -61,137 +45,21 @@ static gboolean bad_input(GError **error, const char *fmt, ...) {
   return FALSE;
 }
 
-static gboolean read_map(SimTrace *t, const char *path, GError **error) {
-  if (an_input_unbounded(path)) return bad_input(error, "%s: not a regular file", path);
-  FILE *f = fopen(path, "r");
-  if (!f) return bad_input(error, "%s: cannot open: %s", path, g_strerror(errno));
-  g_autoptr(GPtrArray) fields = g_ptr_array_new_with_free_func(g_free);
-  guint line = 0;
-  GError *e = NULL;
-  int ac = -1, nc = -1;
-  /* The same checks and messages as sim replay's reader of the map (replay.c). */
-  if (!an_csv_read_record(f, fields, &line, &e)) {
-    fclose(f);
-    bad_input(error, "%s: %s", path, e ? e->message : "empty file (expected a header with 'address')");
-    g_clear_error(&e);
-    return FALSE;
-  }
-  for (guint i = 0; i < fields->len; i++) {
-    const char *h = g_ptr_array_index(fields, i);
-    if (!strcmp(h, "address")) ac = (int)i;
-    if (!strcmp(h, "name") || (nc < 0 && !strcmp(h, "name_in_dsn2020_scripts"))) nc = (int)i;
-  }
-  if (nc < 0 && fields->len >= 2) nc = ac == 1 ? 0 : 1;
-  if (ac < 0 || nc < 0) {
-    fclose(f);
-    return bad_input(error, "%s:1: the header needs an 'address' column and a pool name column", path);
-  }
-  while (an_csv_read_record(f, fields, &line, &e)) {
-    if (fields->len == 1 && !*(const char *)g_ptr_array_index(fields, 0)) continue;
-    if ((int)fields->len <= MAX(ac, nc)) {
-      fclose(f);
-      return bad_input(error, "%s:%u: %u fields, expected at least %d", path, line, fields->len,
-                       MAX(ac, nc) + 1);
-    }
-    EmcAddress a;
-    const char *txt = g_ptr_array_index(fields, ac);
-    if (!emc_address_parse(txt, strlen(txt), &a)) {
-      fclose(f);
-      return bad_input(error, "%s:%u: not an address: '%s'", path, line, txt);
-    }
-    uint64_t id = emc_address_id(&a);
-    const char *name = g_ptr_array_index(fields, nc), *had = g_hash_table_lookup(t->pool_of, &id);
-    if (had && strcmp(had, name) != 0) {
-      fclose(f);
-      return bad_input(error, "%s:%u: address %s is already mapped to pool '%s'", path, line, txt, had);
-    }
-    uint64_t *k = g_new(uint64_t, 1);
-    *k = id;
-    g_hash_table_replace(t->pool_of, k, g_strdup(name));
-  }
-  fclose(f);
-  if (e) {
-    bad_input(error, "%s:%u: %s", path, line, e->message);
-    g_error_free(e);
-    return FALSE;
-  }
-  return TRUE;
-}
-
-static gboolean read_dir(SimTrace *t, guint v, const char *dir, gboolean strict, guint *order, GError **error) {
-  GError *e = NULL;
-  g_autoptr(EmcDir) d = emc_dir_open(dir, &e);
-  if (!d) {
-    bad_input(error, "%s", e->message);
-    g_error_free(e);
-    return FALSE;
-  }
-  EmcReaderFlags fl = strict ? EMC_READER_STRICT : EMC_READER_DEFAULT;
-  g_autoptr(EmcReader) rb = emc_dir_open_reader(d, EMC_KIND_BLOCK, fl, &e);
-  if (!rb) {
-    bad_input(error, "%s: no block log: %s", dir, e->message);
-    g_error_free(e);
-    return FALSE;
-  }
-  EmcBlock eb;
-  while (emc_reader_next_block(rb, &eb, &e)) {
-    uint64_t id = emc_hash_id(&eb.hash);
-    TB *b = g_hash_table_lookup(t->blocks, &id);
-    if (!b) {
-      b = g_new0(TB, 1);
-      b->id = id;
-      b->parent = emc_hash_id(&eb.parent);
-      b->number = eb.number;
-      b->coinbase = emc_address_id(&eb.coinbase);
-      b->time_s = (int64_t)eb.time_s;
-      b->difficulty = emc_u256_to_double(&eb.difficulty);
-      b->n_tx = eb.n_txs;
-      b->size = (uint32_t)MIN(eb.size_bytes, UINT32_MAX);
-      b->gas = eb.gas_used;
-      b->n_uncles = MIN(eb.n_uncles, OBS_MAX_UNCLES);
-      for (guint u = 0; u < b->n_uncles; u++) b->uncles[u] = emc_hash_id(&eb.uncles[u]);
-      b->seen = g_new(int64_t, t->nv);
-      for (guint k = 0; k < t->nv; k++) b->seen[k] = OBS_TIME_NONE;
-      b->order = (*order)++;
-      g_hash_table_insert(t->blocks, &b->id, b);
-    }
-    b->seen[v] = MIN(b->seen[v], eb.local_ns);
-  }
-  if (e) {
-    bad_input(error, "%s", e->message);
-    g_error_free(e);
-    return FALSE;
-  }
-  g_autoptr(EmcReader) ra = emc_dir_open_reader(d, EMC_KIND_ANNOUNCEMENT, fl, NULL);
-  EmcAnnouncement ea;
-  while (ra && emc_reader_next_announcement(ra, &ea, &e)) {
-    uint64_t id = emc_hash_id(&ea.hash);
-    TB *b = g_hash_table_lookup(t->blocks, &id);
-    if (b) b->seen[v] = MIN(b->seen[v], ea.local_ns);
-  }
-  if (e) {
-    bad_input(error, "%s", e->message);
-    g_error_free(e);
-    return FALSE;
-  }
-  return TRUE;
-}
-
-static gint cmp_number(gconstpointer pa, gconstpointer pb) {
-  const TB *a = *(TB *const *)pa, *b = *(TB *const *)pb;
-  if (a->number != b->number) return a->number < b->number ? -1 : 1;
-  return a->order < b->order ? -1 : a->order > b->order;
+/* A vantage point's first observation of a logged block: the earlier of block message and announcement. */
+static int64_t seen_at(const SimReplayBlock *b, guint v) {
+  return MIN(b->msg_ns[v], b->ann_ns[v]);
 }
 
 static gint cmp_time(gconstpointer pa, gconstpointer pb) {
-  const TB *a = *(TB *const *)pa, *b = *(TB *const *)pb;
+  const TB *a = pa, *b = pb;
   if (a->first_ns != b->first_ns) return a->first_ns < b->first_ns ? -1 : 1;
-  return cmp_number(pa, pb);
+  if (a->rb->number != b->rb->number) return a->rb->number < b->rb->number ? -1 : 1;
+  return a->rb->order < b->rb->order ? -1 : a->rb->order > b->rb->order;
 }
 
 /* The scenario miner for a coinbase: its pool by name (any case), else "Others"; -1 if neither. */
 static int miner_for(const SimTrace *t, const SimScenario *sc, uint64_t coinbase, const char **why) {
-  const char *name = g_hash_table_lookup(t->pool_of, &coinbase);
+  const char *name = sim_replay_data_pool_of(t->data, coinbase);
   int pool = -1, others = -1;
   for (guint p = 0; p < sc->n_pools; p++) {
     if (name && g_ascii_strcasecmp(sc->pools[p].name, name) == 0) pool = (int)p;
@@ -205,74 +73,101 @@ static int miner_for(const SimTrace *t, const SimScenario *sc, uint64_t coinbase
   return first + (int)(coinbase % (uint64_t)sc->pools[pool].miners);
 }
 
+/* Times of the logged blocks (their first observation, and never before their parent's + 1 ms) and of the
+ * stand-ins below them, spread evenly between the block below and the logged block that needed them. */
+static void time_blocks(SimTrace *t) {
+  guint nb = 0;
+  const SimReplayBlock *const *blocks = sim_replay_data_blocks(t->data, &nb);
+  g_autoptr(GHashTable) when = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
+  g_autoptr(GPtrArray) below = g_ptr_array_new();
+  for (guint i = 0; i < nb; i++) { /* by number: parents first */
+    const SimReplayBlock *c = blocks[i];
+    int64_t tc = OBS_TIME_NONE;
+    for (guint v = 0; v < t->nv; v++)
+      tc = MIN(tc, seen_at(c, v));
+    g_ptr_array_set_size(below, 0);
+    uint64_t pid = c->b.parent;
+    const SimReplayBlock *p = NULL;
+    while (pid != OBS_GENESIS_ID && (p = sim_replay_data_block(t->data, pid)) && p->placeholder &&
+           !g_hash_table_contains(when, &p->b.id)) {
+      g_ptr_array_add(below, (gpointer)p);
+      pid = p->b.parent;
+      p = NULL;
+    }
+    guint k = below->len;
+    int64_t *tp = pid == OBS_GENESIS_ID || !p ? NULL : g_hash_table_lookup(when, &p->b.id);
+    int64_t base = tp ? *tp : tc - (int64_t)(k + 1) * 1000000000;
+    int64_t prev = base;
+    for (guint j = 0; j < k; j++) { /* from the lowest up */
+      const SimReplayBlock *x = g_ptr_array_index(below, k - 1 - j);
+      int64_t tx = base + (int64_t)((double)(tc - base) * (j + 1) / (k + 1));
+      if (tp || j) tx = MAX(tx, prev + 1000000);
+      TB tb = {.rb = x, .for_block = c, .first_ns = tx};
+      g_array_append_val(t->tbs, tb);
+      g_hash_table_insert(when, (gpointer)&x->b.id, g_memdup2(&tx, sizeof tx));
+      prev = tx;
+      tp = &prev;
+    }
+    if (tp) tc = MAX(tc, *tp + 1000000); /* a child is never mined before its parent */
+    TB tb = {.rb = c, .for_block = c, .first_ns = tc};
+    g_array_append_val(t->tbs, tb);
+    g_hash_table_insert(when, (gpointer)&c->b.id, g_memdup2(&tc, sizeof tc));
+  }
+  t->n_logged = nb;
+}
+
 SimTrace *sim_trace_load(const SimTraceOptions *opt, SimScenario *sc, GError **error) {
   g_autoptr(SimTrace) t = g_new0(SimTrace, 1);
   t->nv = opt->n;
-  t->names = g_new0(char *, opt->n + 1);
-  for (guint v = 0; v < opt->n; v++)
-    t->names[v] = opt->names && opt->names[v] ? g_strdup(opt->names[v]) : g_path_get_basename(opt->dirs[v]);
-  t->blocks = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, tb_free);
-  t->pool_of = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
-  if (opt->pools_csv && !read_map(t, opt->pools_csv, error)) return NULL;
-  guint order = 0;
-  for (guint v = 0; v < opt->n; v++)
-    if (!read_dir(t, v, opt->dirs[v], opt->strict, &order, error)) return NULL;
-  if (!g_hash_table_size(t->blocks)) {
-    bad_input(error, "no block in the logs");
+  SimReplayOptions ro = {.dirs = opt->dirs,
+                         .names = opt->names,
+                         .n_vantages = opt->n,
+                         .pools_csv = opt->pools_csv,
+                         .strict = opt->strict,
+                         .skip_txs = TRUE,
+                         .block_reward_eth = 2};
+  GError *e = NULL;
+  t->data = sim_replay_load(&ro, &e);
+  if (!t->data) {
+    bad_input(error, "%s", e->message);
+    g_error_free(e);
     return NULL;
   }
-  g_autoptr(GPtrArray) all = g_ptr_array_new();
-  GHashTableIter it;
-  gpointer k, val;
-  g_hash_table_iter_init(&it, t->blocks);
-  while (g_hash_table_iter_next(&it, &k, &val)) g_ptr_array_add(all, val);
-  g_ptr_array_sort(all, cmp_number);
-  uint64_t min_number = ((TB *)g_ptr_array_index(all, 0))->number;
-  t->trace_tb = g_ptr_array_new();
-  for (guint i = 0; i < all->len; i++) {
-    TB *b = g_ptr_array_index(all, i);
-    b->first_ns = OBS_TIME_NONE;
-    for (guint v = 0; v < t->nv; v++) b->first_ns = MIN(b->first_ns, b->seen[v]);
-    if (b->number != min_number) {
-      TB *p = g_hash_table_lookup(t->blocks, &b->parent);
-      if (!p || !p->placed || p->number + 1 != b->number) {
-        t->left_out++;
-        continue;
-      }
-      /* A child is never mined before its parent. */
-      b->first_ns = MAX(b->first_ns, p->first_ns + 1000000);
-    }
-    b->placed = TRUE;
-    g_ptr_array_add(t->trace_tb, b);
-  }
-  g_ptr_array_sort(t->trace_tb, cmp_time);
-  t->n_trace = t->trace_tb->len;
+  t->names = sim_replay_data_vantage_names(t->data);
+  t->tbs = g_array_new(FALSE, FALSE, sizeof(TB));
+  time_blocks(t);
+  g_array_sort(t->tbs, cmp_time);
+  t->n_trace = t->tbs->len;
   t->trace = g_new0(PowTraceBlock, MAX(t->n_trace, 1));
-  t->t0_ns = ((TB *)g_ptr_array_index(t->trace_tb, 0))->first_ns - 1000000000;
+  t->t0_ns = g_array_index(t->tbs, TB, 0).first_ns - 1000000000;
   int64_t lead = (int64_t)llround(opt->lead_ms * 1e6);
   uint32_t max_h = 0;
   for (guint i = 0; i < t->n_trace; i++) {
-    const TB *b = g_ptr_array_index(t->trace_tb, i);
+    const TB *b = &g_array_index(t->tbs, TB, i);
     const char *name = NULL;
-    int m = miner_for(t, sc, b->coinbase, &name);
+    int m = miner_for(t, sc, b->for_block->coinbase, &name);
     if (m < 0)
-      return bad_input(error, "block %" G_GUINT64_FORMAT ": its pool %s%s%s is not in the scenario, which has no 'Others' pool",
-                       b->number, name ? "'" : "", name ? name : "(coinbase not in the map)", name ? "'" : ""),
+      return bad_input(error,
+                       "block %" G_GUINT64_FORMAT
+                       ": its pool %s%s%s is not in the scenario, which has no 'Others' pool",
+                       b->for_block->number, name ? "'" : "", name ? name : "(coinbase not in the map)",
+                       name ? "'" : ""),
              NULL;
+    const ObsBlock *ob = &b->rb->b;
     PowTraceBlock *tb = &t->trace[i];
-    tb->id = b->id;
-    tb->parent = b->number == min_number ? OBS_GENESIS_ID : b->parent;
+    tb->id = ob->id;
+    tb->parent = ob->parent;
     tb->miner = (guint)m;
     tb->mined_ns = MAX(0, b->first_ns - lead - t->t0_ns);
     if (i > 0) tb->mined_ns = MAX(tb->mined_ns, t->trace[i - 1].mined_ns);
-    tb->timestamp_s = b->time_s;
-    tb->difficulty = b->difficulty > 0 ? b->difficulty : 1;
-    tb->n_tx = b->n_tx;
-    tb->size_bytes = b->size;
-    tb->gas_used = b->gas;
-    tb->n_uncles = b->n_uncles;
-    memcpy(tb->uncles, b->uncles, sizeof tb->uncles);
-    max_h = MAX(max_h, (uint32_t)(b->number - min_number + 1));
+    tb->timestamp_s = ob->timestamp_s;
+    tb->difficulty = ob->difficulty;
+    tb->n_tx = ob->n_tx;
+    tb->size_bytes = ob->size_bytes;
+    tb->gas_used = ob->gas_used;
+    tb->n_uncles = ob->n_uncles;
+    memcpy(tb->uncles, ob->uncles, sizeof tb->uncles);
+    max_h = MAX(max_h, ob->height);
   }
   sc->pow.trace = t->trace;
   sc->pow.n_trace = t->n_trace;
@@ -331,7 +226,13 @@ gboolean sim_trace_compare(const SimTrace *t, const SimScenario *sc, const PowWo
   fputs("block,height,pool", f);
   for (guint j = 0; j < n; j++) {
     const char *nm = t->names[g_array_index(log_v, guint, j)];
-    fprintf(f, ",%s_measured_ms,%s_simulated_ms,%s_measured_delay_ms,%s_simulated_delay_ms", nm, nm, nm, nm);
+    static const char *const cols[] = {"_measured_ms", "_simulated_ms", "_measured_delay_ms",
+                                       "_simulated_delay_ms"};
+    for (guint q = 0; q < G_N_ELEMENTS(cols); q++) {
+      g_autofree char *col = g_strconcat(nm, cols[q], NULL);
+      fputc(',', f);
+      an_csv_put_field(f, col); /* a vantage name may hold a comma */
+    }
   }
   fputc('\n', f);
   g_autofree GArray **dm = g_new0(GArray *, MAX(n, 1)), **ds = g_new0(GArray *, MAX(n, 1)),
@@ -341,29 +242,35 @@ gboolean sim_trace_compare(const SimTrace *t, const SimScenario *sc, const PowWo
     ds[j] = g_array_new(FALSE, FALSE, sizeof(double));
     dd[j] = g_array_new(FALSE, FALSE, sizeof(double));
   }
-  guint64 mined = 0, compared = 0, same_first = 0;
+  guint64 mined = 0, stand_ins = 0, stand_ins_mined = 0, compared = 0, same_first = 0;
   g_autofree double *sum_abs = g_new0(double, MAX(n, 1));
   for (guint i = 0; i < t->n_trace; i++) {
     uint64_t sid = pow_world_trace_block(world, i);
-    const TB *b = g_ptr_array_index(t->trace_tb, i);
+    const SimReplayBlock *b = g_array_index(t->tbs, TB, i).rb;
+    /* A stand-in has nothing measured to compare with. */
+    if (b->placeholder) {
+      stand_ins++;
+      stand_ins_mined += sid != OBS_GENESIS_ID;
+      continue;
+    }
     if (sid == OBS_GENESIS_ID) continue;
     mined++;
     const int64_t *row = g_hash_table_lookup(sim_seen, &sid);
     const ObsBlock *ob = pow_world_block(world, sid);
     guint pool = pow_world_miner_pool(world, ob->miner, NULL);
-    fprintf(f, "0x%016" G_GINT64_MODIFIER "x,%u,", b->id, ob->height);
+    fprintf(f, "0x%016" G_GINT64_MODIFIER "x,%u,", b->b.id, ob->height);
     an_csv_put_field(f, sc->pools[pool].name);
     int64_t mfirst = OBS_TIME_NONE, sfirst = OBS_TIME_NONE;
     guint mj = 0, sj = 0;
     gboolean all = n > 0 && row;
     for (guint j = 0; j < n; j++) {
-      int64_t m = b->seen[g_array_index(log_v, guint, j)], s = row ? row[j] : OBS_TIME_NONE;
+      int64_t m = seen_at(b, g_array_index(log_v, guint, j)), s = row ? row[j] : OBS_TIME_NONE;
       if (m == OBS_TIME_NONE || s == OBS_TIME_NONE) all = FALSE;
       if (m < mfirst) mfirst = m, mj = j;
       if (s < sfirst) sfirst = s, sj = j;
     }
     for (guint j = 0; j < n; j++) {
-      int64_t m = b->seen[g_array_index(log_v, guint, j)], s = row ? row[j] : OBS_TIME_NONE;
+      int64_t m = seen_at(b, g_array_index(log_v, guint, j)), s = row ? row[j] : OBS_TIME_NONE;
       fputc(',', f);
       if (m != OBS_TIME_NONE) fprintf(f, "%.3f", (double)m / 1e6);
       fputc(',', f);
@@ -388,9 +295,16 @@ gboolean sim_trace_compare(const SimTrace *t, const SimScenario *sc, const PowWo
     fputc('\n', f);
   }
   json_t *tr = json_object();
-  json_object_set_new(tr, "blocks", json_integer(t->n_trace));
+  /* What was used and what was not, and why: a trace that silently lost blocks would compare little. */
+  const SimReplayCounts *c = sim_replay_data_counts(t->data);
+  json_object_set_new(tr, "logged_blocks", json_integer((json_int_t)(c->blocks + c->detached_blocks)));
+  json_object_set_new(tr, "blocks", json_integer(t->n_logged));
   json_object_set_new(tr, "mined", json_integer((json_int_t)mined));
-  json_object_set_new(tr, "left_out", json_integer((json_int_t)t->left_out));
+  json_object_set_new(tr, "left_out", json_integer((json_int_t)c->detached_blocks));
+  json_object_set_new(tr, "bad_lines", json_integer((json_int_t)c->bad_lines));
+  json_object_set_new(tr, "stand_ins", json_integer((json_int_t)stand_ins));
+  json_object_set_new(tr, "stand_ins_mined", json_integer((json_int_t)stand_ins_mined));
+  json_object_set_new(tr, "vantage_points_shared", json_integer(n));
   json_object_set_new(tr, "compared", json_integer((json_int_t)compared));
   if (compared) json_object_set_new(tr, "same_first_observer_share", json_real((double)same_first / (double)compared));
   json_t *by = json_object();

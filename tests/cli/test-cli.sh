@@ -733,7 +733,7 @@ contains "$tmp/err" "sim replay: $tmp/emptylogs: no block log (NewBlockMsg.log o
 expect_rc 2 "replay bad heights" -- "$SIM" replay "$RK" --heights -1
 contains "$tmp/err" "sim replay: --heights must be in [0, 1e9] (got -1)" "replay bad heights message"
 expect_rc 2 "replay bad reward" -- "$SIM" replay "$RK" --block-reward 0
-contains "$tmp/err" "sim replay: --block-reward must be > 0 (got 0)" "replay bad reward message"
+contains "$tmp/err" "sim replay: --block-reward must be in (0, 1e6] ETH (got 0)" "replay bad reward message"
 expect_rc 2 "replay bad vantage" -- "$SIM" replay --vantage bad
 contains "$tmp/err" "sim replay: --vantage takes NAME=DIR (got 'bad')" "replay bad vantage message"
 expect_rc 2 "replay nothing" -- "$SIM" replay
