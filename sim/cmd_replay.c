@@ -4,11 +4,13 @@
 #include <string.h>
 
 #include "cli.h"
+#include "output.h"
 #include "replay.h"
 
 static void print_report(const json_t *s, const char *dir) {
   json_t *chain = json_object_get(s, "chain"), *rp = json_object_get(s, "replay"), *tx = json_object_get(s, "tx");
-  printf("wrote %s/{summary.json,blocks.csv,pools.csv,runs.csv,observations.csv,tx_commit.csv}\n", dir);
+  g_autofree char *wrote = sim_outdir_describe(dir);
+  printf("wrote %s\n", wrote);
   printf("blocks %.0f (heights %.0f from number %.0f; %.0f placeholders for blocks not in the logs, %.0f "
          "left out as inconsistent)  uncles/main %.4f  stale share %.4f  empty %.2f%%\n",
          json_number_value(json_object_get(rp, "blocks")),

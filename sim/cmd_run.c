@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "output.h"
 #include "tracemine.h"
 #include "engine.h"
 #include "output.h"
@@ -27,9 +28,8 @@ static double num(const json_t *root, const char *obj, const char *key) {
 static void print_report(const json_t *s, const char *dir) {
   json_t *prop = json_object_get(s, "propagation");
   json_t *tx = json_object_get(s, "tx");
-  json_t *cens = json_object_get(tx, "censorship");
-  printf("wrote %s/{summary.json,blocks.csv,pools.csv,runs.csv%s%s%s}\n", dir, prop ? ",observations.csv" : "",
-         tx ? ",tx_commit.csv,tx_commit_samples.csv" : "", json_object_get(cens, "pools") ? ",censorship.csv" : "");
+  g_autofree char *wrote = sim_outdir_describe(dir);
+  printf("wrote %s\n", wrote);
   printf("heights %.0f  blocks %.0f  uncles/main %.4f  stale share %.4f  mean interval %.2f s  longest run %.0f\n",
          num(s, "chain", "heights"), num(s, "chain", "blocks_total"), num(s, "chain", "uncle_rate"),
          num(s, "chain", "stale_share"), num(s, "chain", "mean_interval_s"), num(s, "runs", "max"));

@@ -382,6 +382,26 @@ gboolean sim_outdir_commit(SimOutDir *out, GError **error) {
   return TRUE;
 }
 
+static int cmp_names(gconstpointer a, gconstpointer b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char *sim_outdir_describe(const char *dir) {
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+  GDir *d = g_dir_open(dir, 0, NULL);
+  for (const char *n; d && (n = g_dir_read_name(d));) {
+    if (n[0] == '.') continue;
+    g_autofree char *p = g_build_filename(dir, n, NULL);
+    g_ptr_array_add(names, g_strconcat(n, g_file_test(p, G_FILE_TEST_IS_DIR) ? "/" : "", NULL));
+  }
+  if (d) g_dir_close(d);
+  g_ptr_array_sort(names, cmp_names);
+  g_ptr_array_add(names, NULL);
+  g_autofree char *list = g_strjoinv(",", (char **)names->pdata);
+  g_autofree char *slash = g_str_has_suffix(dir, "/") ? g_strdup(dir) : g_strconcat(dir, "/", NULL);
+  return g_strdup_printf("%s{%s}", slash, list);
+}
+
 json_t *sim_output_header(uint64_t seed, guint threads, int argc, char **argv, const char *scenario_path,
                           const json_t *scenario) {
   json_t *h = json_object();

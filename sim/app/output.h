@@ -46,6 +46,10 @@ gboolean sim_outdir_write_json(SimOutDir *out, const char *name, const json_t *d
  * moves the result into place with SIGINT/SIGTERM/SIGHUP blocked. */
 gboolean sim_outdir_commit(SimOutDir *out, GError **error);
 
+/* "DIR/{a.csv,b.json,emc/}": what a committed results directory holds (its top level, sorted, the marker and other
+ * dot files left out), for the closing report. Free with g_free(). */
+char *sim_outdir_describe(const char *dir);
+
 /* The header record: tool, version, git describe, library versions, RNG, seed, threads, command line
  * and the fully defaulted scenario (`scenario` is copied). */
 json_t *sim_output_header(uint64_t seed, guint threads, int argc, char **argv, const char *scenario_path,
