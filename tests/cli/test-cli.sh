@@ -1,30 +1,7 @@
 #!/usr/bin/env bash
 # test-cli.sh: drives the real `sim` binary: help, validate on good and bad files (exit code and exact
 # message), runs that must be byte-identical, bad output directories, interruption. Run from the source root.
-set -u
-SIM=$(realpath "$1")
-ROOT=$(pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-# expect_rc WANT DESC -- CMD...: runs CMD with stdout/stderr in $tmp/out, $tmp/err.
-expect_rc() {
-  local want=$1 desc=$2
-  shift 3
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if [ "$rc" -eq "$want" ]; then ok; else bad "$desc: exit $rc, expected $want; stderr: $(head -c 400 "$tmp/err")"; fi
-}
-contains() { # FILE TEXT DESC
-  if grep -qF -- "$2" "$1"; then ok; else bad "$3: '$2' not in $(head -c 400 "$1")"; fi
-}
-same_file() { # A B DESC
-  if cmp -s "$1" "$2"; then ok; else bad "$3: $1 and $2 differ"; fi
-}
+. "$(dirname "$0")/lib.sh" "$@"
 # JSON without the wall-clock fields, the only ones allowed to differ between runs of one seed.
 strip_wallclock() {
   python3 -c 'import json,sys

@@ -9,23 +9,7 @@
 # spans, code blocks) and in every --help text names only options its command takes, and the README's
 # summary.json keys cover those of the real runs. Each drift is printed as FAIL: with what differs. Run from
 # the source root.
-set -u
-SIM=$(realpath "$1")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-# expect_rc WANT DESC -- CMD...: runs CMD with stdout/stderr in $tmp/out, $tmp/err.
-expect_rc() {
-  local want=$1 desc=$2
-  shift 3
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if [ "$rc" -eq "$want" ]; then ok; else bad "$desc: exit $rc, expected $want; stderr: $(head -c 400 "$tmp/err")"; fi
-}
+. "$(dirname "$0")/lib.sh" "$@"
 
 # --- real runs for (c): between them every condition of `sim run --help` holds in one and fails in another.
 # runs.txt: one line per run, "DIR FLAGS" (FLAGS: the options that conditions name, comma-separated, or -).

@@ -2,31 +2,9 @@
 # test-outputs.sh: results you can trust. Drives the real `sim` binary on the ways a results directory or an output
 # file can be mixed, half-written, misplaced or taken from a device: each case with its exact expected outcome
 # (sim/app/output.h, sim/core/outfile.h; README "Outputs"). Run from the source root.
-set -u
-SIM=$(realpath "$1")
-ROOT=$(pwd)
-tmp=$(mktemp -d)
+. "$(dirname "$0")/lib.sh" "$@"
 pids=()
-trap 'for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-# expect_rc WANT DESC -- CMD...: runs CMD with stdout/stderr in $tmp/out, $tmp/err.
-expect_rc() {
-  local want=$1 desc=$2
-  shift 3
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if [ "$rc" -eq "$want" ]; then ok; else bad "$desc: exit $rc, expected $want; stderr: $(head -c 400 "$tmp/err")"; fi
-}
-contains() { # FILE TEXT DESC
-  if grep -qF -- "$2" "$1"; then ok; else bad "$3: '$2' not in $(head -c 400 "$1")"; fi
-}
-is() { # GOT WANT DESC
-  if [ "$1" = "$2" ]; then ok; else bad "$3: got '$1', expected '$2'"; fi
-}
+cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; }
 listing() { (cd "$1" && find . -mindepth 1 | LC_ALL=C sort | tr '\n' ' '); }
 # The seed in a summary.json and its block count against blocks.csv's rows: one run's files or not.
 consistent() { # DIR DESC

@@ -5,13 +5,7 @@
 # build paths to exist, and each data file is described in its folder's README. Files: `git ls-files` in
 # a git checkout, else every file of the tree but the top-level folders .gitignore names (build*/ ...).
 # Run from the source root.
-set -u
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh" "$@"
 
 # ---- the files of the repository ----
 if [ "$(git rev-parse --show-toplevel 2>/dev/null)" = "$(pwd -P)" ]; then

@@ -3,26 +3,7 @@
 # with exit 2 and a message naming the value, or computed right: block intervals that round to 0 ns,
 # runaway runs, --set values that are broken JSON, problems a --set caused, thousands of pools, sync rates
 # of 1e-300. Run from the source root.
-set -u
-SIM=$(realpath "$1")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-# expect_rc WANT DESC -- CMD...: runs CMD with stdout/stderr in $tmp/out, $tmp/err.
-expect_rc() {
-  local want=$1 desc=$2
-  shift 3
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if [ "$rc" -eq "$want" ]; then ok; else bad "$desc: exit $rc, expected $want; stderr: $(head -c 400 "$tmp/err")"; fi
-}
-contains() { # FILE TEXT DESC
-  if grep -qF -- "$2" "$1"; then ok; else bad "$3: '$2' not in $(head -c 400 "$1")"; fi
-}
+. "$(dirname "$0")/lib.sh" "$@"
 # is_text FILE TEXT DESC: FILE holds exactly TEXT (plus its final newline).
 is_text() {
   if [ "$(cat "$1")" = "$2" ]; then ok; else bad "$3: got '$(head -c 600 "$1")', expected '$2'"; fi

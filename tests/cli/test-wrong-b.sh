@@ -4,30 +4,7 @@
 # trace-driven runs say what they used; names that JSON cannot hold are refused where they enter; numeric
 # options without meaning are refused; a report figure without data is no failure; --quiet never hides a
 # warning. Run from the source root: `bash tests/cli/test-wrong-b.sh build/sim/sim`.
-set -u
-SIM=$(realpath "$1")
-ROOT=$(pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-# expect_rc WANT DESC -- CMD...: runs CMD with stdout/stderr in $tmp/out, $tmp/err.
-expect_rc() {
-  local want=$1 desc=$2
-  shift 3
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if [ "$rc" -eq "$want" ]; then ok; else bad "$desc: exit $rc, expected $want; stderr: $(head -c 400 "$tmp/err")"; fi
-}
-contains() { # FILE TEXT DESC
-  if LC_ALL=C grep -qF -- "$2" "$1"; then ok; else bad "$3: '$2' not in $(head -c 400 "$1")"; fi
-}
-same_file() { # A B DESC
-  if cmp -s "$1" "$2"; then ok; else bad "$3: $1 and $2 differ: $(diff "$1" "$2" | head -c 600)"; fi
-}
+. "$(dirname "$0")/lib.sh" "$@"
 # is_text FILE DESC LINE...: FILE holds exactly these lines.
 is_text() {
   local f=$1 desc=$2
