@@ -127,6 +127,41 @@ static void test_set_overrides(void) {
   g_free(msgs);
 }
 
+/* --set SECTION.model=OTHER resets the section to the other model's defaults: the old model's parameters would be
+ * unknown keys. Parameters set after the switch apply; the same model set again keeps the section. */
+static void test_set_model_switch(void) {
+  char *msgs;
+  const char *json = "{\"stop\": {\"heights\": 10}, \"pools\": [{\"name\": \"A\", \"hash_share\": 1}],"
+                     " \"uncles\": {\"model\": \"ethereum\", \"max_uncles\": 2, \"comment\": \"c\"},"
+                     " \"network\": {\"model\": \"pool-delay\","
+                     " \"delay\": {\"model\": \"constant\", \"value_ms\": 7}}}";
+  const char *to_none[] = {"uncles.model=none", NULL};
+  SimScenario *sc = load_str(json, to_none, &msgs);
+  CU_ASSERT_FATAL(sc != NULL);
+  CU_ASSERT_STRING_EQUAL(sc->pow.uncles.model->name, "none");
+  sim_scenario_free(sc);
+  g_free(msgs);
+  /* A submodel switch, then a parameter of the new model. */
+  const char *delay[] = {"network.delay.model=lognormal", "network.delay.median_ms=300", NULL};
+  sc = load_str(json, delay, &msgs);
+  CU_ASSERT_FATAL(sc != NULL);
+  CU_ASSERT_STRING_EQUAL(((const SimModelRef *)sc->pow.network.params)->model->name, "lognormal");
+  sim_scenario_free(sc);
+  g_free(msgs);
+  /* The same model again changes nothing: its parameters stay (a bad one is still reported). */
+  const char *same[] = {"uncles.model=ethereum", "uncles.max_uncles=-1", NULL};
+  sc = load_str(json, same, &msgs);
+  CU_ASSERT(sc == NULL);
+  CU_ASSERT_STRING_EQUAL(msgs, "s.json: $.uncles.max_uncles: must be in [0, 8] (got -1)");
+  g_free(msgs);
+  /* A parameter set before the switch is the old model's: gone with it. */
+  const char *before[] = {"network.delay.value_ms=9", "network.delay.model=lognormal", NULL};
+  sc = load_str(json, before, &msgs);
+  CU_ASSERT_FATAL(sc != NULL);
+  sim_scenario_free(sc);
+  g_free(msgs);
+}
+
 static void test_shares_normalised(void) {
   char *msgs;
   const char *json = "{\"stop\": {\"heights\": 10}, \"pools\": [{\"name\": \"A\", \"hash_share\": 0.5},"
@@ -441,7 +476,8 @@ static void test_include_errors(void) {
 
 int register_suites(void) {
   ADD_SUITE("scenario", TEST(test_shipped_scenarios_load), TEST(test_bad_corpus),
-            TEST(test_defaults_and_echo), TEST(test_set_overrides), TEST(test_shares_normalised),
+            TEST(test_defaults_and_echo), TEST(test_set_overrides), TEST(test_set_model_switch),
+            TEST(test_shares_normalised),
             TEST(test_missing_file), TEST(test_include_merge), TEST(test_include_errors),
             TEST(test_set_blame), TEST(test_runaway_values), TEST(test_many_pools));
   return 0;

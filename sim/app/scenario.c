@@ -456,6 +456,33 @@ static void resolve_includes(json_t *root, const char *file, GPtrArray *stack, G
   if (problems->len == before) merge_under(root, acc);
 }
 
+/* The model a `--set SECTION.model=NAME` replaces: the current string at that path, or NULL when the set assigns
+ * something else. Free with g_free(). */
+static char *model_at(json_t *root, const char *assignment) {
+  g_autofree char *target = sim_json_set_target(assignment);
+  if (!target || !g_str_has_suffix(target, ".model")) return NULL;
+  json_t *cur = sim_json_get_path(root, target, NULL);
+  return json_is_string(cur) ? g_strdup(json_string_value(cur)) : NULL;
+}
+
+/* A model switch by --set resets its section: the old model's parameters mean nothing to the new one (and
+ * would be refused as unknown keys), so the section keeps only "model" and "comment", and the new model's
+ * defaults apply. Parameters of the new model are set by later --set options. */
+static void reset_switched_model(json_t *root, const char *assignment, const char *old_model) {
+  g_autofree char *target = sim_json_set_target(assignment);
+  json_t *now = sim_json_get_path(root, target, NULL);
+  if (!json_is_string(now) || strcmp(json_string_value(now), old_model) == 0) return;
+  g_autofree char *section = g_strndup(target, strlen(target) - strlen(".model"));
+  json_t *obj = sim_json_get_path(root, section, NULL);
+  if (!json_is_object(obj)) return;
+  const char *key;
+  json_t *v;
+  void *tmp;
+  json_object_foreach_safe(obj, tmp, key, v) {
+    if (strcmp(key, "model") != 0 && strcmp(key, "comment") != 0) json_object_del(obj, key);
+  }
+}
+
 /* `own_sets`: the sets are the user's --set options, so problems they cause are reported against them. */
 static SimScenario *load_data(const char *data, size_t len, const char *path, const char *const *sets,
                               gboolean own_sets, SimDiag *diag) {
@@ -488,6 +515,7 @@ static SimScenario *load_data(const char *data, size_t len, const char *path, co
   }
   for (const char *const *s = sets; s && *s; s++) {
     g_autoptr(GError) e = NULL;
+    g_autofree char *old_model = model_at(root, *s);
     if (!sim_json_set_path(root, *s, &e)) {
       /* A malformed path or value is wrong whatever the file; a path the file lacks is not. */
       if (own_sets && g_error_matches(e, SIM_PARAMS_ERROR, SIM_PARAMS_ERROR_SYNTAX))
@@ -496,6 +524,7 @@ static SimScenario *load_data(const char *data, size_t len, const char *path, co
         sim_diag_add_raw(diag, "%s", e->message);
       continue;
     }
+    if (old_model) reset_switched_model(root, *s, old_model);
     if (own_sets) {
       g_autofree char *target = sim_json_set_target(*s);
       g_autofree char *label = g_strdup_printf("--set %.*s", (int)(strchr(*s, '=') - *s), *s);
