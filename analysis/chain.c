@@ -266,6 +266,29 @@ static void count_runs(AnChain *c) {
   c->summary.runs_count_ge[0] = c->summary.runs_count_ge[1]; /* every run has length >= 0 */
 }
 
+/* Whether a height's main block is followed by one of the same miner, split by whether a fork race was run at
+ * that height (another window block at the same height), beside the i.i.d. expectation (the miner's main share).
+ * A pool mines on its own block first, so it wins more races than its share: the excess runs come from here. */
+static void count_next_same(AnChain *c) {
+  AnChainSummary *s = &c->summary;
+  guint n = (guint)s->heights;
+  g_autofree guint8 *contested = g_new0(guint8, (gsize)n + 2);
+  for (guint i = 0; i < c->blocks->len; i++) {
+    const Rec *r = rec_at(c, i);
+    if (r->type != AN_BLOCK_MAIN && in_window(c, r->b.height) && r->b.height <= n) contested[r->b.height] = 1;
+  }
+  for (int k = 0; k < 2; k++) s->next_heights[k] = s->next_same[k] = 0, s->next_expected[k] = 0;
+  for (guint h = 1; h < n; h++) {
+    uint32_t m = rec_at(c, g_array_index(c->main_by_height, guint, h))->b.miner;
+    uint32_t next = rec_at(c, g_array_index(c->main_by_height, guint, h + 1))->b.miner;
+    if (m == OBS_MINER_NONE) continue;
+    int k = contested[h] ? 0 : 1;
+    s->next_heights[k]++;
+    s->next_same[k] += next == m;
+    s->next_expected[k] += (double)c->miner_main[m] / (double)s->main;
+  }
+}
+
 /* Per window height, the run its main block belongs to (same boundaries as count_runs()). */
 static void index_runs(AnChain *c) {
   guint n = (guint)c->summary.heights;
@@ -469,6 +492,7 @@ gboolean an_chain_finalize(AnChain *c, const AnChainParams *params, GError **err
   }
 
   count_runs(c);
+  count_next_same(c);
   index_runs(c);
   count_forks(c);
   count_one_miner_forks(c);
@@ -706,6 +730,19 @@ void an_chain_add_json(const AnChain *c, json_t *summary) {
     if (n) json_array_append_new(hist, json_pack("[II]", (json_int_t)len, (json_int_t)n));
   }
   json_object_set_new(runs, "histogram", hist);
+  /* After a fork race the race's winner tends to mine the next block too (it mined on its own block first): the
+   * mechanism behind runs above the i.i.d. expectation. */
+  json_t *next = json_object();
+  static const char *const next_keys[2] = {"after_fork_race", "after_no_race"};
+  for (int k = 0; k < 2; k++) {
+    json_t *o = json_object();
+    set_int(o, "heights", s->next_heights[k]);
+    set_int(o, "same_miner", s->next_same[k]);
+    set_real(o, "expected_iid", s->next_expected[k]);
+    set_real(o, "ratio", s->next_expected[k] > 0 ? (double)s->next_same[k] / s->next_expected[k] : 0.0);
+    json_object_set_new(next, next_keys[k], o);
+  }
+  json_object_set_new(runs, "next_same_miner", next);
   /* The security view: per pool, runs of k consecutive main blocks for k up to 14, the i.i.d. expectation,
    * and the probability over the window that the pool alone mined the k blocks following some block (it
    * could have reverted a transaction with k confirmations), for k = 6 and 12: observed (0 or 1) and

@@ -84,6 +84,13 @@ typedef struct {
   uint64_t omf_blocks;       /* the non-main blocks of those pairs (all but one if none is main) */
   uint64_t omf_ref_self;     /* ... referenced as uncles by a main block of the same pool */
   uint64_t omf_ref_other;    /* ... referenced by another pool's main block */
+  /* Why runs outnumber the i.i.d. expectation: the main block at window height h + 1 by the miner of the main
+   * block at h, after heights where another window block competed with the main one (a fork race) and after
+   * the rest. [0]: contested heights, [1]: uncontested. `next_expected` sums the miner's main share over those
+   * heights (what independent winners would give). */
+  uint64_t next_heights[2];
+  uint64_t next_same[2];
+  double next_expected[2];
 } AnChainSummary;
 
 typedef struct {

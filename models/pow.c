@@ -633,12 +633,21 @@ static const SimEntityKind miner_kind = {.name = "miner", .handle = miner_handle
 
 typedef struct {
   SimModelRef delay;
+  SimModelRef own_work;
 } PoolDelayParams;
 
 static const SimSubmodelSpec pool_delay_submodels[] = {
     {.key = "delay", .family = "delay", .default_model = "lognormal", .offset = offsetof(PoolDelayParams, delay),
      .help = "delay from a miner finding a block to another miner working on it (drawn per receiver)"},
+    {.key = "own_work", .family = "delay", .default_model = "constant", .offset = offsetof(PoolDelayParams, own_work),
+     .help = "the finder's own work distribution: its miners keep mining on the old parent this long after it found "
+             "a block (the geo network's stratum delay); default 0 ms: no one-miner forks"},
 };
+
+static SimTime pool_delay_own_work(const void *params, SimRng *rng) {
+  const PoolDelayParams *p = params;
+  return sim_delay_sample(&p->own_work, rng);
+}
 
 static void pool_delay_publish(const void *params, gpointer state, gpointer scratch, const PowWorld *w,
                                SimCtx *ctx, guint from, const ObsBlock *b) {
@@ -657,6 +666,7 @@ const PowNetworkModel pow_network_pool_delay = {
              .params = NULL, .n_params = 0, .params_size = sizeof(PoolDelayParams),
              .submodels = pool_delay_submodels, .n_submodels = G_N_ELEMENTS(pool_delay_submodels)},
     .publish = pool_delay_publish,
+    .own_work_delay = pool_delay_own_work,
 };
 
 /* ---- the world ---- */

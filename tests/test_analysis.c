@@ -231,7 +231,8 @@ static void test_runs(void) {
       "{\"max\":3,\"count_ge\":{\"5\":0,\"6\":0,\"7\":0,\"8\":0,\"9\":0,\"10\":0,\"11\":0,"
       "\"12\":0,\"13\":0,\"14\":0},\"expected_iid_ge\":{\"5\":";
   CU_ASSERT_EQUAL(strncmp(runs, want_prefix, strlen(want_prefix)), 0);
-  CU_ASSERT_PTR_NOT_NULL(strstr(runs, "},\"histogram\":[[1,1],[2,2],[3,1]],\"by_pool\":[{\"name\":\"AB\","));
+  CU_ASSERT_PTR_NOT_NULL(strstr(runs, "},\"histogram\":[[1,1],[2,2],[3,1]],\"next_same_miner\":{"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(runs, "}},\"by_pool\":[{\"name\":\"AB\","));
   /* The security view per pool: AB's miners (0 and 1) made runs 2, 1, 3: >= 1: 3, >= 2: 2, >= 3: 1; C one
    * run of 2. No run of 6: nobody could have reverted a transaction with 6 confirmations. */
   CU_ASSERT_EQUAL(an_chain_pool_runs_ge(c, 0, 1), 3);
@@ -248,6 +249,34 @@ static void test_runs(void) {
   CU_ASSERT_DOUBLE_EQUAL(json_real_value(json_object_get(r6, "iid")),
                          1 - exp(-an_chain_pool_runs_expected_iid(c, 0, 6)), 1e-15);
   CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(ab, "count_ge"), "3")), 1);
+}
+
+/* runs.next_same_miner: main blocks A A B A B B with competing blocks at heights 1 and 4 (by B). After the two
+ * contested heights the next main block is A's once (h 1 -> 2) and B's once (h 4 -> 5); after the three others
+ * (h 2, 3, 5) the same miner follows once (h 5 -> 6). Main shares 1/2 each: 1.0 and 1.5 expected. */
+static void test_runs_next_same_miner(void) {
+  const AnMiner miners[2] = {{0.5, 0}, {0.5, 1}};
+  const char *names[2] = {"A", "B"};
+  g_autoptr(AnChain) c = an_chain_new(miners, 2, names, 2);
+  const uint32_t seq[6] = {0, 0, 1, 0, 1, 1};
+  add_linear(c, seq, 6);
+  add_ok(c, mk(10, 0, 1, 1, 1, 1.0));
+  add_ok(c, mk(40, 3, 4, 1, 3 * 13000000000LL + 1, 1.0));
+  finalize_ok(c, &ETH);
+  const AnChainSummary *s = an_chain_summary(c);
+  CU_ASSERT_EQUAL(s->main, 6);
+  CU_ASSERT_EQUAL(s->next_heights[0], 2);
+  CU_ASSERT_EQUAL(s->next_same[0], 1);
+  CU_ASSERT_DOUBLE_EQUAL(s->next_expected[0], 1.0, 1e-15);
+  CU_ASSERT_EQUAL(s->next_heights[1], 3);
+  CU_ASSERT_EQUAL(s->next_same[1], 1);
+  CU_ASSERT_DOUBLE_EQUAL(s->next_expected[1], 1.5, 1e-15);
+  g_autoptr(json_t) j = json_object();
+  an_chain_add_json(c, j);
+  g_autofree char *next = json_dumps(json_object_get(json_object_get(j, "runs"), "next_same_miner"), JSON_COMPACT);
+  CU_ASSERT_STRING_EQUAL(next, "{\"after_fork_race\":{\"heights\":2,\"same_miner\":1,\"expected_iid\":1.0,"
+                               "\"ratio\":1.0},\"after_no_race\":{\"heights\":3,\"same_miner\":1,"
+                               "\"expected_iid\":1.5,\"ratio\":0.66666666666666663}}");
 }
 
 /* Per-pool tallies go through each pool's own miners: with the groups interleaved (miners 0 and 2 in pool
@@ -618,7 +647,7 @@ static void test_runs_csv_long(void) {
 int register_suites(void) {
   ADD_SUITE("chain", TEST(test_heavier_branch_wins), TEST(test_longest_chain), TEST(test_tie_breaks), TEST(test_types_and_rewards),
             TEST(test_window), TEST(test_add_errors), TEST(test_finalize_errors));
-  ADD_SUITE("runs", TEST(test_runs), TEST(test_runs_interleaved_groups), TEST(test_runs_miner_none),
+  ADD_SUITE("runs", TEST(test_runs), TEST(test_runs_next_same_miner), TEST(test_runs_interleaved_groups), TEST(test_runs_miner_none),
             TEST(test_expected_iid), TEST(test_runs_statistical), TEST(test_runs_csv_long));
   ADD_SUITE("outputs", TEST(test_one_miner_forks), TEST(test_json), TEST(test_csv));
   return 0;
