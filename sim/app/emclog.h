@@ -26,8 +26,10 @@
  * ParentHash of height 1 is zero (the genesis, as our readers expect) when numbers start at 1, else a fixed
  * stand-in for the real chain's block below. Clock: the simulation's time 0 is 2019-04-01T00:00:00Z
  * (EMC_SIM_EPOCH_S); times are written in UTC with millisecond precision (rounded towards the past), as Geth
- * did. Hashes and synthetic addresses carry the simulator's ids in their first 8 bytes and zeros after
+ * did. Block hashes and synthetic addresses carry the simulator's ids in their first 8 bytes and zeros after
  * (emc_hash_from_id): reading the logs back gives the same ids, and no one mistakes them for mainnet's.
+ * Transaction hashes carry a fixed bijective mix of the id (sim_mix64) instead, so that they sort as randomly
+ * as real hashes, which the study's scripts rely on (emclog.c, tx_hash).
  * Fields the model does not have: a transaction's value (0), recipient (a fixed address, nil for
  * creations), cost (gas limit x price). Not written: peers.log, invalidmsgs.log (nothing in the model
  * produces them).
