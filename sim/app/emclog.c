@@ -2,6 +2,7 @@
 #include "emclog.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "emc.h"
@@ -296,14 +297,53 @@ static gint cmp_row(gconstpointer a, gconstpointer b) {
 
 static int64_t floor_ms(int64_t ns) { return ns >= 0 ? ns / 1000000 : -((-ns + 999999) / 1000000); }
 
-/* Seconds as Python writes the float ms / 1000 (the shortest text that reads back: "0.013", "12.0", "-0.5"). */
+/* `x` as Python's repr() writes a float: the shortest digits that read back as `x`, in fixed notation for
+ * decimal exponents -4 .. 15 ("0.013", "12.0", "13.399000000000001"), else as "1.5e+16" / "1e-05". */
+static void put_py_float(GString *g, double x) {
+  char buf[40];
+  int p = 1;
+  for (; p < 17; p++) {
+    g_snprintf(buf, sizeof buf, "%.*e", p - 1, x);
+    if (g_ascii_strtod(buf, NULL) == x) break;
+  }
+  g_snprintf(buf, sizeof buf, "%.*e", p - 1, x);
+  /* buf: [-]d[.ddd]e(+|-)XX */
+  const char *c = buf;
+  if (*c == '-') g_string_append_c(g, *c++);
+  char digits[24];
+  int nd = 0;
+  for (; *c != 'e'; c++)
+    if (*c != '.') digits[nd++] = *c;
+  int e = atoi(c + 1);
+  if (e >= -4 && e < 16) {
+    if (e < 0) {
+      g_string_append(g, "0.");
+      for (int i = -1; i > e; i--) g_string_append_c(g, '0');
+      g_string_append_len(g, digits, nd);
+    } else {
+      for (int i = 0; i <= e; i++) g_string_append_c(g, i < nd ? digits[i] : '0');
+      g_string_append_c(g, '.');
+      if (nd > e + 1)
+        g_string_append_len(g, digits + e + 1, nd - e - 1);
+      else
+        g_string_append_c(g, '0');
+    }
+  } else {
+    g_string_append_c(g, digits[0]);
+    if (nd > 1) {
+      g_string_append_c(g, '.');
+      g_string_append_len(g, digits + 1, nd - 1);
+    }
+    g_string_append_printf(g, "e%c%02d", e < 0 ? '-' : '+', ABS(e));
+  }
+}
+
+/* A duration of `ms` milliseconds as pandas' Timedelta.total_seconds() gives it (days * 86400 + seconds +
+ * microseconds / 1e6, with seconds and microseconds the non-negative remainders), written by Python. */
 static void put_seconds(GString *g, int64_t ms) {
-  if (ms < 0) g_string_append_c(g, '-');
-  uint64_t a = ms < 0 ? (uint64_t)0 - (uint64_t)ms : (uint64_t)ms;
-  char frac[4];
-  g_snprintf(frac, sizeof frac, "%03u", (unsigned)(a % 1000));
-  for (int i = 2; i > 0 && frac[i] == '0'; i--) frac[i] = '\0';
-  g_string_append_printf(g, "%" G_GUINT64_FORMAT ".%s", a / 1000, frac);
+  int64_t whole = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
+  int64_t us = (ms - whole * 1000) * 1000;
+  put_py_float(g, (double)whole + (double)us / 1e6);
 }
 
 /* A UTC time as pandas writes a Timestamp: "2019-04-01 00:00:08.601000+00:00", no fraction on a whole second. */
