@@ -6,7 +6,8 @@
 #                blocksAnnouncements.log, txs.log, heads.log and txgasused.log
 #   ANG ... S2   the four vantage points (directory names) in the roles of the study's machines Angainor,
 #                Falcon, S1-US and S2-CN (for pools-2019: WE CE NA EA)
-#   WORKDIR      created; one folder per role (ANG, FALC, S1, S2), as the study's four machines had
+#   WORKDIR      created (an existing non-empty one is refused: the study's scripts refuse to overwrite);
+#                one folder per role (ANG, FALC, S1, S2), as the study's four machines had
 #   LAST_NUMBER  optional: also cut the typed blocks to Number <= LAST_NUMBER (the run's window) and build the
 #                study's join tables from the cut, as summary.json counts the window only
 # Everything the study's scripts print goes to WORKDIR/log. Needs a Python 3 with pandas and sortedcontainers
@@ -21,6 +22,7 @@ pre=$up/log-pre-processing
 for v in $order; do
   [ -f "$emc/$v/blocks.log" ] || { echo "run-pipeline.sh: $emc/$v/blocks.log: no such file" >&2; exit 2; }
 done
+if [ -d "$work" ] && [ -n "$(ls -A "$work")" ]; then echo "run-pipeline.sh: $work: not empty" >&2; exit 2; fi
 mkdir -p "$work/bin"
 work=$(cd "$work" && pwd)
 py=
