@@ -69,8 +69,10 @@ gboolean an_prop_finalize(AnProp *prop, const AnChain *chain, GError **error);
  * groups; two pools with the same name would share a key. */
 void an_prop_add_json(const AnProp *prop, json_t *summary);
 
-/* Writes observations.csv, the study's per-block join (blocks-propagation-times-v3.csv): one row per window
- * block seen by at least one vantage, in the chain's insertion order, columns
+/* Writes observations.csv, sim's per-block join of the vantage points with the columns of the study's
+ * blocks-propagation-times-v3.csv (the study's own format, headerless and by its definitions, is written by
+ * sim/app/emclog.c): one row per window block seen by at least one vantage, in the chain's insertion order,
+ * columns
  *   BlockHash,Number,BlockType,<V>TimeStamp...,FirstObservation,<V>Diff...,MiningPool,NumTransactions,
  *   SameMinerSeqLen,PositionInsideSeq,Difficulty,BlockSize,InterblockTime,InterblockTimePerPool
  * with <V> the vantage names in table order. BlockHash is 0x%016 hex of the id, Number the height,

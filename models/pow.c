@@ -135,6 +135,10 @@ const SimParamSpec pow_chain_params[] = {
      .offset = offsetof(PowChainParams, recommit_s),
      .help = "the full template is rebuilt with the newest transactions this often (Geth 1.8.23 recommit: 3 s); "
              "two blocks on one template carry the same transactions"},
+    {.name = "first_block_number", .type = SIM_PARAM_INT, .min = 1, .max = 1e15, .def = 1,
+     .offset = offsetof(PowChainParams, first_block_number),
+     .help = "the block Number that EMC logs (sim run --emc-logs) give to height 1, so logs line up with a real "
+             "chain's range (Ethereum mainnet, 1 April 2019: 7479573); it labels logs only, no model reads it"},
 };
 const guint pow_chain_n_params = G_N_ELEMENTS(pow_chain_params);
 
@@ -180,6 +184,9 @@ const SimParamSpec pow_pool_params[] = {
      .offset = offsetof(PowPoolSpec, empty_window_ms),
      .help = "this pool's empty-template window (how long it takes to build a full template); -1: "
              "chain.empty_window_ms"},
+    {.name = "coinbase", .type = SIM_PARAM_STRING, .def_str = "", .offset = offsetof(PowPoolSpec, coinbase),
+     .help = "the address (0x + 40 hex digits) EMC logs (sim run --emc-logs) give as the Coinbase of this pool's "
+             "blocks, e.g. its real one; only for a pool of one miner; empty: a synthetic address per miner"},
 };
 const guint pow_pool_n_params = G_N_ELEMENTS(pow_pool_params);
 

@@ -43,6 +43,7 @@ typedef struct {
   int strategy;      /* POW_STRATEGY_* */
   double withhold_share; /* withholding: share of its found blocks that infiltrated miners discard */
   double empty_window_ms; /* its own empty-template window; < 0: chain.empty_window_ms */
+  char *coinbase;         /* "0x" + 40 hex digits written as its blocks' Coinbase in EMC logs; "" = synthetic */
 } PowPoolSpec;
 
 enum { POW_STRATEGY_HONEST = 0, POW_STRATEGY_SELFISH = 1, POW_STRATEGY_WITHHOLDING = 2 };
@@ -67,6 +68,7 @@ typedef struct {
   double block_gas_limit;
   double empty_window_ms;     /* after new work, miners mine an empty template until the full one is built */
   double recommit_s;          /* the full template is rebuilt with new transactions this often (Geth: 3 s) */
+  int64_t first_block_number; /* the Number EMC logs give to height 1 (labels only: no model reads it) */
 } PowChainParams;
 
 extern const SimParamSpec pow_chain_params[];

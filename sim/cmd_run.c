@@ -142,12 +142,15 @@ int sim_cmd_run(int argc, char **argv) {
            "  censorship.csv                 with censoring pools: censored and uncensored waits per k\n"
            "  trace_compare.csv              with --mining-from: measured and simulated receptions per block\n"
            "  emc/pools.csv                  with --emc-logs: every miner's coinbase address and pool\n"
-           "  emc/<V>/NewBlockMsg.log        with --emc-logs: vantage point V's block messages\n"
-           "  emc/<V>/NewBlockHashesMsg.log  with --emc-logs: V's block announcements\n"
-           "  emc/<V>/NewBlockHead.log       with --emc-logs: V's new chain heads\n"
-           "  emc/<V>/TxMsg.log              with --emc-logs and transactions: V's transactions\n"
-           "Vantage points: a network model that has them (geo); transactions: the scenario's transactions\n"
-           "section; censoring pools: transactions.censor.\n"
+           "  emc/blocks-propagation-times-v3.log  with --emc-logs and four vantage points: the study's join table\n"
+           "  emc/<V>/blocks.log             with --emc-logs: vantage point V's block messages\n"
+           "  emc/<V>/blocksAnnouncements.log  with --emc-logs: V's block announcements\n"
+           "  emc/<V>/heads.log              with --emc-logs: V's new chain heads\n"
+           "  emc/<V>/txs.log                with --emc-logs and transactions: V's transactions\n"
+           "  emc/<V>/txgasused.log          with --emc-logs and transactions: the gas of each block's transactions\n"
+           "Vantage points: a network model that has them (geo); four vantage points: the layout of the study,\n"
+           "whose scripts join exactly four; transactions: the scenario's transactions section; censoring\n"
+           "pools: transactions.censor. The emc/ files use the study's 2019 names and formats (man sim).\n"
            "Exit codes: 0 ok, 1 run-time failure, 2 bad usage or input, 130 interrupted (nothing written).");
   /* GOption removes the options from argv; the output header records the whole command line. */
   g_autoptr(GPtrArray) cmdline = g_ptr_array_new_with_free_func(g_free);

@@ -244,7 +244,7 @@ static void test_set_blame(void) {
       {{"chain.x=1"},
        "--set chain.x: unknown key (expected one of: target_interval_s, block_reward_eth, difficulty, "
        "fork_choice, initial_difficulty, hashrate_hps, tx_rate_per_s, tx_gas, tx_bytes, header_bytes, "
-       "block_gas_limit, empty_window_ms, recommit_s, comment)"},
+       "block_gas_limit, empty_window_ms, recommit_s, first_block_number, comment)"},
   };
   for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
     char *msgs = NULL;

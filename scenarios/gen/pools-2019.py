@@ -67,6 +67,16 @@ for p in eth["pools"]["shares"]:
     else:
         pools.append({"name": p["name"], "hash_share": p["share"]})
 
+# ---- coinbase addresses: each named pool's real one (ethereum-2019-04/pool_addresses.csv, the study's
+# script names), so that EMC logs of a run carry the addresses the study's scripts map to pool names ----
+SCRIPT_NAME = {"MiningPoolHub": "miningpoolhub1", "DwarfPool": "DwarfPool1"}  # others differ in case only
+addr = {r["name_in_dsn2020_scripts"].lower(): r["address"]
+        for r in csv.DictReader(open(os.path.join(DATA, "ethereum-2019-04", "pool_addresses.csv")))
+        if r["name_in_dsn2020_scripts"]}
+for p in pools:
+    if p["name"] != "Others":
+        p["coinbase"] = addr[SCRIPT_NAME.get(p["name"], p["name"]).lower()]
+
 vantages = [
     {"name": "WE", "city": "Lisbon", "peers": 1500},
     {"name": "CE", "city": "Prague", "peers": 800},
@@ -118,6 +128,7 @@ scenario = {
         "header_bytes": 540,
         "block_gas_limit": eth["chain"]["block_gas_limit"],
         "empty_window_ms": 193, "recommit_s": 1.6,
+        "first_block_number": eth["window"]["first_block"],
     },
     "uncles": {"model": "ethereum", "max_uncles": eth["chain"]["max_uncles_per_block"],
                "generations": eth["chain"]["max_uncle_generations"], "uncle_base": 8, "nephew_divisor": 32},

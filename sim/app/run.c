@@ -305,7 +305,7 @@ gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summa
       (txw && !write_tx_csv(out, "tx_commit_samples.csv", tx_world_write_commit_samples_csv, txw, &e)) ||
       (txw && tx_world_has_censorship(txw) &&
        !write_tx_csv(out, "censorship.csv", tx_world_write_censorship_csv, txw, &e)) ||
-      (opt->emc_logs && !sim_emc_write_logs(out, sc, world, &e)) || !sim_outdir_commit(out, &e)) {
+      (opt->emc_logs && !sim_emc_write_logs(out, sc, world, chain, &e)) || !sim_outdir_commit(out, &e)) {
     g_set_error_literal(error, SIM_RUN_ERROR, SIM_RUN_ERROR_RUNTIME, e->message);
     g_error_free(e);
     return FALSE;

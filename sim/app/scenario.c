@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emc.h"
 #include "geo.h"
 #include "registry.h"
 
@@ -114,6 +115,35 @@ static void load_pools(SimScenario *sc, json_t *root, SimDiag *diag) {
                    GPOINTER_TO_UINT(j));
     } else {
       g_hash_table_insert(first, sc->pools[i].name, GUINT_TO_POINTER(i));
+    }
+  }
+  /* Coinbase addresses: the logs name a block's miner by it, so it must be an address, belong to one
+   * miner (a pool of several stands for independent miners, whose runs must stay apart when the logs are
+   * read back) and to one pool only. Compared as bytes: hex digits of either case are the same address. */
+  g_autoptr(GHashTable) addr_first = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, NULL);
+  for (guint i = 0; i < sc->n_pools; i++) {
+    const char *cb = sc->pools[i].coinbase;
+    if (!cb || !*cb) continue;
+    g_autofree char *p = g_strdup_printf("$.pools[%u].coinbase", i);
+    EmcAddress a;
+    if (!emc_address_parse(cb, strlen(cb), &a)) {
+      sim_diag_add(diag, p, "must be an address: 0x followed by 40 hex digits (got \"%s\")", cb);
+      continue;
+    }
+    if (sc->pools[i].miners != 1) {
+      sim_diag_add(diag, p,
+                   "a pool of %" G_GINT64_FORMAT " independent miners has one synthetic address per miner; "
+                   "coinbase is for a pool of one miner",
+                   sc->pools[i].miners);
+      continue;
+    }
+    GBytes *key = g_bytes_new(a.bytes, sizeof a.bytes);
+    gpointer j;
+    if (g_hash_table_lookup_extended(addr_first, key, NULL, &j)) {
+      sim_diag_add(diag, p, "the same address as $.pools[%u].coinbase (a block names one pool)", GPOINTER_TO_UINT(j));
+      g_bytes_unref(key);
+    } else {
+      g_hash_table_insert(addr_first, key, GUINT_TO_POINTER(i));
     }
   }
   /* Published shares are rounded (the 2019 table sums to 1.0001): accept that, then normalise. */

@@ -730,7 +730,7 @@ contains "$tmp/err" "NewBlockMsg.log:67:" "strict bad line message"
 # ---- sim run --emc-logs: simulated vantage points write the study's logs; replaying them gives the run's
 # observation stream back (times to the millisecond, as EMC wrote them).
 expect_rc 0 "run with emc logs" -- "$SIM" run scenarios/geo-small.json --set chain.tx_rate_per_s=0 --set 'transactions={"rate_per_s": 3}' --out "$tmp/el" --emc-logs --quiet
-for v in WE CE NA EA; do for f in NewBlockMsg.log NewBlockHashesMsg.log NewBlockHead.log TxMsg.log; do
+for v in WE CE NA EA; do for f in blocks.log blocksAnnouncements.log heads.log txs.log txgasused.log; do
   [ -s "$tmp/el/emc/$v/$f" ] && ok || bad "emc log $v/$f missing or empty"; done; done
 [ "$(head -1 "$tmp/el/emc/pools.csv")" = "address,name" ] && ok || bad "emc pools.csv header"
 expect_rc 0 "replay the simulated logs" -- "$SIM" replay "$tmp/el/emc/WE" "$tmp/el/emc/CE" "$tmp/el/emc/NA" "$tmp/el/emc/EA" --pools "$tmp/el/emc/pools.csv" --heights 300 --out "$tmp/elr" --quiet

@@ -395,7 +395,7 @@ check(listed == sweep, drift(("README Studies options table", "'sim sweep --help
 
 # ---------- (c) the files a run writes ----------
 
-ATOMS = {"vantage points", "transactions", "censoring pools", "--emc-logs", "--mining-from"}
+ATOMS = {"vantage points", "four vantage points", "transactions", "censoring pools", "--emc-logs", "--mining-from"}
 
 
 def help_files(cmd):
@@ -441,6 +441,8 @@ for line in open(os.path.join(TMP, "runs", "runs.txt")):
     vantages = sorted(prop.get("first_seen_share", {}))
     if prop:
         have.add("vantage points")
+    if len(vantages) == 4:
+        have.add("four vantage points")
     if "tx" in s:
         have.add("transactions")
     if ((s.get("tx") or {}).get("censorship") or {}).get("pools"):
