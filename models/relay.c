@@ -1137,11 +1137,17 @@ static void worker_block(Kernel *k, Worker *W) {
         gboolean source = FALSE;
         if (now <= b->last_source_t)
           for (guint i = 0; i < b->n_src && !source; i++) source = b->src[i] == v && b->src_t[i] == now;
-        /* A miner's own block is already imported: push and announce at once (minedBroadcastLoop). Sources
-         * are the first HAVE steps, so the queues stay sorted. */
-        fifo[0][fifo_len[0]++] = step_key(&g, source ? now : now + b->verify, v, STEP_PUSH);
-        fifo[1][fifo_len[1]++] = step_key(&g, source ? now : now + b->verify + b->import, v, STEP_ANNOUNCE);
-        fifo[0][fifo_len[0]] = fifo[1][fifo_len[1]] = UINT64_MAX;
+        if (source) {
+          /* A miner's own block is already imported: push and announce at once (minedBroadcastLoop). Into
+           * the heap: a later source can come after other nodes' HAVE steps (it would break the FIFOs' order). */
+          radix_push(q, step_key(&g, now, v, STEP_PUSH));
+          radix_push(q, step_key(&g, now, v, STEP_ANNOUNCE));
+        } else {
+          /* HAVE steps come in time order, so their PUSH and ANNOUNCE steps a fixed time later do too. */
+          fifo[0][fifo_len[0]++] = step_key(&g, now + b->verify, v, STEP_PUSH);
+          fifo[1][fifo_len[1]++] = step_key(&g, now + b->verify + b->import, v, STEP_ANNOUNCE);
+          fifo[0][fifo_len[0]] = fifo[1][fifo_len[1]] = UINT64_MAX;
+        }
         if (g.gid[v] < b->stop_after) remaining--;
         break;
       }

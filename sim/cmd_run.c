@@ -92,7 +92,7 @@ int sim_cmd_run(int argc, char **argv) {
   g_auto(GStrv) sets = NULL;
   gint64 seed = -1;
   gboolean quiet = FALSE, have_seed = FALSE, emc_logs = FALSE, strict = FALSE, stats = FALSE, numa_report = FALSE;
-  gint threads = 1;
+  gint threads = (gint)sim_run_default_threads();
   g_auto(GStrv) mining_from = NULL;
   g_autofree char *pools_csv = NULL;
   g_autofree char *seed_str = NULL;
@@ -114,12 +114,14 @@ int sim_cmd_run(int argc, char **argv) {
       {"strict", 0, 0, G_OPTION_ARG_NONE, &strict, "With --mining-from: the first bad log line is fatal",
        NULL},
       {"threads", 't', 0, G_OPTION_ARG_INT, &threads,
-       "Worker threads of the partitioned engine (default 1; 0: the sequential engine). Outputs do not "
-       "depend "
-       "on it",
+       "Threads: each block's relay runs on up to N (at most 64), the partitioned engine on up to N workers "
+       "(default: the CPUs this process may use; 0: the sequential engine and a one-thread relay). Outputs "
+       "do not depend on it",
        "N"},
       {"stats", 0, 0, G_OPTION_ARG_NONE, &stats,
-       "Print the engine's partitions, windows, events per window and barrier wait per worker", NULL},
+       "Print the engine's partitions, windows, events per window and barrier wait per worker, and the relay's "
+       "threads, groups, windows per block, steps per window, work balance and barrier wait per thread",
+       NULL},
       {"numa-report", 0, 0, G_OPTION_ARG_NONE, &numa_report,
        "Print the bytes placed per NUMA node: intended, and reported by the kernel", NULL},
       G_OPTION_ENTRY_NULL};
