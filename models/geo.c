@@ -43,6 +43,7 @@ typedef struct {
    * own threads (relay_threads). */
   RelayWork *work;
   guint relay_threads;
+  gboolean relay_adaptive;
   uint64_t seed;
   gboolean on_nodes; /* some miners sit on ordinary nodes: every propagation runs to the end */
   /* For the transaction world: each pool's nodes (its miners' gateways), vantage names and nodes. */
@@ -242,6 +243,7 @@ static gpointer geo_miner_scratch(gpointer state, guint miner) {
   if (!g->work) {
     g->work = relay_work_new(g->topo);
     relay_work_set_threads(g->work, MAX(g->relay_threads, 1));
+    relay_work_set_run_mode(g->work, g->relay_adaptive ? RELAY_RUN_ADAPTIVE : RELAY_RUN_ALL);
   }
   s->work = g->work;
   s->source_t = g_new0(SimTime, MAX(g->max_gw, 1));
@@ -345,10 +347,14 @@ static double geo_relay_wall_s(gpointer state) {
   return (double)ns / 1e9;
 }
 
-static void geo_set_threads(gpointer state, guint threads) {
+static void geo_set_threads(gpointer state, guint threads, gboolean adaptive) {
   GeoState *g = state;
   g->relay_threads = threads;
-  if (g->work) relay_work_set_threads(g->work, MAX(threads, 1));
+  g->relay_adaptive = adaptive;
+  if (g->work) {
+    relay_work_set_threads(g->work, MAX(threads, 1));
+    relay_work_set_run_mode(g->work, adaptive ? RELAY_RUN_ADAPTIVE : RELAY_RUN_ALL);
+  }
 }
 
 G_STATIC_ASSERT(POW_RELAY_MAX_THREADS == RELAY_MAX_THREADS);
@@ -366,6 +372,7 @@ static gboolean geo_relay_stats(gpointer state, PowRelayStats *out) {
                          .lookahead_from = st.lookahead_from,
                          .lookahead_to = st.lookahead_to,
                          .blocks = st.propagations,
+                         .alone = st.alone,
                          .windows = st.windows,
                          .steps = st.steps,
                          .messages = st.messages,

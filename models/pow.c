@@ -849,6 +849,10 @@ char *pow_world_partition_note(const PowWorld *w, double run_wall_s) {
     double blocks = (double)MAX(rs.blocks, 1), windows = (double)MAX(rs.windows, 1);
     g_string_append_printf(s, "\nrelay: each block's relay on %u thread%s over %u fixed groups (largest %u nodes), ",
                            rs.threads, rs.threads == 1 ? "" : "s", rs.groups, rs.largest_group);
+    if (rs.alone)
+      g_string_append_printf(s, "%" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " blocks on the calling thread "
+                                "alone (measured faster then: a machine busy with other work), ",
+                             rs.alone, rs.blocks);
     if (rs.lookahead_ns == SIM_TIME_MAX)
       g_string_append(s, "no link between groups;");
     else
@@ -867,9 +871,9 @@ char *pow_world_partition_note(const PowWorld *w, double run_wall_s) {
   return g_string_free(s, FALSE);
 }
 
-void pow_world_set_threads(PowWorld *w, guint threads) {
+void pow_world_set_threads(PowWorld *w, guint threads, gboolean adaptive) {
   g_return_if_fail(w != NULL);
-  if (w->net->set_threads && w->net_state) w->net->set_threads(w->net_state, threads);
+  if (w->net->set_threads && w->net_state) w->net->set_threads(w->net_state, threads, adaptive);
 }
 
 gboolean pow_world_relay_stats(const PowWorld *w, PowRelayStats *stats) {

@@ -136,6 +136,7 @@ typedef struct {
   guint32 lookahead_from; /* node ids of the link that sets it */
   guint32 lookahead_to;
   guint64 blocks;         /* blocks relayed */
+  guint64 alone;          /* of which on the calling thread alone though split for several (adaptive) */
   guint64 windows;        /* windows, all blocks */
   guint64 steps;          /* label-setting steps taken */
   guint64 messages;       /* messages sent */
@@ -181,8 +182,9 @@ typedef struct {
    * `sim run --stats`; NULL: not measured. Never part of any output file. */
   double (*relay_wall_s)(gpointer state);
   /* Threads for the network's own per-block computation (the relay of one block); its results must not
-   * depend on the number. NULL: it has none. */
-  void (*set_threads)(gpointer state, guint threads);
+   * depend on the number. `adaptive`: it may run a block on fewer threads when that has been faster (a
+   * machine busy with other work); else it uses them all. NULL: it has none. */
+  void (*set_threads)(gpointer state, guint threads, gboolean adaptive);
   /* Fills `stats` with what its per-block relay did so far; FALSE (or NULL): nothing to report. */
   gboolean (*relay_stats)(gpointer state, PowRelayStats *stats);
 } PowNetworkModel;
@@ -234,8 +236,9 @@ guint64 pow_world_pool_discarded(const PowWorld *world, guint pool);
 char *pow_world_partition_note(const PowWorld *world, double run_wall_s);
 
 /* Threads for the network's per-block computation (PowNetworkModel.set_threads): the world's events stay one
- * group on the engine; each block's relay runs on up to `threads` threads. Outputs do not depend on it. */
-void pow_world_set_threads(PowWorld *world, guint threads);
+ * group on the engine; each block's relay runs on up to `threads` threads (`adaptive`: on the calling thread
+ * alone when that has been measured faster). Outputs do not depend on either. */
+void pow_world_set_threads(PowWorld *world, guint threads, gboolean adaptive);
 /* What the network's relay did (PowNetworkModel.relay_stats); FALSE if it reports nothing. */
 gboolean pow_world_relay_stats(const PowWorld *world, PowRelayStats *stats);
 

@@ -69,6 +69,7 @@ struct RelayWork {
   const guint32 *loc;
   guint64 reached, messages;
   guint threads;       /* asked for (relay_work_set_threads) */
+  RelayRunMode run;
   RelayGroups *groups; /* the Geth kernel's groups (owned) */
   Kernel *kernel;      /* the Geth kernel's state, built at its first propagation */
   RelayWorkStats stats;
@@ -638,12 +639,45 @@ typedef struct {
 
 /* What a thread publishes at the barrier: a lower bound on every step it may still take or cause, and its
  * specials still to reach. */
+/* What a thread publishes at the barrier: a lower bound on every step its workers may still take or cause,
+ * their specials still to reach, and their work in the window (steps, messages sent and messages received:
+ * the sum, and the busiest worker's). */
 typedef struct {
   _Alignas(64) SimTime bound;
-  guint64 work; /* its work in the window (steps, messages sent and messages received) */
+  guint64 work, work_max;
   guint32 remaining;
 } Slot;
 
+enum { STREAM_PUSH_TARGETS = 1, STREAM_PUSH = 2, STREAM_ANNOUNCE = 3 };
+
+/* One worker's hot state during a window, in locals, so that stores into the per-edge and per-node arrays
+ * do not make the compiler reload it; kept in the worker between windows. */
+typedef struct {
+  const GethParams *p;
+  PackedEdge *pe;
+  const LinkClass *cls;
+  const guint32 *off;
+  const guint32 *gid;
+  const guint8 *special;
+  const guint8 *worker_of;
+  SimTime *have;
+  guint8 *done;
+  SimTime *first_push, *announce, *upload_free;
+  guint32 *scratch;
+  StepQueue *q;
+  Mailbox *out; /* this worker's mailboxes, by receiving worker */
+  guint64 key;
+  SimTime t0;
+  SimTime wait, timeout, last_decision_after_have;
+  SimTime bound; /* least time at which a message sent this window can make a step */
+  guint64 messages, deferred, received;
+  Effect *effects; /* kept for the end of the inbox */
+  guint32 n_effects;
+} Geth;
+
+/* A worker: a fixed, contiguous run of groups and everything it writes. The workers are as many as the
+ * threads asked for (their number fixes nothing in the results either); a thread runs one worker's window
+ * or, when fewer threads run the block, several in turn. */
 typedef struct {
   _Alignas(64) Kernel *k;
   guint index;
@@ -651,15 +685,23 @@ typedef struct {
   StepQueue q;
   guint64 *fifo[2];
   guint32 *scratch; /* edge indices for choosing push targets */
-  guint32 *read;    /* per sending thread: its next message to apply */
-  Effect *effects;  /* capacity: twice the edges from other groups to its nodes */
-  pthread_t tid;
-  gboolean started;
-  unsigned seen; /* the last block generation it ran */
-  /* This block's counts. */
-  guint64 reached, messages, steps, deferred, windows;
-  double wait_s;
+  guint32 *read;    /* per sending worker: its next message to apply */
+  Effect *effects;  /* capacity: twice the edges from other workers' nodes to its nodes */
+  /* This block's state between windows. */
+  Geth g;
+  gsize fifo_head[2], fifo_len[2];
+  guint64 reached, steps;
+  guint32 remaining;
 } Worker;
+
+/* A thread other than the calling one (thread p runs workers p, p + P, p + 2P, ... when P threads run a
+ * block). */
+typedef struct {
+  _Alignas(64) Kernel *k;
+  guint index;
+  pthread_t tid;
+  unsigned seen; /* the last block generation it looked at */
+} Thread;
 
 /* The block being relayed, set by the calling thread before the others start on it. */
 typedef struct {
@@ -675,8 +717,23 @@ typedef struct {
   guint32 join_first; /* joining nodes from here on are unavailable */
 } BlockSpec;
 
+/* How many threads run the next block (RELAY_RUN_ADAPTIVE): all of them, or the calling thread alone
+ * (running every worker's part in turn, the same result), whichever had the lower wall time per unit of
+ * work (steps and messages) lately. Each cycle of SCHED_PERIOD blocks starts with SCHED_PROBE blocks the way
+ * not in use, then chooses; the first cycle runs SCHED_PROBE blocks each way first. The estimates are sums of
+ * wall ns and work decayed by SCHED_DECAY per block. */
+#define SCHED_PERIOD 1024
+#define SCHED_PROBE 16
+#define SCHED_DECAY 0.9
+typedef struct {
+  double ns[2], work[2]; /* decayed sums, [0]: the calling thread alone, [1]: all threads */
+  gboolean all;          /* the way in use */
+  gboolean measured;     /* the first cycle's two probes are done */
+  guint64 at;            /* blocks since the cycle began */
+} Schedule;
+
 struct Kernel {
-  /* Built for one topology and jitter model (read-only during a block but for each thread's own part). */
+  /* Built for one topology and jitter model (read-only during a block but for each worker's own part). */
   const NetTopology *topo;
   const void *jitter, *jitter_params;
   RelayWork *w;
@@ -691,16 +748,21 @@ struct Kernel {
   guint8 *special;    /* per node: 1 for nodes 0..n_special-1 of the topology */
   SimTime *upload_free; /* per node: when its upload link is free again, set by its push */
   SimTime window;     /* min(lookahead, RELAY_WINDOW_MAX_NS) */
-  /* Threads. */
+  /* Workers and threads. */
   guint n_workers;
   Worker **workers;
   guint8 *worker_of; /* per node */
   Mailbox *mb;       /* [sender * n_workers + receiver] */
-  Slot *slots;
+  Thread **threads;  /* [1 .. n_workers - 1]; started at the first block run on them */
+  gboolean started;
+  guint n_run;       /* threads running this block: 1 or n_workers */
+  Slot *slots;       /* per thread */
+  double *wait_s;    /* per thread, this block */
   BlockSpec blk;
+  Schedule sched;
   /* Synchronisation: a new block (the calling thread bumps block_gen), the window barrier (the last to
    * arrive reduces the slots into bar_bound and bar_remaining, then bumps bar_gen), the end of a block
-   * (each other thread adds one to `finished`). */
+   * (each other thread that ran it adds one to `finished`). */
   _Alignas(64) unsigned block_gen;
   unsigned park_sleepers;
   unsigned quit;
@@ -709,7 +771,7 @@ struct Kernel {
   unsigned bar_sleepers;
   SimTime bar_bound;
   guint32 bar_remaining;
-  guint64 work, work_critical; /* this block's: all threads' work, and the busiest thread's per window */
+  guint64 work, work_critical; /* this block's: all workers' work, and the busiest worker's per window */
   _Alignas(64) unsigned finished;
   unsigned fin_sleepers;
 };
@@ -753,25 +815,24 @@ static void bump_and_wake(unsigned *addr, unsigned *sleepers) {
   if (__atomic_load_n(sleepers, __ATOMIC_SEQ_CST)) futex_wake_all(addr);
 }
 
-/* The window barrier: publishes this thread's bound and remaining specials, returns everyone's least bound
- * and total remaining. */
-static void barrier_reduce(Kernel *k, Worker *W, SimTime bound, guint32 remaining, guint64 work, SimTime *next,
-                           guint32 *left) {
-  Slot *s = &k->slots[W->index];
-  s->bound = bound;
-  s->remaining = remaining;
-  s->work = work;
+/* The window barrier: publishes thread p's slot, returns everyone's least bound and total remaining. */
+static void barrier_reduce(Kernel *k, guint p, const Slot *mine, SimTime *next, guint32 *left) {
+  Slot *s = &k->slots[p];
+  s->bound = mine->bound;
+  s->remaining = mine->remaining;
+  s->work = mine->work;
+  s->work_max = mine->work_max;
   unsigned gen = __atomic_load_n(&k->bar_gen, __ATOMIC_ACQUIRE);
-  if (__atomic_add_fetch(&k->bar_count, 1, __ATOMIC_ACQ_REL) == k->n_workers) {
+  if (__atomic_add_fetch(&k->bar_count, 1, __ATOMIC_ACQ_REL) == k->n_run) {
     __atomic_store_n(&k->bar_count, 0, __ATOMIC_RELAXED);
     SimTime b = SIM_TIME_MAX;
     guint32 r = 0;
     guint64 most = 0;
-    for (guint i = 0; i < k->n_workers; i++) {
+    for (guint i = 0; i < k->n_run; i++) {
       b = MIN(b, k->slots[i].bound);
       r += k->slots[i].remaining;
       k->work += k->slots[i].work;
-      most = MAX(most, k->slots[i].work);
+      most = MAX(most, k->slots[i].work_max);
     }
     k->work_critical += most;
     k->bar_bound = b;
@@ -780,40 +841,13 @@ static void barrier_reduce(Kernel *k, Worker *W, SimTime bound, guint32 remainin
   } else {
     gint64 t0 = mono_ns();
     wait_change(&k->bar_gen, gen, &k->bar_sleepers);
-    W->wait_s += (double)(mono_ns() - t0) / 1e9;
+    k->wait_s[p] += (double)(mono_ns() - t0) / 1e9;
   }
   *next = k->bar_bound;
   *left = k->bar_remaining;
 }
 
-/* ---- one thread's part of a block ---- */
-
-enum { STREAM_PUSH_TARGETS = 1, STREAM_PUSH = 2, STREAM_ANNOUNCE = 3 };
-
-/* One block's hot state in locals, so that stores into the per-edge and per-node arrays do not make the
- * compiler reload it. */
-typedef struct {
-  const GethParams *p;
-  PackedEdge *pe;
-  const LinkClass *cls;
-  const guint32 *off;
-  const guint32 *gid;
-  const guint8 *special;
-  const guint8 *worker_of;
-  SimTime *have;
-  guint8 *done;
-  SimTime *first_push, *announce, *upload_free;
-  guint32 *scratch;
-  StepQueue *q;
-  Mailbox *out; /* this thread's mailboxes, by receiving thread */
-  guint64 key;
-  SimTime t0;
-  SimTime wait, timeout, last_decision_after_have;
-  SimTime bound; /* least time at which a message sent this window can make a step */
-  guint64 messages, deferred, received;
-  Effect *effects; /* kept for the end of the inbox */
-  guint32 n_effects;
-} Geth;
+/* ---- one worker's part of a block ---- */
 
 /* The random stream of one purpose of one node or edge (the kernel's numbers) of this block: its values do
  * not depend on who draws them or when. */
@@ -1029,200 +1063,229 @@ static void apply_inbox(Kernel *k, Worker *W, Geth *g, guint parity) {
   }
 }
 
-/* One thread's whole part of the block: reset its nodes, then windows until the block is done. */
-static void worker_block(Kernel *k, Worker *W) {
+/* Starts worker W on the block: its nodes and edges reset, its sources relaxed. */
+static void worker_begin(Kernel *k, Worker *W) {
   const BlockSpec *b = &k->blk;
   RelayWork *w = k->w;
-  Geth g = {.p = b->params,
-            .pe = k->pe,
-            .cls = k->cls,
-            .off = k->off,
-            .gid = k->gid,
-            .effects = W->effects,
-            .special = k->special,
-            .worker_of = k->worker_of,
-            .have = w->have,
-            .done = w->done,
-            .first_push = w->first_push,
-            .announce = w->announce,
-            .upload_free = k->upload_free,
-            .scratch = W->scratch,
-            .q = &W->q,
-            .out = &k->mb[(gsize)W->index * k->n_workers],
-            .key = b->key,
-            .t0 = b->t0,
-            .wait = b->wait,
-            .timeout = b->timeout,
-            .last_decision_after_have = b->last_decision_after_have};
+  W->g = (Geth){.p = b->params,
+                .pe = k->pe,
+                .cls = k->cls,
+                .off = k->off,
+                .gid = k->gid,
+                .special = k->special,
+                .worker_of = k->worker_of,
+                .have = w->have,
+                .done = w->done,
+                .first_push = w->first_push,
+                .announce = w->announce,
+                .upload_free = k->upload_free,
+                .scratch = W->scratch,
+                .q = &W->q,
+                .out = &k->mb[(gsize)W->index * k->n_workers],
+                .key = b->key,
+                .t0 = b->t0,
+                .wait = b->wait,
+                .timeout = b->timeout,
+                .last_decision_after_have = b->last_decision_after_have,
+                .effects = W->effects};
+  Geth *g = &W->g;
   const guint32 lo = W->lo, hi = W->hi;
   for (guint32 v = lo; v < hi; v++) {
-    g.have[v] = g.first_push[v] = g.announce[v] = SIM_TIME_MAX;
-    g.done[v] = DONE_NO;
+    g->have[v] = g->first_push[v] = g->announce[v] = SIM_TIME_MAX;
+    g->done[v] = DONE_NO;
   }
   /* Nothing sent or heard yet. A fill of every record costs less than a stamp checked on each access. */
-  for (guint32 e = g.off[lo], end = g.off[hi]; e < end; e++)
-    g.pe[e].word = (g.pe[e].word & ~EDGE_STATE_MASK) | EDGE_HEARD_NONE;
+  for (guint32 e = g->off[lo], end = g->off[hi]; e < end; e++)
+    g->pe[e].word = (g->pe[e].word & ~EDGE_STATE_MASK) | EDGE_HEARD_NONE;
   queue_reset(&W->q);
   for (guint d = 0; d < k->n_workers; d++) {
-    g.out[d].len = 0;
-    g.out[d].pub[0] = g.out[d].pub[1] = 0;
+    g->out[d].len = 0;
+    g->out[d].pub[0] = g->out[d].pub[1] = 0;
     W->read[d] = 0;
   }
-  W->reached = W->steps = W->windows = 0;
-  W->wait_s = 0;
+  W->reached = W->steps = 0;
   const NetTopology *t = k->topo;
   if (G_UNLIKELY(t->n_joining)) {
     for (guint32 i = b->join_first; i < t->n_joining; i++) {
       guint32 v = k->loc[t->join_node[i]];
       if (v < lo || v >= hi) continue;
-      g.done[v] = DONE_UNAVAILABLE;
-      g.have[v] = HAVE_UNAVAILABLE;
+      g->done[v] = DONE_UNAVAILABLE;
+      g->have[v] = HAVE_UNAVAILABLE;
     }
     /* A node that mined the block has it, synced or not. */
     for (guint i = 0; i < b->n_src; i++) {
       guint32 v = b->src[i];
-      if (v >= lo && v < hi && g.done[v] == DONE_UNAVAILABLE) {
-        g.done[v] = DONE_NO;
-        g.have[v] = SIM_TIME_MAX;
+      if (v >= lo && v < hi && g->done[v] == DONE_UNAVAILABLE) {
+        g->done[v] = DONE_NO;
+        g->have[v] = SIM_TIME_MAX;
       }
     }
   }
-  guint32 remaining = 0;
+  W->remaining = 0;
   if (b->stop_after)
-    for (guint32 v = lo; v < hi; v++) remaining += g.gid[v] < b->stop_after;
+    for (guint32 v = lo; v < hi; v++) W->remaining += g->gid[v] < b->stop_after;
   for (guint i = 0; i < b->n_src; i++)
-    if (b->src[i] >= lo && b->src[i] < hi) relax_full(&g, b->src[i], b->src_t[i]);
-
+    if (b->src[i] >= lo && b->src[i] < hi) relax_full(g, b->src[i], b->src_t[i]);
   /* Each queue ends with UINT64_MAX (no step has that key), so its head needs no length check. */
+  W->fifo_head[0] = W->fifo_head[1] = W->fifo_len[0] = W->fifo_len[1] = 0;
+  W->fifo[0][0] = W->fifo[1][0] = UINT64_MAX;
+}
+
+/* Window `win` of worker W, [start, start + window): the messages of the last window first, then every step
+ * before the end. Returns a lower bound on every step W may still take or cause; adds its work to *work. */
+static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, guint64 *work) {
+  const BlockSpec *b = &k->blk;
+  Geth g = W->g;
+  guint64 work0 = W->steps + g.messages + g.received;
+  if (win > 0) apply_inbox(k, W, &g, (guint)(win - 1) & 1);
+  SimTime end = start < SIM_TIME_MAX - k->window ? start + k->window : SIM_TIME_MAX;
+  guint64 dt_end = (guint64)(end - g.t0);
+  guint64 key_end = dt_end > STEP_TIME_MAX ? UINT64_MAX : dt_end << STEP_KEY_SHIFT;
+  g.bound = SIM_TIME_MAX;
   guint64 *fifo[2] = {W->fifo[0], W->fifo[1]};
-  gsize fifo_head[2] = {0, 0}, fifo_len[2] = {0, 0};
-  fifo[0][0] = fifo[1][0] = UINT64_MAX;
+  gsize fifo_head[2] = {W->fifo_head[0], W->fifo_head[1]}, fifo_len[2] = {W->fifo_len[0], W->fifo_len[1]};
   StepQueue *q = &W->q;
-  guint64 reached = 0, steps = 0;
-  SimTime start = b->t0;
-  for (guint64 win = 0;; win++) {
-    guint64 work0 = steps + g.messages + g.received;
-    if (win > 0) apply_inbox(k, W, &g, (guint)(win - 1) & 1);
-    SimTime end = start < SIM_TIME_MAX - k->window ? start + k->window : SIM_TIME_MAX;
-    guint64 dt_end = (guint64)(end - g.t0);
-    guint64 key_end = dt_end > STEP_TIME_MAX ? UINT64_MAX : dt_end << STEP_KEY_SHIFT;
-    g.bound = SIM_TIME_MAX;
-    guint64 key;
-    for (;;) {
-      /* The smallest of the queue heads and the heaps' tops (radix_min is UINT64_MAX when empty). */
-      key = fifo[0][fifo_head[0]];
-      int from = 0;
-      if (fifo[1][fifo_head[1]] < key) key = fifo[1][fifo_head[1]], from = 1;
-      if (q->radix_min < key) key = q->radix_min, from = 3;
-      if (G_UNLIKELY(q->heap_len) && q->heap[0] < key) key = q->heap[0], from = 2;
-      if (key == UINT64_MAX) break;
-      SimTime now = g.t0 + (SimTime)(key >> STEP_KEY_SHIFT);
-      guint32 v = (guint32)(key >> 2) & (guint32)EDGE_TO_MASK;
-      guint32 kind = (guint32)(key & 3);
-      /* A superseded arrival is dropped wherever it is, so that the bound below is a live step's. */
-      gboolean stale = kind == STEP_HAVE && (g.done[v] || now != g.have[v]);
-      if (!stale && key >= key_end) break;
-      if (from == 3)
-        radix_pop(q);
-      else if (from == 2)
-        heap_pop(q);
-      else
-        fifo_head[from]++;
-      if (stale) continue;
-      steps++;
-      switch (kind) {
-      case STEP_HAVE: {
-        g.done[v] = DONE_YES;
-        reached++;
-        gboolean source = FALSE;
-        if (now <= b->last_source_t)
-          for (guint i = 0; i < b->n_src && !source; i++) source = b->src[i] == v && b->src_t[i] == now;
-        if (source) {
-          /* A miner's own block is already imported: push and announce at once (minedBroadcastLoop). Into
-           * the heap: a later source can come after other nodes' HAVE steps (it would break the FIFOs' order). */
-          radix_push(q, step_key(&g, now, v, STEP_PUSH));
-          radix_push(q, step_key(&g, now, v, STEP_ANNOUNCE));
-        } else {
-          /* HAVE steps come in time order, so their PUSH and ANNOUNCE steps a fixed time later do too. */
-          fifo[0][fifo_len[0]++] = step_key(&g, now + b->verify, v, STEP_PUSH);
-          fifo[1][fifo_len[1]++] = step_key(&g, now + b->verify + b->import, v, STEP_ANNOUNCE);
-          fifo[0][fifo_len[0]] = fifo[1][fifo_len[1]] = UINT64_MAX;
-        }
-        if (g.gid[v] < b->stop_after) remaining--;
-        break;
+  guint64 reached = W->reached, steps = W->steps;
+  guint32 remaining = W->remaining;
+  guint64 key;
+  for (;;) {
+    /* The smallest of the queue heads and the heaps' tops (radix_min is UINT64_MAX when empty). */
+    key = fifo[0][fifo_head[0]];
+    int from = 0;
+    if (fifo[1][fifo_head[1]] < key) key = fifo[1][fifo_head[1]], from = 1;
+    if (q->radix_min < key) key = q->radix_min, from = 3;
+    if (G_UNLIKELY(q->heap_len) && q->heap[0] < key) key = q->heap[0], from = 2;
+    if (key == UINT64_MAX) break;
+    SimTime now = g.t0 + (SimTime)(key >> STEP_KEY_SHIFT);
+    guint32 v = (guint32)(key >> 2) & (guint32)EDGE_TO_MASK;
+    guint32 kind = (guint32)(key & 3);
+    /* A superseded arrival is dropped wherever it is, so that the bound below is a live step's. */
+    gboolean stale = kind == STEP_HAVE && (g.done[v] || now != g.have[v]);
+    if (!stale && key >= key_end) break;
+    if (from == 3)
+      radix_pop(q);
+    else if (from == 2)
+      heap_pop(q);
+    else
+      fifo_head[from]++;
+    if (stale) continue;
+    steps++;
+    switch (kind) {
+    case STEP_HAVE: {
+      g.done[v] = DONE_YES;
+      reached++;
+      gboolean source = FALSE;
+      if (now <= b->last_source_t)
+        for (guint i = 0; i < b->n_src && !source; i++) source = b->src[i] == v && b->src_t[i] == now;
+      if (source) {
+        /* A miner's own block is already imported: push and announce at once (minedBroadcastLoop). Into
+         * the heap: a later source can come after other nodes' HAVE steps (it would break the FIFOs' order). */
+        radix_push(q, step_key(&g, now, v, STEP_PUSH));
+        radix_push(q, step_key(&g, now, v, STEP_ANNOUNCE));
+      } else {
+        /* HAVE steps come in time order, so their PUSH and ANNOUNCE steps a fixed time later do too. */
+        fifo[0][fifo_len[0]++] = step_key(&g, now + b->verify, v, STEP_PUSH);
+        fifo[1][fifo_len[1]++] = step_key(&g, now + b->verify + b->import, v, STEP_ANNOUNCE);
+        fifo[0][fifo_len[0]] = fifo[1][fifo_len[1]] = UINT64_MAX;
       }
-      case STEP_PUSH:
-        geth_push(&g, v, now);
-        break;
-      default:
-        geth_announce(&g, v, now);
-        break;
-      }
+      if (g.gid[v] < b->stop_after) remaining--;
+      break;
     }
-    SimTime bound = MIN(g.bound, key == UINT64_MAX ? SIM_TIME_MAX : g.t0 + (SimTime)(key >> STEP_KEY_SHIFT));
-    for (guint d = 0; d < k->n_workers; d++) g.out[d].pub[win & 1] = g.out[d].len;
-    W->windows++;
+    case STEP_PUSH:
+      geth_push(&g, v, now);
+      break;
+    default:
+      geth_announce(&g, v, now);
+      break;
+    }
+  }
+  for (guint d = 0; d < k->n_workers; d++) g.out[d].pub[win & 1] = g.out[d].len;
+  W->fifo_head[0] = fifo_head[0];
+  W->fifo_head[1] = fifo_head[1];
+  W->fifo_len[0] = fifo_len[0];
+  W->fifo_len[1] = fifo_len[1];
+  W->reached = reached;
+  W->steps = steps;
+  W->remaining = remaining;
+  W->g = g;
+  *work += steps + g.messages + g.received - work0;
+  return MIN(g.bound, key == UINT64_MAX ? SIM_TIME_MAX : g.t0 + (SimTime)(key >> STEP_KEY_SHIFT));
+}
+
+/* Thread p's part of the block (of k->n_run threads): workers p, p + n_run, ... window by window. */
+static void thread_block(Kernel *k, guint p) {
+  const guint n = k->n_workers, run = k->n_run;
+  for (guint i = p; i < n; i += run) worker_begin(k, k->workers[i]);
+  SimTime start = k->blk.t0;
+  for (guint64 win = 0;; win++) {
+    Slot mine = {.bound = SIM_TIME_MAX};
+    for (guint i = p; i < n; i += run) {
+      guint64 work = 0;
+      SimTime bound = worker_window(k, k->workers[i], start, win, &work);
+      mine.bound = MIN(mine.bound, bound);
+      mine.remaining += k->workers[i]->remaining;
+      mine.work += work;
+      mine.work_max = MAX(mine.work_max, work);
+    }
     SimTime next;
     guint32 left;
-    guint64 work = steps + g.messages + g.received - work0;
-    if (k->n_workers == 1) {
-      next = bound;
-      left = remaining;
-      k->work += work;
-      k->work_critical += work;
+    if (run == 1) {
+      next = mine.bound;
+      left = mine.remaining;
+      k->work += mine.work;
+      k->work_critical += mine.work_max;
     } else {
-      barrier_reduce(k, W, bound, remaining, work, &next, &left);
+      barrier_reduce(k, p, &mine, &next, &left);
     }
-    if (next == SIM_TIME_MAX || (b->stop_after && left == 0)) {
+    if (p == 0) k->w->stats.windows++;
+    if (next == SIM_TIME_MAX || (k->blk.stop_after && left == 0)) {
       /* What the last window sent still arrives (first block messages and announcements of the specials). */
-      apply_inbox(k, W, &g, (guint)win & 1);
+      for (guint i = p; i < n; i += run) {
+        Worker *W = k->workers[i];
+        apply_inbox(k, W, &W->g, (guint)win & 1);
+      }
       break;
     }
     start = next;
   }
-  W->reached = reached;
-  W->steps = steps;
-  W->messages = g.messages;
-  W->deferred = g.deferred;
 }
 
 /* ---- threads ---- */
 
-static void *worker_main(void *arg) {
-  Worker *W = arg;
-  Kernel *k = W->k;
+static void *thread_main(void *arg) {
+  Thread *T = arg;
+  Kernel *k = T->k;
   for (;;) {
-    wait_change(&k->block_gen, W->seen, &k->park_sleepers);
-    W->seen = __atomic_load_n(&k->block_gen, __ATOMIC_ACQUIRE);
+    wait_change(&k->block_gen, T->seen, &k->park_sleepers);
+    T->seen = __atomic_load_n(&k->block_gen, __ATOMIC_ACQUIRE);
     if (__atomic_load_n(&k->quit, __ATOMIC_ACQUIRE)) return NULL;
-    worker_block(k, W);
+    if (T->index >= k->n_run) continue; /* this block runs on fewer threads */
+    thread_block(k, T->index);
     bump_and_wake(&k->finished, &k->fin_sleepers);
   }
 }
 
 static void kernel_stop_threads(Kernel *k) {
-  if (!k || k->n_workers < 2 || !k->workers[1]->started) return;
+  if (!k || !k->started) return;
   __atomic_store_n(&k->quit, 1, __ATOMIC_RELEASE);
   bump_and_wake(&k->block_gen, &k->park_sleepers);
-  for (guint i = 1; i < k->n_workers; i++) {
-    pthread_join(k->workers[i]->tid, NULL);
-    k->workers[i]->started = FALSE;
-  }
+  for (guint i = 1; i < k->n_workers; i++) pthread_join(k->threads[i]->tid, NULL);
+  k->started = FALSE;
   __atomic_store_n(&k->quit, 0, __ATOMIC_RELEASE);
 }
 
 static void kernel_start_threads(Kernel *k) {
-  /* Signals go to the calling thread: the workers block them all. */
+  /* Signals go to the calling thread: the others block them all. */
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
   for (guint i = 1; i < k->n_workers; i++) {
-    Worker *W = k->workers[i];
-    W->seen = __atomic_load_n(&k->block_gen, __ATOMIC_ACQUIRE);
-    int rc = pthread_create(&W->tid, NULL, worker_main, W);
+    Thread *T = k->threads[i];
+    T->seen = __atomic_load_n(&k->block_gen, __ATOMIC_ACQUIRE);
+    int rc = pthread_create(&T->tid, NULL, thread_main, T);
     if (rc != 0) g_error("relay: cannot start a thread: %s", g_strerror(rc));
-    W->started = TRUE;
   }
+  k->started = TRUE;
   pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
@@ -1237,20 +1300,25 @@ static void layout_free(Kernel *k) {
     g_free(W->read);
     g_free(W->effects);
     g_aligned_free(W);
+    if (k->threads[i]) g_aligned_free(k->threads[i]);
   }
   for (gsize i = 0; i < (gsize)k->n_workers * k->n_workers; i++) g_free(k->mb[i].msg);
   g_free(k->workers);
+  g_free(k->threads);
   g_aligned_free(k->mb);
   g_aligned_free(k->slots);
+  g_free(k->wait_s);
   g_free(k->worker_of);
   k->workers = NULL;
+  k->threads = NULL;
   k->mb = NULL;
   k->slots = NULL;
+  k->wait_s = NULL;
   k->worker_of = NULL;
   k->n_workers = 0;
 }
 
-/* Threads for `threads` asked for: each takes a contiguous run of groups (groups_cut). */
+/* Workers for `threads` asked for: each takes a contiguous run of groups (groups_cut). */
 static void layout_build(Kernel *k, guint threads) {
   const RelayGroups *gr = k->groups;
   guint n = relay_groups_threads(gr, threads);
@@ -1258,8 +1326,10 @@ static void layout_build(Kernel *k, guint threads) {
   groups_cut(gr, n, cut);
   k->n_workers = n;
   k->workers = g_new0(Worker *, n);
+  k->threads = g_new0(Thread *, n);
   k->worker_of = g_new(guint8, MAX(k->n_nodes, 1));
   k->slots = g_aligned_alloc0(n, sizeof(Slot), 64);
+  k->wait_s = g_new0(double, n);
   k->mb = g_aligned_alloc0((gsize)n * n, sizeof(Mailbox), 64);
   for (guint i = 0; i < n; i++) {
     Worker *W = g_aligned_alloc0(1, sizeof(Worker), 64);
@@ -1277,6 +1347,12 @@ static void layout_build(Kernel *k, guint threads) {
     for (int f = 0; f < 2; f++) W->fifo[f] = g_new(guint64, 2 * (gsize)own + 1);
     W->scratch = g_new(guint32, max_deg + 1);
     W->read = g_new0(guint32, n);
+    if (i > 0) {
+      Thread *T = g_aligned_alloc0(1, sizeof(Thread), 64);
+      T->k = k;
+      T->index = i;
+      k->threads[i] = T;
+    }
   }
   for (guint32 v = 0; v < k->n_nodes; v++)
     for (guint32 e = k->off[v]; e < k->off[v + 1]; e++)
@@ -1287,7 +1363,7 @@ static void layout_build(Kernel *k, guint threads) {
     for (guint s = 0; s < n; s++) in += k->mb[(gsize)s * n + d].cap;
     k->workers[d]->effects = g_new(Effect, 2 * in + 1);
   }
-  if (n > 1) kernel_start_threads(k);
+  k->sched = (Schedule){.all = TRUE};
 }
 
 static void kernel_free(Kernel *k) {
@@ -1402,6 +1478,11 @@ void relay_work_set_threads(RelayWork *w, guint threads) {
   w->threads = MAX(threads, 1);
 }
 
+void relay_work_set_run_mode(RelayWork *w, RelayRunMode mode) {
+  g_return_if_fail(w != NULL);
+  w->run = mode;
+}
+
 void relay_work_set_groups(RelayWork *w, RelayGroups *groups) {
   g_return_if_fail(w != NULL && groups != NULL && groups->n_nodes == w->n_nodes);
   kernel_free(w->kernel);
@@ -1426,6 +1507,32 @@ static Kernel *kernel_get(RelayWork *w, const NetGeoParams *gp, const NetTopolog
     layout_build(k, w->threads);
   }
   return k;
+}
+
+/* The way with the lower wall time per unit of work, of those measured. */
+static void schedule_choose(Schedule *sc) {
+  double rate[2];
+  for (int i = 0; i < 2; i++) rate[i] = sc->work[i] > 0 ? sc->ns[i] / sc->work[i] : -1;
+  if (rate[0] >= 0 && rate[1] >= 0) sc->all = rate[1] < rate[0];
+}
+
+/* Whether the next block runs on all threads (see Schedule). */
+static gboolean schedule_all(RelayWork *w, Kernel *k) {
+  if (w->run == RELAY_RUN_ALL) return TRUE;
+  if (w->run == RELAY_RUN_CALLER) return FALSE;
+  Schedule *sc = &k->sched;
+  guint64 at = sc->at++;
+  if (!sc->measured) {
+    if (at < 2 * SCHED_PROBE) return at >= SCHED_PROBE; /* alone, then all */
+    sc->measured = TRUE;
+    sc->at = SCHED_PROBE + 1;
+    schedule_choose(sc);
+    return sc->all;
+  }
+  if (at < SCHED_PROBE) return !sc->all; /* probing the way not in use */
+  if (at == SCHED_PROBE) schedule_choose(sc);
+  if (sc->at >= SCHED_PERIOD) sc->at = 0;
+  return sc->all;
 }
 
 static void geth_propagate(const void *params, const NetGeoParams *gp, const NetTopology *t, const RelayBlock *b,
@@ -1468,37 +1575,53 @@ static void geth_propagate(const void *params, const NetGeoParams *gp, const Net
   }
   w->loc = k->loc;
   k->work = k->work_critical = 0;
-  if (k->n_workers > 1) {
+  guint n = k->n_workers;
+  gboolean all = n > 1 && schedule_all(w, k);
+  k->n_run = all ? n : 1;
+  memset(k->wait_s, 0, n * sizeof *k->wait_s);
+  gint64 r0 = mono_ns();
+  if (all) {
+    if (!k->started) kernel_start_threads(k);
     __atomic_store_n(&k->finished, 0, __ATOMIC_RELAXED);
     bump_and_wake(&k->block_gen, &k->park_sleepers); /* publishes the block (sequentially consistent) */
-    worker_block(k, k->workers[0]);
+    thread_block(k, 0);
     for (;;) {
       unsigned f = __atomic_load_n(&k->finished, __ATOMIC_ACQUIRE);
-      if (f == k->n_workers - 1) break;
+      if (f == n - 1) break;
       wait_change(&k->finished, f, &k->fin_sleepers);
     }
   } else {
-    worker_block(k, k->workers[0]);
+    thread_block(k, 0);
+  }
+  gint64 r1 = mono_ns();
+  if (n > 1) {
+    Schedule *sc = &k->sched;
+    for (int i = 0; i < 2; i++) {
+      sc->ns[i] *= SCHED_DECAY;
+      sc->work[i] *= SCHED_DECAY;
+    }
+    sc->ns[all] += (double)(r1 - r0);
+    sc->work[all] += (double)k->work;
   }
   guint64 reached = 0, messages = 0;
   RelayWorkStats *st = &w->stats;
-  for (guint i = 0; i < k->n_workers; i++) {
+  for (guint i = 0; i < n; i++) {
     const Worker *W = k->workers[i];
     reached += W->reached;
-    messages += W->messages;
+    messages += W->g.messages;
     st->steps += W->steps;
-    st->deferred += W->deferred;
-    st->wait_s[i] += W->wait_s;
+    st->deferred += W->g.deferred;
+    st->wait_s[i] += k->wait_s[i];
   }
   w->reached = reached;
   w->messages = messages;
   st->messages += messages;
-  st->threads = k->n_workers;
+  st->threads = n;
   st->propagations++;
-  st->windows += k->workers[0]->windows;
+  st->alone += n > 1 && !all;
   st->work += k->work;
   st->work_critical += k->work_critical;
-  st->wall_s += (double)(mono_ns() - c0) / 1e9;
+  st->wall_s += (double)(r1 - c0) / 1e9;
 }
 
 const RelayModel relay_geth = {

@@ -98,8 +98,19 @@ guint relay_groups_threads(const RelayGroups *g, guint threads);
 guint relay_groups_thread_of(const RelayGroups *g, guint threads, guint32 group);
 
 /* Threads for the Geth kernel's propagations in `w` (default 1: the calling thread alone); results do not
- * depend on it. The extra threads start at the next propagation and live until relay_work_free(). */
+ * depend on it. The extra threads start at the first propagation that uses them and live until
+ * relay_work_free() (sleeping between propagations). */
 void relay_work_set_threads(RelayWork *w, guint threads);
+/* How a propagation uses those threads. The work is always split into as many parts as threads (at most the
+ * groups, RELAY_MAX_THREADS); the calling thread alone can run every part in turn, with the same result.
+ *  - RELAY_RUN_ADAPTIVE (the default): all threads, or the calling thread alone, whichever had the lower
+ *    wall time per unit of work lately: each in turn for 16 propagations at the start, then the other way for
+ *    16 of every 1024. On a machine busy with other work, threads that take turns on a core wait at every
+ *    window's barrier for the other to be scheduled, and one thread is faster.
+ *  - RELAY_RUN_ALL: always all threads (what was asked for, whatever the machine does).
+ *  - RELAY_RUN_CALLER: always the calling thread alone (tests; the parts as with all threads). */
+typedef enum { RELAY_RUN_ADAPTIVE = 0, RELAY_RUN_ALL, RELAY_RUN_CALLER } RelayRunMode;
+void relay_work_set_run_mode(RelayWork *w, RelayRunMode mode);
 /* Groups for the Geth kernel (default: relay_groups_new() of the topology, made at the first propagation);
  * `w` takes `groups`, made for the topology it will be used with. */
 void relay_work_set_groups(RelayWork *w, RelayGroups *groups);
@@ -116,6 +127,8 @@ typedef struct {
   guint32 lookahead_from; /* the link that sets it (node ids) */
   guint32 lookahead_to;
   guint64 propagations;   /* blocks relayed */
+  guint64 alone;          /* of which run by the calling thread alone though split for several threads
+                           * (RELAY_RUN_ADAPTIVE found that faster, or RELAY_RUN_CALLER) */
   guint64 windows;        /* windows, all blocks */
   guint64 steps;          /* HAVE, PUSH and ANNOUNCE steps taken (superseded arrivals not counted) */
   guint64 messages;       /* messages sent */

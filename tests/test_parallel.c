@@ -667,11 +667,13 @@ enum { RELAY_BLOCKS = 12 };
 
 /* RELAY_BLOCKS blocks from the gateways of several pools (as geo_publish does: stop once the specials are
  * final; every third runs to the end, as with miners on ordinary nodes), with `threads` relay threads. */
-static void relay_run(const SimScenario *sc, const NetTopology *t, guint threads, RelayRun *out) {
+static void relay_run(const SimScenario *sc, const NetTopology *t, guint threads, RelayRunMode mode,
+                      RelayRun *out) {
   const NetGeoParams *gp = sc->pow.network.params;
   const RelayModel *m = (const RelayModel *)gp->relay.model;
   g_autoptr(RelayWork) w = relay_work_new(t);
   relay_work_set_threads(w, threads);
+  relay_work_set_run_mode(w, mode);
   guint32 n = t->n_nodes;
   out->have = g_new(SimTime, (gsize)RELAY_BLOCKS * n);
   out->push = g_new(SimTime, (gsize)RELAY_BLOCKS * n);
@@ -711,16 +713,19 @@ static void test_relay_threads_month_topology(void) {
   g_autoptr(NetTopology) t = net_topology_build(sc->pow.network.params, sc->seed, &e);
   CU_ASSERT_PTR_NOT_NULL_FATAL(t);
   RelayRun ref, got;
-  relay_run(sc, t, 1, &ref);
+  relay_run(sc, t, 1, RELAY_RUN_ALL, &ref);
   gsize cells = (gsize)RELAY_BLOCKS * t->n_nodes;
   /* The month's groups: the pool gateways joined by 0-ms links in their cities, everyone else alone; the
    * lookahead is the 6-ms floor of a European link (11 ms mean, Pareto floor mean - 5 ms). */
   CU_ASSERT_EQUAL(ref.st.lookahead_ns, 6 * SIM_NS_PER_MS);
   CU_ASSERT(ref.st.groups > t->n_nodes - 40 && ref.st.largest_group > 1 && ref.st.largest_group < 16);
   CU_ASSERT(ref.reached > RELAY_BLOCKS * t->n_special);
-  for (guint threads = 2; threads <= 8; threads += threads < 4 ? 1 : 4) {
-    relay_run(sc, t, threads, &got);
+  /* 2, 3, 4 and 8 threads, and 4 parts on the calling thread alone. */
+  for (guint i = 0; i < 5; i++) {
+    guint threads = i < 3 ? i + 2 : i == 3 ? 8 : 4;
+    relay_run(sc, t, threads, i < 4 ? RELAY_RUN_ALL : RELAY_RUN_CALLER, &got);
     CU_ASSERT_EQUAL(got.st.threads, threads);
+    CU_ASSERT_EQUAL(got.st.alone, i < 4 ? 0 : RELAY_BLOCKS);
     CU_ASSERT_EQUAL(memcmp(got.have, ref.have, cells * sizeof(SimTime)), 0);
     CU_ASSERT_EQUAL(memcmp(got.push, ref.push, cells * sizeof(SimTime)), 0);
     CU_ASSERT_EQUAL(memcmp(got.ann, ref.ann, cells * sizeof(SimTime)), 0);

@@ -351,9 +351,11 @@ static void test_zero_delay_link_refused(void) {
 }
 
 /* A random graph of 600 nodes (the first 20 special), latencies from 0 to 90 ms in a few classes (0-ms
- * "metro" links among nodes 0..59), uneven bandwidths, and the SimBlock Pareto jitter: the windowed kernel
- * on 1, 2, 3, 4 and 8 threads gives the same times for every node, the same counts and the same windows; the
- * groups do not depend on the thread count. */
+ * "metro" links among nodes 0..59), uneven bandwidths, and the SimBlock Pareto jitter; 40 blocks from two
+ * sources each, 0, 3 or 6 ms apart: the windowed kernel on 1, 2, 3, 4 and 8 threads, and with 4 parts on the
+ * calling thread alone or adaptively (which runs the first 16 blocks alone, the next 16 on all threads),
+ * gives the same times for every node, the same counts and the same windows; the groups do not depend on the
+ * thread count. */
 static NetTopology *make_random(guint32 n, guint64 seed) {
   SimRng r;
   sim_rng_init(&r, seed, 5);
@@ -404,14 +406,15 @@ typedef struct {
   guint32 group[600];
 } RunResult;
 
-static void run_random(guint threads, guint32 stop_after, RunResult *out) {
+static void run_random(guint threads, RelayRunMode mode, guint32 stop_after, RunResult *out) {
   Fixture f;
   pareto_fixture(&f, make_random(600, 3));
   relay_work_set_threads(f.w, threads);
+  relay_work_set_run_mode(f.w, mode);
   memset(out, 0, sizeof *out);
-  for (guint blk = 0; blk < 6; blk++) {
+  for (guint blk = 0; blk < 40; blk++) {
     guint32 sources[2] = {blk * 7 % 600, 100 + blk};
-    SimTime t0[2] = {MS(1000.0 * blk), MS(1000.0 * blk + 3)};
+    SimTime t0[2] = {MS(1000.0 * blk), MS(1000.0 * blk + 3 * (blk % 3))};
     RelayBlock b = {.sources = sources, .source_t = t0, .n_sources = 2, .size_bytes = 20000, .gas_used = 4e6};
     SimRng rng;
     sim_rng_init(&rng, 77, blk);
@@ -435,18 +438,26 @@ static void run_random(guint threads, guint32 stop_after, RunResult *out) {
 }
 
 static void check_thread_counts(guint32 stop_after) {
-  static const guint counts[] = {1, 2, 3, 4, 8};
+  static const guint counts[] = {1, 2, 3, 4, 8, 4, 4};
+  static const RelayRunMode modes[] = {RELAY_RUN_ALL, RELAY_RUN_ALL,    RELAY_RUN_ALL,     RELAY_RUN_ALL,
+                                       RELAY_RUN_ALL, RELAY_RUN_CALLER, RELAY_RUN_ADAPTIVE};
   RunResult *ref = g_new(RunResult, 1), *got = g_new(RunResult, 1);
-  run_random(1, stop_after, ref);
+  run_random(1, RELAY_RUN_ALL, stop_after, ref);
   /* It did something: most nodes reached, messages within and between groups, several windows. */
-  CU_ASSERT(ref->reached > 6 * (stop_after ? 20 : 500));
+  CU_ASSERT(ref->reached > 40 * (stop_after ? 20 : 500));
   CU_ASSERT(ref->st.deferred > 0 && ref->st.deferred < ref->st.messages);
-  CU_ASSERT(ref->st.windows > 6 * 5);
+  CU_ASSERT(ref->st.windows > 40 * 5);
   CU_ASSERT_EQUAL(ref->st.lookahead_ns, 5 * SIM_NS_PER_MS); /* 10-ms links: Pareto floor 10 - 5 ms */
   CU_ASSERT_EQUAL(ref->st.work, ref->st.work_critical); /* one thread */
+  CU_ASSERT_EQUAL(ref->st.alone, 0);
   for (guint i = 1; i < G_N_ELEMENTS(counts); i++) {
-    run_random(counts[i], stop_after, got);
+    run_random(counts[i], modes[i], stop_after, got);
     CU_ASSERT_EQUAL(got->st.threads, counts[i]);
+    if (modes[i] == RELAY_RUN_ADAPTIVE) { /* 16 alone, 16 on all threads, the last 8 whichever was faster */
+      CU_ASSERT(got->st.alone == 16 || got->st.alone == 24);
+    } else {
+      CU_ASSERT_EQUAL(got->st.alone, modes[i] == RELAY_RUN_ALL ? 0 : 40);
+    }
     CU_ASSERT_EQUAL(memcmp(got->have, ref->have, sizeof ref->have), 0);
     CU_ASSERT_EQUAL(memcmp(got->push, ref->push, sizeof ref->push), 0);
     CU_ASSERT_EQUAL(memcmp(got->ann, ref->ann, sizeof ref->ann), 0);

@@ -176,7 +176,7 @@ gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summa
   }
   sim_engine_set_threads(engine, opt->threads, SIM_PARTITION_BLOCKS);
   /* The world is one engine group; each block's relay runs on the network's own threads. */
-  pow_world_set_threads(world, MAX(opt->threads, 1));
+  pow_world_set_threads(world, MAX(opt->threads, 1), opt->threads_adaptive);
   sim_engine_set_cpu_timing(engine, opt->on_engine != NULL);
   g_autoptr(SimNumaMachine) numa_machine = NULL;
   if (opt->threads > 0 && sim_numa_hw_nodes() > 1) {

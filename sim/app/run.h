@@ -27,6 +27,8 @@ typedef struct {
    * workers. Each block's relay runs on max(threads, 1) threads (pow_world_set_threads). The outputs do not
    * depend on it (the header records max(threads, 1)). */
   guint threads;
+  gboolean threads_adaptive; /* the relay may run a block on the calling thread alone when that has been
+                              * faster (pow_world_set_threads); FALSE: all `threads` */
   SimRunEngineFn on_engine; /* may be NULL; when set, the engine also measures CPU time per window */
   void *on_engine_user;
   PowRelayStats *relay_stats; /* may be NULL; when set, receives what the network's relay did (zeroed if it
