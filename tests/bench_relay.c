@@ -1,13 +1,15 @@
 /* bench_relay.c: the relay kernel alone on a scenario's topology, and the cost of one random draw. Built with
  * the tests, not run as one (speed is measured here, never asserted in a test).
  *
- *   bench-relay SCENARIO [--blocks N] [--threads N] [--draws N]
+ *   bench-relay SCENARIO [--set PATH=VALUE]... [--blocks N] [--threads N] [--run all|caller|adaptive] [--draws N]
  *
  * Relays --blocks blocks (default 2000) over the scenario's topology as geo_publish does: from the gateways of
  * the pools in turn, 13 s apart, 20-26 KB, stopping once the specials (vantage points, gateways) are final.
  * Prints the process CPU seconds and wall seconds per block, the relay's own statistics (windows per block,
  * steps per window, messages between groups, work balance, barrier wait per thread) and a digest of every
- * special's times, which must not depend on --threads. Then, with --draws > 0, the cost of one draw: a word
+ * special's times, which must not depend on --threads or --run. --run caller splits the work for --threads
+ * but runs it on the calling thread alone: the work balance it prints is what that many dedicated cores
+ * could give, measured without them (default: all, the threads asked for). Then, with --draws > 0, the cost of one draw: a word
  * from a running stream, a word from a freshly keyed stream (sim_rng_init + the first Philox block, as the
  * kernel's per-edge streams do), and a Pareto latency (net_latency_draw) from each. Run from the source root. */
 #include <glib.h>
@@ -64,20 +66,32 @@ static void draw_costs(guint64 n, const NetGeoParams *gp) {
 int main(int argc, char **argv) {
   gint blocks = 2000, threads = 1;
   gint64 draws = 0;
+  g_autofree char *run = NULL;
+  g_auto(GStrv) sets = NULL;
   GOptionEntry entries[] = {{"blocks", 0, 0, G_OPTION_ARG_INT, &blocks, "Blocks to relay", "N"},
                             {"threads", 0, 0, G_OPTION_ARG_INT, &threads, "Relay threads", "N"},
                             {"draws", 0, 0, G_OPTION_ARG_INT64, &draws, "Draws per kind for the draw cost", "N"},
+                            {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a scenario value", "PATH=VALUE"},
+                            {"run", 0, 0, G_OPTION_ARG_STRING, &run, "all (default), caller or adaptive", "HOW"},
                             G_OPTION_ENTRY_NULL};
   g_autoptr(GOptionContext) ctx = g_option_context_new("SCENARIO - the relay kernel alone");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_autoptr(GError) e = NULL;
-  if (!g_option_context_parse(ctx, &argc, &argv, &e) || argc != 2 || blocks < 1 || threads < 1) {
-    fprintf(stderr, "usage: bench-relay SCENARIO [--blocks N] [--threads N] [--draws N]%s%s\n", e ? ": " : "",
-            e ? e->message : "");
+  gboolean parsed = g_option_context_parse(ctx, &argc, &argv, &e);
+  RelayRunMode mode = RELAY_RUN_ALL;
+  if (run && strcmp(run, "caller") == 0)
+    mode = RELAY_RUN_CALLER;
+  else if (run && strcmp(run, "adaptive") == 0)
+    mode = RELAY_RUN_ADAPTIVE;
+  else if (run && strcmp(run, "all") != 0)
+    parsed = FALSE;
+  if (!parsed || argc != 2 || blocks < 1 || threads < 1) {
+    fprintf(stderr, "usage: bench-relay SCENARIO [--blocks N] [--threads N] [--run all|caller|adaptive] [--draws N]%s%s\n",
+            e ? ": " : "", e ? e->message : "");
     return 2;
   }
   g_autoptr(SimDiag) diag = sim_diag_new(argv[1]);
-  g_autoptr(SimScenario) sc = sim_scenario_load_file(argv[1], NULL, diag);
+  g_autoptr(SimScenario) sc = sim_scenario_load_file(argv[1], (const char *const *)sets, diag);
   if (!sc) {
     g_autofree char *msg = sim_diag_join(diag);
     fprintf(stderr, "%s\n", msg);
@@ -96,6 +110,7 @@ int main(int argc, char **argv) {
   }
   g_autoptr(RelayWork) w = relay_work_new(t);
   relay_work_set_threads(w, (guint)threads);
+  relay_work_set_run_mode(w, mode);
   guint32 first_gw = gp->n_vantages, n_gw = t->n_special - gp->n_vantages;
   guint64 digest = 0, reached = 0;
   double c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID), w0 = clock_s(CLOCK_MONOTONIC);
@@ -115,8 +130,9 @@ int main(int argc, char **argv) {
   double cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0, wall = clock_s(CLOCK_MONOTONIC) - w0;
   RelayWorkStats st;
   relay_work_get_stats(w, &st);
-  printf("%s: %u nodes (%u special), %" G_GUINT64_FORMAT " directed edges; %d blocks on %u relay thread%s\n",
-         sc->name, t->n_nodes, t->n_special, t->n_edges, blocks, st.threads, st.threads == 1 ? "" : "s");
+  printf("%s: %u nodes (%u special), %" G_GUINT64_FORMAT " directed edges; %d blocks split for %u relay thread%s, "
+         "%" G_GUINT64_FORMAT " of them run by the calling thread alone\n",
+         sc->name, t->n_nodes, t->n_special, t->n_edges, blocks, st.threads, st.threads == 1 ? "" : "s", st.alone);
   printf("cpu %.1f us/block, wall %.1f us/block; reached %.1f nodes/block; digest %016" G_GINT64_MODIFIER "x\n",
          cpu / blocks * 1e6, wall / blocks * 1e6, (double)reached / blocks, digest);
   if (st.propagations)
