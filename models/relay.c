@@ -116,7 +116,9 @@ void relay_work_free(RelayWork *w) {
   g_free(w);
 }
 
-static inline guint32 result_index(const RelayWork *w, guint32 v) { return w->loc ? w->loc[v] : v; }
+static inline guint32 result_index(const RelayWork *w, guint32 v) {
+  return w->loc ? w->loc[v] : v;
+}
 
 SimTime relay_work_have(const RelayWork *w, guint32 v) {
   guint32 i = result_index(w, v);
@@ -203,8 +205,12 @@ void relay_groups_free(RelayGroups *g) {
   g_free(g);
 }
 
-guint32 relay_groups_count(const RelayGroups *g) { return g->n_groups; }
-guint32 relay_groups_largest(const RelayGroups *g) { return g->largest; }
+guint32 relay_groups_count(const RelayGroups *g) {
+  return g->n_groups;
+}
+guint32 relay_groups_largest(const RelayGroups *g) {
+  return g->largest;
+}
 guint32 relay_groups_of(const RelayGroups *g, guint32 node) {
   g_return_val_if_fail(node < g->n_nodes, 0);
   return g->group_of[node];
@@ -228,7 +234,8 @@ static void groups_cut(const RelayGroups *g, guint n, guint32 *cut) {
   guint32 at = 0;
   for (guint i = 1; i < n; i++) {
     guint64 target = (guint64)((unsigned __int128)total * i / n);
-    while (at < g->n_groups && g->prefix[at] < target) at++;
+    while (at < g->n_groups && g->prefix[at] < target)
+      at++;
     at = MAX(at, cut[i - 1] + 1);
     at = MIN(at, g->n_groups - (n - i));
     cut[i] = at;
@@ -241,7 +248,8 @@ guint relay_groups_thread_of(const RelayGroups *g, guint threads, guint32 group)
   guint32 cut[RELAY_MAX_THREADS + 1];
   groups_cut(g, n, cut);
   guint i = 0;
-  while (i + 1 < n && cut[i + 1] <= group) i++;
+  while (i + 1 < n && cut[i + 1] <= group)
+    i++;
   return i;
 }
 
@@ -290,7 +298,8 @@ static RelayGroups *groups_build(const NetTopology *t, const guint32 *rep) {
   g->loc = g_new(guint32, MAX(n, 1));
   g_autofree guint32 *first = g_new(guint32, MAX(n, 1)); /* per rep: least node, or UINT32_MAX */
   g_autofree guint32 *count = g_new0(guint32, MAX(n, 1));
-  for (guint32 v = 0; v < n; v++) first[v] = UINT32_MAX;
+  for (guint32 v = 0; v < n; v++)
+    first[v] = UINT32_MAX;
   for (guint32 v = 0; v < n; v++) {
     if (first[rep[v]] == UINT32_MAX) first[rep[v]] = v;
     count[rep[v]]++;
@@ -298,7 +307,8 @@ static RelayGroups *groups_build(const NetTopology *t, const guint32 *rep) {
   g_autofree GroupKey *keys = g_new(GroupKey, MAX(n, 1));
   guint32 ng = 0;
   for (guint32 r = 0; r < n; r++)
-    if (first[r] != UINT32_MAX) keys[ng++] = (GroupKey){.key = sim_mix64(first[r] ^ UINT64_C(0x5851F42D4C957F2D)), .group = r};
+    if (first[r] != UINT32_MAX)
+      keys[ng++] = (GroupKey){.key = sim_mix64(first[r] ^ UINT64_C(0x5851F42D4C957F2D)), .group = r};
   qsort(keys, ng, sizeof *keys, group_key_cmp);
   g->n_groups = ng;
   g->group_start = g_new(guint32, ng + 1);
@@ -352,15 +362,18 @@ RelayGroups *relay_groups_new(const NetTopology *t) {
   guint32 n = t->n_nodes;
   guint32 cap = MAX(1, n / RELAY_GROUPS_BALANCE);
   g_autofree guint32 *edges = g_new(guint32, MAX(t->n_edges, 1));
-  for (guint64 e = 0; e < t->n_edges; e++) edges[e] = (guint32)e;
+  for (guint64 e = 0; e < t->n_edges; e++)
+    edges[e] = (guint32)e;
   g_qsort_with_data(edges, (gint)t->n_edges, sizeof *edges, edge_floor_cmp, t->lat_floor_ns);
   g_autofree guint32 *src = g_new(guint32, MAX(t->n_edges, 1));
   for (guint32 u = 0; u < n; u++)
-    for (guint32 e = t->adj_off[u]; e < t->adj_off[u + 1]; e++) src[e] = u;
+    for (guint32 e = t->adj_off[u]; e < t->adj_off[u + 1]; e++)
+      src[e] = u;
   /* First pass: the floor value whose links would make a group too big (links of floor 0 always join). */
   g_autofree guint32 *p = g_new(guint32, MAX(n, 1));
   g_autofree guint32 *size = g_new(guint32, MAX(n, 1));
-  for (guint32 v = 0; v < n; v++) p[v] = v, size[v] = 1;
+  for (guint32 v = 0; v < n; v++)
+    p[v] = v, size[v] = 1;
   SimTime cutoff = SIM_TIME_MAX;
   for (guint64 i = 0; i < t->n_edges;) {
     SimTime f = t->lat_floor_ns[edges[i]];
@@ -375,10 +388,12 @@ RelayGroups *relay_groups_new(const NetTopology *t) {
     i = j;
   }
   /* Second pass: join the links below the cutoff. */
-  for (guint32 v = 0; v < n; v++) p[v] = v, size[v] = 1;
+  for (guint32 v = 0; v < n; v++)
+    p[v] = v, size[v] = 1;
   for (guint64 i = 0; i < t->n_edges && t->lat_floor_ns[edges[i]] < cutoff; i++)
     uf_union(p, size, src[edges[i]], t->adj[edges[i]]);
-  for (guint32 v = 0; v < n; v++) p[v] = uf_find(p, v);
+  for (guint32 v = 0; v < n; v++)
+    p[v] = uf_find(p, v);
   return groups_build(t, p);
 }
 
@@ -400,7 +415,8 @@ RelayGroups *relay_groups_new_assigned(const NetTopology *t, const guint32 *grou
     }
   /* A representative node per group id: the first node that has it. */
   g_autofree guint32 *first = g_new(guint32, MAX(n_groups, 1));
-  for (guint32 i = 0; i < n_groups; i++) first[i] = UINT32_MAX;
+  for (guint32 i = 0; i < n_groups; i++)
+    first[i] = UINT32_MAX;
   g_autofree guint32 *rep = g_new(guint32, MAX(t->n_nodes, 1));
   for (guint32 v = 0; v < t->n_nodes; v++) {
     if (first[group_of[v]] == UINT32_MAX) first[group_of[v]] = v;
@@ -439,12 +455,14 @@ static void queue_init(StepQueue *q) {
 }
 
 static void queue_clear(StepQueue *q) {
-  for (int b = 0; b < 65; b++) g_free(q->bucket[b].key);
+  for (int b = 0; b < 65; b++)
+    g_free(q->bucket[b].key);
   g_free(q->heap);
 }
 
 static void queue_reset(StepQueue *q) {
-  for (guint64 m = q->bucket_mask; m; m &= m - 1) q->bucket[__builtin_ctzll(m) + 1].len = 0;
+  for (guint64 m = q->bucket_mask; m; m &= m - 1)
+    q->bucket[__builtin_ctzll(m) + 1].len = 0;
   q->bucket_mask = 0;
   q->radix_last = 0;
   q->radix_min = UINT64_MAX;
@@ -711,7 +729,7 @@ typedef struct {
   guint32 stop_after;
   guint64 key;   /* of the block's random streams */
   guint n_src;
-  guint32 *src;  /* sources, the kernel's order */
+  guint32 *src; /* sources, the kernel's order */
   SimTime *src_t;
   guint src_cap;
   guint32 join_first; /* joining nodes from here on are unavailable */
@@ -745,9 +763,9 @@ struct Kernel {
   PackedEdge *pe;
   LinkClass *cls;
   guint32 n_cls;
-  guint8 *special;    /* per node: 1 for nodes 0..n_special-1 of the topology */
+  guint8 *special;      /* per node: 1 for nodes 0..n_special-1 of the topology */
   SimTime *upload_free; /* per node: when its upload link is free again, set by its push */
-  SimTime window;     /* min(lookahead, RELAY_WINDOW_MAX_NS) */
+  SimTime window;       /* min(lookahead, RELAY_WINDOW_MAX_NS) */
   /* Workers and threads. */
   guint n_workers;
   Worker **workers;
@@ -755,9 +773,9 @@ struct Kernel {
   Mailbox *mb;       /* [sender * n_workers + receiver] */
   Thread **threads;  /* [1 .. n_workers - 1]; started at the first block run on them */
   gboolean started;
-  guint n_run;       /* threads running this block: 1 or n_workers */
-  Slot *slots;       /* per thread */
-  double *wait_s;    /* per thread, this block */
+  guint n_run;    /* threads running this block: 1 or n_workers */
+  Slot *slots;    /* per thread */
+  double *wait_s; /* per thread, this block */
   BlockSpec blk;
   Schedule sched;
   /* Synchronisation: a new block (the calling thread bumps block_gen), the window barrier (the last to
@@ -788,7 +806,9 @@ static void futex_wait(unsigned *addr, unsigned val) {
   syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
 }
 
-static void futex_wake_all(unsigned *addr) { syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0); }
+static void futex_wake_all(unsigned *addr) {
+  syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
 
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -806,7 +826,8 @@ static void wait_change(unsigned *addr, unsigned val, unsigned *sleepers) {
     if ((i & 63) == 0 && mono_ns() > until) break;
   }
   __atomic_add_fetch(sleepers, 1, __ATOMIC_SEQ_CST);
-  while (__atomic_load_n(addr, __ATOMIC_SEQ_CST) == val) futex_wait(addr, val);
+  while (__atomic_load_n(addr, __ATOMIC_SEQ_CST) == val)
+    futex_wait(addr, val);
   __atomic_sub_fetch(sleepers, 1, __ATOMIC_SEQ_CST);
 }
 
@@ -855,11 +876,15 @@ static inline void stream_init(const Geth *g, SimRng *r, guint purpose, guint64 
   sim_rng_init(r, g->key, (guint64)purpose << 56 | id);
 }
 
-static inline guint32 edge_to(guint64 word) { return (guint32)(word >> EDGE_TO_SHIFT) & EDGE_TO_MASK; }
+static inline guint32 edge_to(guint64 word) {
+  return (guint32)(word >> EDGE_TO_SHIFT) & EDGE_TO_MASK;
+}
 
 /* The heard word of an arrival at `at`: ns after the first source, all ones when out of range (an
  * arrival before the first source wraps to a huge unsigned value, so one MIN covers both ends). */
-static inline guint64 heard_rel(const Geth *g, SimTime at) { return MIN((guint64)(at - g->t0), EDGE_HEARD_NONE); }
+static inline guint64 heard_rel(const Geth *g, SimTime at) {
+  return MIN((guint64)(at - g->t0), EDGE_HEARD_NONE);
+}
 
 /* The smallest heard word that means "heard after `now`" (not heard counts as after everything). */
 static inline guint64 heard_after(const Geth *g, SimTime now) {
@@ -910,8 +935,8 @@ static inline void effect(Geth *g, gboolean later, guint32 to, guint32 what, Sim
  * (`later`). The message goes over edge `e` (its random stream) to `to`, whose edge back is `rev`. */
 
 /* A push whose last byte left at q. */
-static inline __attribute__((always_inline)) void push_decide(Geth *g, gboolean later, guint32 e, guint32 to, guint32 rev, guint32 cls,
-                               SimTime q) {
+static inline __attribute__((always_inline)) void push_decide(Geth *g, gboolean later, guint32 e, guint32 to,
+                                                              guint32 rev, guint32 cls, SimTime q) {
   const LinkClass *c = &g->cls[cls];
   gboolean special = g->special[to];
   /* No draw when the push cannot be first: the receiver already has (or will sooner get) the block,
@@ -929,8 +954,9 @@ static inline __attribute__((always_inline)) void push_decide(Geth *g, gboolean 
 }
 
 /* An announcement sent at `now` by a node whose upload link is free from `upload_free`. */
-static inline __attribute__((always_inline)) void announce_decide(Geth *g, gboolean later, guint32 e, guint32 to, guint32 rev, guint32 cls,
-                                   SimTime now, SimTime upload_free) {
+static inline __attribute__((always_inline)) void announce_decide(Geth *g, gboolean later, guint32 e,
+                                                                  guint32 to, guint32 rev, guint32 cls,
+                                                                  SimTime now, SimTime upload_free) {
   const GethParams *p = g->p;
   const LinkClass *c = &g->cls[cls];
   if (g->done[to]) {
@@ -959,7 +985,8 @@ static inline __attribute__((always_inline)) void announce_decide(Geth *g, gbool
    * and is retried. The latency draw is reused for the exchange's four messages. */
   SimTime req = a + g->wait;
   if (p->fetch_fail_prob > 0)
-    while (sim_rng_uniform(&r) < p->fetch_fail_prob) req += g->timeout;
+    while (sim_rng_uniform(&r) < p->fetch_fail_prob)
+      req += g->timeout;
   SimTime start = MAX(req + 3 * lat, upload_free);
   effect(g, later, to, EFFECT_FULL, start + c->transfer_ns + lat);
 }
@@ -972,8 +999,8 @@ static inline void send_msg(Geth *g, guint32 e, const PackedEdge *pr, guint64 x,
   guint32 to = edge_to(x);
   if (x & EDGE_CROSS_BIT) {
     Mailbox *mb = &g->out[g->worker_of[to]];
-    mb->msg[mb->len++] = (Msg){.word = MIN((guint64)(t - g->t0), MSG_TIME_MASK) | (guint64)to << MSG_TO_SHIFT |
-                                       (announce ? MSG_ANNOUNCE_BIT : 0),
+    mb->msg[mb->len++] = (Msg){.word = MIN((guint64)(t - g->t0), MSG_TIME_MASK) |
+                                       (guint64)to << MSG_TO_SHIFT | (announce ? MSG_ANNOUNCE_BIT : 0),
                                .rev = pr->rev,
                                .cls = pr->cls};
     g->deferred++;
@@ -1123,7 +1150,8 @@ static void worker_begin(Kernel *k, Worker *W) {
   }
   W->remaining = 0;
   if (b->stop_after)
-    for (guint32 v = lo; v < hi; v++) W->remaining += g->gid[v] < b->stop_after;
+    for (guint32 v = lo; v < hi; v++)
+      W->remaining += g->gid[v] < b->stop_after;
   for (guint i = 0; i < b->n_src; i++)
     if (b->src[i] >= lo && b->src[i] < hi) relax_full(g, b->src[i], b->src_t[i]);
   /* Each queue ends with UINT64_MAX (no step has that key), so its head needs no length check. */
@@ -1176,10 +1204,12 @@ static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, g
       reached++;
       gboolean source = FALSE;
       if (now <= b->last_source_t)
-        for (guint i = 0; i < b->n_src && !source; i++) source = b->src[i] == v && b->src_t[i] == now;
+        for (guint i = 0; i < b->n_src && !source; i++)
+          source = b->src[i] == v && b->src_t[i] == now;
       if (source) {
         /* A miner's own block is already imported: push and announce at once (minedBroadcastLoop). Into
-         * the heap: a later source can come after other nodes' HAVE steps (it would break the FIFOs' order). */
+         * the heap: a later source can come after other nodes' HAVE steps (it would break the FIFOs' order).
+         */
         radix_push(q, step_key(&g, now, v, STEP_PUSH));
         radix_push(q, step_key(&g, now, v, STEP_ANNOUNCE));
       } else {
@@ -1199,7 +1229,8 @@ static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, g
       break;
     }
   }
-  for (guint d = 0; d < k->n_workers; d++) g.out[d].pub[win & 1] = g.out[d].len;
+  for (guint d = 0; d < k->n_workers; d++)
+    g.out[d].pub[win & 1] = g.out[d].len;
   W->fifo_head[0] = fifo_head[0];
   W->fifo_head[1] = fifo_head[1];
   W->fifo_len[0] = fifo_len[0];
@@ -1215,7 +1246,8 @@ static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, g
 /* Thread p's part of the block (of k->n_run threads): workers p, p + n_run, ... window by window. */
 static void thread_block(Kernel *k, guint p) {
   const guint n = k->n_workers, run = k->n_run;
-  for (guint i = p; i < n; i += run) worker_begin(k, k->workers[i]);
+  for (guint i = p; i < n; i += run)
+    worker_begin(k, k->workers[i]);
   SimTime start = k->blk.t0;
   for (guint64 win = 0;; win++) {
     Slot mine = {.bound = SIM_TIME_MAX};
@@ -1269,7 +1301,8 @@ static void kernel_stop_threads(Kernel *k) {
   if (!k || !k->started) return;
   __atomic_store_n(&k->quit, 1, __ATOMIC_RELEASE);
   bump_and_wake(&k->block_gen, &k->park_sleepers);
-  for (guint i = 1; i < k->n_workers; i++) pthread_join(k->threads[i]->tid, NULL);
+  for (guint i = 1; i < k->n_workers; i++)
+    pthread_join(k->threads[i]->tid, NULL);
   k->started = FALSE;
   __atomic_store_n(&k->quit, 0, __ATOMIC_RELEASE);
 }
@@ -1302,7 +1335,8 @@ static void layout_free(Kernel *k) {
     g_aligned_free(W);
     if (k->threads[i]) g_aligned_free(k->threads[i]);
   }
-  for (gsize i = 0; i < (gsize)k->n_workers * k->n_workers; i++) g_free(k->mb[i].msg);
+  for (gsize i = 0; i < (gsize)k->n_workers * k->n_workers; i++)
+    g_free(k->mb[i].msg);
   g_free(k->workers);
   g_free(k->threads);
   g_aligned_free(k->mb);
@@ -1344,7 +1378,8 @@ static void layout_build(Kernel *k, guint threads) {
       k->worker_of[v] = (guint8)i;
       max_deg = MAX(max_deg, k->off[v + 1] - k->off[v]);
     }
-    for (int f = 0; f < 2; f++) W->fifo[f] = g_new(guint64, 2 * (gsize)own + 1);
+    for (int f = 0; f < 2; f++)
+      W->fifo[f] = g_new(guint64, 2 * (gsize)own + 1);
     W->scratch = g_new(guint32, max_deg + 1);
     W->read = g_new0(guint32, n);
     if (i > 0) {
@@ -1356,11 +1391,14 @@ static void layout_build(Kernel *k, guint threads) {
   }
   for (guint32 v = 0; v < k->n_nodes; v++)
     for (guint32 e = k->off[v]; e < k->off[v + 1]; e++)
-      if (k->pe[e].word & EDGE_CROSS_BIT) k->mb[(gsize)k->worker_of[v] * n + k->worker_of[edge_to(k->pe[e].word)]].cap++;
-  for (gsize i = 0; i < (gsize)n * n; i++) k->mb[i].msg = g_new(Msg, MAX(k->mb[i].cap, 1));
+      if (k->pe[e].word & EDGE_CROSS_BIT)
+        k->mb[(gsize)k->worker_of[v] * n + k->worker_of[edge_to(k->pe[e].word)]].cap++;
+  for (gsize i = 0; i < (gsize)n * n; i++)
+    k->mb[i].msg = g_new(Msg, MAX(k->mb[i].cap, 1));
   for (guint d = 0; d < n; d++) {
     gsize in = 0;
-    for (guint s = 0; s < n; s++) in += k->mb[(gsize)s * n + d].cap;
+    for (guint s = 0; s < n; s++)
+      in += k->mb[(gsize)s * n + d].cap;
     k->workers[d]->effects = g_new(Effect, 2 * in + 1);
   }
   k->sched = (Schedule){.all = TRUE};
@@ -1423,7 +1461,8 @@ static Kernel *kernel_new(RelayWork *w, const NetGeoParams *gp, const NetTopolog
   g_autofree guint32 *loc_edge = g_new(guint32, MAX(t->n_edges, 1));
   for (guint32 l = 0; l < t->n_nodes; l++) {
     guint32 v = gr->order[l];
-    for (guint32 j = 0; j < t->adj_off[v + 1] - t->adj_off[v]; j++) loc_edge[t->adj_off[v] + j] = k->off[l] + j;
+    for (guint32 j = 0; j < t->adj_off[v + 1] - t->adj_off[v]; j++)
+      loc_edge[t->adj_off[v] + j] = k->off[l] + j;
   }
   k->pe = g_new(PackedEdge, MAX(t->n_edges, 1));
   GArray *keys = g_array_new(FALSE, FALSE, sizeof(ClassKey));
@@ -1467,7 +1506,8 @@ static Kernel *kernel_new(RelayWork *w, const NetGeoParams *gp, const NetTopolog
   }
   g_array_free(keys, TRUE);
   k->special = g_new(guint8, MAX(t->n_nodes, 1));
-  for (guint32 l = 0; l < t->n_nodes; l++) k->special[l] = gr->order[l] < t->n_special;
+  for (guint32 l = 0; l < t->n_nodes; l++)
+    k->special[l] = gr->order[l] < t->n_special;
   k->upload_free = g_new0(SimTime, MAX(t->n_nodes, 1));
   k->window = MIN(gr->lookahead, RELAY_WINDOW_MAX_NS);
   return k;
@@ -1491,7 +1531,9 @@ void relay_work_set_groups(RelayWork *w, RelayGroups *groups) {
   w->groups = groups;
 }
 
-const RelayGroups *relay_work_groups(const RelayWork *w) { return w->groups; }
+const RelayGroups *relay_work_groups(const RelayWork *w) {
+  return w->groups;
+}
 
 /* The kernel for (t, gp's jitter) with w->threads, built or rebuilt as needed. */
 static Kernel *kernel_get(RelayWork *w, const NetGeoParams *gp, const NetTopology *t) {
@@ -1512,7 +1554,8 @@ static Kernel *kernel_get(RelayWork *w, const NetGeoParams *gp, const NetTopolog
 /* The way with the lower wall time per unit of work, of those measured. */
 static void schedule_choose(Schedule *sc) {
   double rate[2];
-  for (int i = 0; i < 2; i++) rate[i] = sc->work[i] > 0 ? sc->ns[i] / sc->work[i] : -1;
+  for (int i = 0; i < 2; i++)
+    rate[i] = sc->work[i] > 0 ? sc->ns[i] / sc->work[i] : -1;
   if (rate[0] >= 0 && rate[1] >= 0) sc->all = rate[1] < rate[0];
 }
 
@@ -1535,8 +1578,8 @@ static gboolean schedule_all(RelayWork *w, Kernel *k) {
   return sc->all;
 }
 
-static void geth_propagate(const void *params, const NetGeoParams *gp, const NetTopology *t, const RelayBlock *b,
-                           guint32 stop_after, SimRng *rng, RelayWork *w) {
+static void geth_propagate(const void *params, const NetGeoParams *gp, const NetTopology *t,
+                           const RelayBlock *b, guint32 stop_after, SimRng *rng, RelayWork *w) {
   const GethParams *p = params;
   g_return_if_fail(t->n_nodes < (UINT32_C(1) << STEP_NODE_BITS) && w->n_nodes == t->n_nodes);
   gint64 c0 = mono_ns();

@@ -119,7 +119,8 @@ int sim_cmd_run(int argc, char **argv) {
        "measured faster; 0: the sequential engine and a one-thread relay). Outputs do not depend on it",
        "N"},
       {"stats", 0, 0, G_OPTION_ARG_NONE, &stats,
-       "Print the engine's partitions, windows, events per window and barrier wait per worker, and the relay's "
+       "Print the engine's partitions, windows, events per window and barrier wait per worker, and the "
+       "relay's "
        "threads, groups, windows per block, steps per window, work balance and barrier wait per thread",
        NULL},
       {"numa-report", 0, 0, G_OPTION_ARG_NONE, &numa_report,

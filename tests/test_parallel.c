@@ -1,7 +1,8 @@
 /* test_parallel.c: unit tests of the partitioned engine: the merge order of mailboxes under ties across
  * partitions, the lookahead from declared links, the refusal of a zero lookahead, windows and their stop
  * rules, identical results at every thread count and partitioning, and NUMA placement on this machine; and
- * the relay's own threads on the pools-2019 topology: the same result for every node at every thread count. */
+ * the relay's own threads on the pools-2019 topology: the same result for every node at every thread count.
+ */
 #include <math.h>
 #include <numa.h>
 #include <sched.h>
@@ -683,7 +684,10 @@ static void relay_run(const SimScenario *sc, const NetTopology *t, guint threads
     guint32 src[2] = {gp->n_vantages + b % (t->n_special - gp->n_vantages),
                       gp->n_vantages + (b + 5) % (t->n_special - gp->n_vantages)};
     SimTime src_t[2] = {(SimTime)b * 13 * SIM_NS_PER_S, (SimTime)b * 13 * SIM_NS_PER_S + SIM_NS_PER_MS};
-    RelayBlock blk = {.sources = src, .source_t = src_t, .n_sources = 1 + b % 2, .size_bytes = 20000 + 500.0 * b,
+    RelayBlock blk = {.sources = src,
+                      .source_t = src_t,
+                      .n_sources = 1 + b % 2,
+                      .size_bytes = 20000 + 500.0 * b,
                       .gas_used = 1e6 * b};
     SimRng rng;
     sim_rng_init(&rng, sc->seed, (UINT64_C(1) << 63) | b);

@@ -278,7 +278,9 @@ static NetTopology *make_pairs(void) {
   for (guint32 u = 0; u < t->n_nodes; u++)
     for (guint32 e = t->adj_off[u]; e < t->adj_off[u + 1]; e++) {
       guint32 v = t->adj[e], lo = MIN(u, v), hi = MAX(u, v);
-      SimTime ms = (lo == 0 && hi == 1) || (lo == 2 && hi == 3) || (lo == 4 && hi == 5) ? 0 : lo == 0 ? 50 : 20;
+      SimTime ms = (lo == 0 && hi == 1) || (lo == 2 && hi == 3) || (lo == 4 && hi == 5) ? 0
+                   : lo == 0                                                            ? 50
+                                                                                        : 20;
       t->lat_mean_ns[e] = t->lat_floor_ns[e] = MS(ms);
     }
   return t;
@@ -319,9 +321,10 @@ static void test_windows_hand_checked(void) {
     CU_ASSERT_EQUAL(st.deferred, 3); /* 1->2, 0->4 and 3->4 cross groups */
     CU_ASSERT_EQUAL(st.steps, 18);   /* HAVE, PUSH and ANNOUNCE of each node */
     /* Windows of min(20, RELAY_WINDOW_MAX_NS = 10) ms, each from the least time at which a step is pending or
-     * can be caused: [0, 10) takes 0 (HAVE, PUSH, ANNOUNCE at 0), 1's HAVE and PUSH (5; to 2, at 25 or later);
-     * [15, 25) 1's ANNOUNCE; [25, 35) 2's HAVE and PUSH, 3's HAVE; [35, 45) 3's PUSH, 2's ANNOUNCE; [45, 55)
-     * 3's ANNOUNCE, 4's HAVE; [55, 65) 4's PUSH, 5's HAVE and PUSH; [65, 75) 4's and 5's ANNOUNCE. */
+     * can be caused: [0, 10) takes 0 (HAVE, PUSH, ANNOUNCE at 0), 1's HAVE and PUSH (5; to 2, at 25 or
+     * later); [15, 25) 1's ANNOUNCE; [25, 35) 2's HAVE and PUSH, 3's HAVE; [35, 45) 3's PUSH, 2's ANNOUNCE;
+     * [45, 55) 3's ANNOUNCE, 4's HAVE; [55, 65) 4's PUSH, 5's HAVE and PUSH; [65, 75) 4's and 5's ANNOUNCE.
+     */
     CU_ASSERT_EQUAL(st.windows, 7);
     fixture_clear(&f);
   }
@@ -336,9 +339,10 @@ static void test_zero_delay_link_refused(void) {
   CU_ASSERT_PTR_NULL(g);
   CU_ASSERT_PTR_NOT_NULL_FATAL(e);
   CU_ASSERT_TRUE(g_error_matches(e, RELAY_ERROR, RELAY_ERROR_ZERO_LOOKAHEAD));
-  CU_ASSERT_STRING_EQUAL(e->message, "relay groups: the link from node 0 (group 0) to node 1 (group 1) has a least "
-                                     "latency of 0 ns: a link between two groups needs a positive one (put both "
-                                     "nodes in one group)");
+  CU_ASSERT_STRING_EQUAL(e->message,
+                         "relay groups: the link from node 0 (group 0) to node 1 (group 1) has a least "
+                         "latency of 0 ns: a link between two groups needs a positive one (put both "
+                         "nodes in one group)");
   g_clear_error(&e);
   /* With 2 and 3 together it is accepted, and the least link between groups sets the lookahead. */
   static const guint32 ok[6] = {0, 0, 1, 1, 2, 2};
@@ -396,7 +400,8 @@ static void pareto_fixture(Fixture *f, NetTopology *t) {
   json_decref(jit);
   sim_diag_free(d);
   const NetJitterModel *jm = (const NetJitterModel *)f->gp.jitter.model;
-  for (guint64 e = 0; e < t->n_edges; e++) t->lat_floor_ns[e] = jm->floor_ns(f->gp.jitter.params, t->lat_mean_ns[e]);
+  for (guint64 e = 0; e < t->n_edges; e++)
+    t->lat_floor_ns[e] = jm->floor_ns(f->gp.jitter.params, t->lat_mean_ns[e]);
 }
 
 typedef struct {
@@ -433,7 +438,8 @@ static void run_random(guint threads, RelayRunMode mode, guint32 stop_after, Run
     out->messages += relay_work_messages(f.w);
   }
   relay_work_get_stats(f.w, &out->st);
-  for (guint32 v = 0; v < 600; v++) out->group[v] = relay_groups_of(relay_work_groups(f.w), v);
+  for (guint32 v = 0; v < 600; v++)
+    out->group[v] = relay_groups_of(relay_work_groups(f.w), v);
   fixture_clear(&f);
 }
 
@@ -448,7 +454,7 @@ static void check_thread_counts(guint32 stop_after) {
   CU_ASSERT(ref->st.deferred > 0 && ref->st.deferred < ref->st.messages);
   CU_ASSERT(ref->st.windows > 40 * 5);
   CU_ASSERT_EQUAL(ref->st.lookahead_ns, 5 * SIM_NS_PER_MS); /* 10-ms links: Pareto floor 10 - 5 ms */
-  CU_ASSERT_EQUAL(ref->st.work, ref->st.work_critical); /* one thread */
+  CU_ASSERT_EQUAL(ref->st.work, ref->st.work_critical);     /* one thread */
   CU_ASSERT_EQUAL(ref->st.alone, 0);
   for (guint i = 1; i < G_N_ELEMENTS(counts); i++) {
     run_random(counts[i], modes[i], stop_after, got);
@@ -475,8 +481,12 @@ static void check_thread_counts(guint32 stop_after) {
   g_free(got);
 }
 
-static void test_thread_counts_full(void) { check_thread_counts(0); }
-static void test_thread_counts_stop(void) { check_thread_counts(20); }
+static void test_thread_counts_full(void) {
+  check_thread_counts(0);
+}
+static void test_thread_counts_stop(void) {
+  check_thread_counts(20);
+}
 
 /* The groups come from the topology alone: links of floor 0 always join (nodes 0..59 here), links of the
  * next floors join while no group passes n / RELAY_GROUPS_BALANCE nodes; the threads take contiguous runs of
@@ -509,7 +519,8 @@ static void test_groups(void) {
     }
     CU_ASSERT_EQUAL(last, n - 1);
     for (guint32 v = 0; v < 600; v++)
-      work[relay_groups_thread_of(g, threads, relay_groups_of(g, v))] += f.t->adj_off[v + 1] - f.t->adj_off[v] + 8;
+      work[relay_groups_thread_of(g, threads, relay_groups_of(g, v))] +=
+          f.t->adj_off[v + 1] - f.t->adj_off[v] + 8;
     guint64 most = 0, total = 0;
     for (guint i = 0; i < n; i++) {
       most = MAX(most, work[i]);

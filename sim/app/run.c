@@ -152,7 +152,9 @@ static void canonical_weights(void *user, const guint *workers, guint n_workers,
   sim_numa_canonical.weights(m, uniq, nu, w);
 }
 
-guint sim_run_default_threads(void) { return MIN(MAX(g_get_num_processors(), 1), SIM_ENGINE_MAX_THREADS); }
+guint sim_run_default_threads(void) {
+  return MIN(MAX(g_get_num_processors(), 1), SIM_ENGINE_MAX_THREADS);
+}
 
 gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summary_out, GError **error) {
   g_autofree char *default_dir = g_build_filename("results", sc->name, NULL);
