@@ -736,17 +736,15 @@ typedef struct {
 } BlockSpec;
 
 /* How many threads run the next block (RELAY_RUN_ADAPTIVE): all of them, or the calling thread alone
- * (running every worker's part in turn, the same result), whichever had the lower wall time per unit of
- * work (steps and messages) lately. Each cycle of SCHED_PERIOD blocks starts with SCHED_PROBE blocks the way
- * not in use, then chooses; the first cycle runs SCHED_PROBE blocks each way first. The estimates are sums of
- * wall ns and work decayed by SCHED_DECAY per block. */
-#define SCHED_PERIOD 1024
+ * (running every worker's part in turn, the same result). Each cycle of SCHED_PERIOD blocks starts with
+ * 2 x SCHED_PROBE blocks taken each way in turn (so that both see the same load of the machine), then
+ * runs the rest the way that had the lower wall time per unit of work (steps and messages) in them. */
+#define SCHED_PERIOD 512
 #define SCHED_PROBE 16
-#define SCHED_DECAY 0.9
 typedef struct {
-  double ns[2], work[2]; /* decayed sums, [0]: the calling thread alone, [1]: all threads */
-  gboolean all;          /* the way in use */
-  gboolean measured;     /* the first cycle's two probes are done */
+  double ns[2], work[2]; /* this cycle's probes: [0] the calling thread alone, [1] all threads */
+  gboolean all;          /* the way chosen */
+  gboolean probing;      /* the block being run is one of the probes */
   guint64 at;            /* blocks since the cycle began */
 } Schedule;
 
@@ -1551,29 +1549,17 @@ static Kernel *kernel_get(RelayWork *w, const NetGeoParams *gp, const NetTopolog
   return k;
 }
 
-/* The way with the lower wall time per unit of work, of those measured. */
-static void schedule_choose(Schedule *sc) {
-  double rate[2];
-  for (int i = 0; i < 2; i++)
-    rate[i] = sc->work[i] > 0 ? sc->ns[i] / sc->work[i] : -1;
-  if (rate[0] >= 0 && rate[1] >= 0) sc->all = rate[1] < rate[0];
-}
-
 /* Whether the next block runs on all threads (see Schedule). */
 static gboolean schedule_all(RelayWork *w, Kernel *k) {
   if (w->run == RELAY_RUN_ALL) return TRUE;
   if (w->run == RELAY_RUN_CALLER) return FALSE;
   Schedule *sc = &k->sched;
   guint64 at = sc->at++;
-  if (!sc->measured) {
-    if (at < 2 * SCHED_PROBE) return at >= SCHED_PROBE; /* alone, then all */
-    sc->measured = TRUE;
-    sc->at = SCHED_PROBE + 1;
-    schedule_choose(sc);
-    return sc->all;
-  }
-  if (at < SCHED_PROBE) return !sc->all; /* probing the way not in use */
-  if (at == SCHED_PROBE) schedule_choose(sc);
+  if (at == 0) sc->ns[0] = sc->ns[1] = sc->work[0] = sc->work[1] = 0;
+  sc->probing = at < 2 * SCHED_PROBE;
+  if (sc->probing) return at & 1; /* alone, all, alone, ... */
+  if (at == 2 * SCHED_PROBE && sc->work[0] > 0 && sc->work[1] > 0)
+    sc->all = sc->ns[1] / sc->work[1] < sc->ns[0] / sc->work[0];
   if (sc->at >= SCHED_PERIOD) sc->at = 0;
   return sc->all;
 }
@@ -1619,6 +1605,7 @@ static void geth_propagate(const void *params, const NetGeoParams *gp, const Net
   w->loc = k->loc;
   k->work = k->work_critical = 0;
   guint n = k->n_workers;
+  k->sched.probing = FALSE;
   gboolean all = n > 1 && schedule_all(w, k);
   k->n_run = all ? n : 1;
   memset(k->wait_s, 0, n * sizeof *k->wait_s);
@@ -1637,14 +1624,9 @@ static void geth_propagate(const void *params, const NetGeoParams *gp, const Net
     thread_block(k, 0);
   }
   gint64 r1 = mono_ns();
-  if (n > 1) {
-    Schedule *sc = &k->sched;
-    for (int i = 0; i < 2; i++) {
-      sc->ns[i] *= SCHED_DECAY;
-      sc->work[i] *= SCHED_DECAY;
-    }
-    sc->ns[all] += (double)(r1 - r0);
-    sc->work[all] += (double)k->work;
+  if (n > 1 && k->sched.probing) {
+    k->sched.ns[all] += (double)(r1 - r0);
+    k->sched.work[all] += (double)k->work;
   }
   guint64 reached = 0, messages = 0;
   RelayWorkStats *st = &w->stats;

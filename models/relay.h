@@ -103,9 +103,9 @@ guint relay_groups_thread_of(const RelayGroups *g, guint threads, guint32 group)
 void relay_work_set_threads(RelayWork *w, guint threads);
 /* How a propagation uses those threads. The work is always split into as many parts as threads (at most the
  * groups, RELAY_MAX_THREADS); the calling thread alone can run every part in turn, with the same result.
- *  - RELAY_RUN_ADAPTIVE (the default): all threads, or the calling thread alone, whichever had the lower
- *    wall time per unit of work lately: each in turn for 16 propagations at the start, then the other way for
- *    16 of every 1024. On a machine busy with other work, threads that take turns on a core wait at every
+ *  - RELAY_RUN_ADAPTIVE (the default): all threads, or the calling thread alone: every 512 propagations
+ *    start with 32 taken each way in turn, and the rest go the way that had the lower wall time per unit of
+ *    work in those. On a machine busy with other work, threads that take turns on a core wait at every
  *    window's barrier for the other to be scheduled, and one thread is faster.
  *  - RELAY_RUN_ALL: always all threads (what was asked for, whatever the machine does).
  *  - RELAY_RUN_CALLER: always the calling thread alone (tests; the parts as with all threads). */
