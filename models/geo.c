@@ -39,8 +39,11 @@ typedef struct {
   GeoScratch **scratches; /* per miner, owned by the miners; read only after the run */
   /* The relay's working memory (about 1.5 MB for 4000 nodes). It holds nothing from one event to the next,
    * so miners share it: one copy stays in cache, where one per miner made every block a cold start (3x
-   * slower). A parallel engine needs one per worker thread. */
+   * slower). The world is one engine group, so one block's relay runs at a time; the work owns the relay's
+   * own threads (relay_threads). */
   RelayWork *work;
+  guint relay_threads;
+  gboolean relay_adaptive;
   uint64_t seed;
   gboolean on_nodes; /* some miners sit on ordinary nodes: every propagation runs to the end */
   /* For the transaction world: each pool's nodes (its miners' gateways), vantage names and nodes. */
@@ -237,7 +240,11 @@ static void geo_tx_view(gpointer state, const PowWorld *world, TxNetView *view) 
 static gpointer geo_miner_scratch(gpointer state, guint miner) {
   GeoState *g = state;
   GeoScratch *s = g_new0(GeoScratch, 1);
-  if (!g->work) g->work = relay_work_new(g->topo);
+  if (!g->work) {
+    g->work = relay_work_new(g->topo);
+    relay_work_set_threads(g->work, MAX(g->relay_threads, 1));
+    relay_work_set_run_mode(g->work, g->relay_adaptive ? RELAY_RUN_ADAPTIVE : RELAY_RUN_ALL);
+  }
   s->work = g->work;
   s->source_t = g_new0(SimTime, MAX(g->max_gw, 1));
   g->scratches[miner] = s;
@@ -340,6 +347,43 @@ static double geo_relay_wall_s(gpointer state) {
   return (double)ns / 1e9;
 }
 
+static void geo_set_threads(gpointer state, guint threads, gboolean adaptive) {
+  GeoState *g = state;
+  g->relay_threads = threads;
+  g->relay_adaptive = adaptive;
+  if (g->work) {
+    relay_work_set_threads(g->work, MAX(threads, 1));
+    relay_work_set_run_mode(g->work, adaptive ? RELAY_RUN_ADAPTIVE : RELAY_RUN_ALL);
+  }
+}
+
+G_STATIC_ASSERT(POW_RELAY_MAX_THREADS == RELAY_MAX_THREADS);
+
+static gboolean geo_relay_stats(gpointer state, PowRelayStats *out) {
+  GeoState *g = state;
+  if (!g->work) return FALSE;
+  RelayWorkStats st;
+  relay_work_get_stats(g->work, &st);
+  if (st.propagations == 0) return FALSE; /* a relay model without the windowed kernel */
+  *out = (PowRelayStats){.threads = st.threads,
+                         .groups = st.groups,
+                         .largest_group = st.largest_group,
+                         .lookahead_ns = st.lookahead_ns,
+                         .lookahead_from = st.lookahead_from,
+                         .lookahead_to = st.lookahead_to,
+                         .blocks = st.propagations,
+                         .alone = st.alone,
+                         .windows = st.windows,
+                         .steps = st.steps,
+                         .messages = st.messages,
+                         .deferred = st.deferred,
+                         .work = st.work,
+                         .work_critical = st.work_critical,
+                         .wall_s = st.wall_s};
+  memcpy(out->wait_s, st.wait_s, sizeof out->wait_s);
+  return TRUE;
+}
+
 static void geo_clear_extra(void *params) { net_geo_clear_tables(params); }
 
 static const char *const geo_extra_keys[] = {"regions", "cities", "vantage_points", "gateways", "out_degree_cdf",
@@ -372,4 +416,6 @@ const PowNetworkModel pow_network_geo = {
     .tx_view = geo_tx_view,
     .min_delay = geo_min_delay,
     .relay_wall_s = geo_relay_wall_s,
+    .set_threads = geo_set_threads,
+    .relay_stats = geo_relay_stats,
 };

@@ -855,16 +855,52 @@ char *pow_world_partition_note(const PowWorld *w, double run_wall_s) {
                               "bound.");
   double relay_s = w->net->relay_wall_s ? w->net->relay_wall_s(w->net_state) : -1;
   if (relay_s >= 0 && run_wall_s > 0) {
-    /* Amdahl: the relay of one block is one sequential computation inside one handler, and the next block
-     * cannot be built before the pools have heard this one; even if everything else ran in parallel for
-     * free, 2 threads cannot beat 1 / (r + (1 - r) / 2). */
+    /* The relay of one block runs inside one handler, and the next block cannot be built before the pools
+     * have heard this one: only the relay's own threads (below) run in parallel. */
     double r = MIN(1.0, relay_s / run_wall_s);
     g_string_append_printf(s,
-                           " The relay kernel took %.3f s of the run's %.3f s (%.1f%%), one block at a time: as long "
-                           "as one block's relay runs on one thread, no schedule on 2 threads can beat %.2fx.",
-                           relay_s, run_wall_s, 100 * r, 1 / (r + (1 - r) / 2));
+                           " The relay kernel took %.3f s of the run's %.3f s (%.1f%%), one block at a time.",
+                           relay_s, run_wall_s, 100 * r);
+  }
+  PowRelayStats rs;
+  if (pow_world_relay_stats(w, &rs)) {
+    double blocks = (double)MAX(rs.blocks, 1), windows = (double)MAX(rs.windows, 1);
+    g_string_append_printf(
+        s, "\nrelay: each block's relay on %u thread%s over %u fixed groups (largest %u nodes), ", rs.threads,
+        rs.threads == 1 ? "" : "s", rs.groups, rs.largest_group);
+    if (rs.alone)
+      g_string_append_printf(s,
+                             "%" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " blocks on the calling thread "
+                             "alone (measured faster then: a machine busy with other work), ",
+                             rs.alone, rs.blocks);
+    if (rs.lookahead_ns == SIM_TIME_MAX)
+      g_string_append(s, "no link between groups;");
+    else
+      g_string_append_printf(s, "lookahead %.3f ms (link node %u -> node %u);", (double)rs.lookahead_ns / 1e6,
+                             rs.lookahead_from, rs.lookahead_to);
+    g_string_append_printf(
+        s,
+        " %.1f windows per block, %.1f steps per window, %.1f%% of messages between groups; "
+        "work balance %.2f (work / the busiest thread's work per window: the speedup over 1 "
+        "thread that dedicated cores and a free barrier would give); barrier wait s per thread:",
+        rs.windows / blocks, rs.steps / windows,
+        rs.messages ? 100.0 * (double)rs.deferred / (double)rs.messages : 0.0,
+        rs.work_critical ? (double)rs.work / (double)rs.work_critical : 1.0);
+    for (guint i = 0; i < rs.threads && i < POW_RELAY_MAX_THREADS; i++)
+      g_string_append_printf(s, "%s%.3f", i ? "," : " ", rs.wait_s[i]);
   }
   return g_string_free(s, FALSE);
+}
+
+void pow_world_set_threads(PowWorld *w, guint threads, gboolean adaptive) {
+  g_return_if_fail(w != NULL);
+  if (w->net->set_threads && w->net_state) w->net->set_threads(w->net_state, threads, adaptive);
+}
+
+gboolean pow_world_relay_stats(const PowWorld *w, PowRelayStats *stats) {
+  g_return_val_if_fail(w != NULL && stats != NULL, FALSE);
+  memset(stats, 0, sizeof *stats);
+  return w->net->relay_stats && w->net_state && w->net->relay_stats(w->net_state, stats);
 }
 
 guint pow_world_n_miners(const PowWorld *w) { return w->n_miners; }

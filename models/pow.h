@@ -127,6 +127,28 @@ typedef struct PowTraceBlock {
   uint64_t uncles[OBS_MAX_UNCLES];
 } PowTraceBlock;
 
+/* What a network's per-block relay computation did so far (sim run --stats, sim bench scaling); see relay.h
+ * (RelayWorkStats) for the windowed kernel these figures describe. */
+#define POW_RELAY_MAX_THREADS 64
+typedef struct {
+  guint threads;          /* threads one block's relay ran on, the calling thread included */
+  guint32 groups;         /* fixed groups of nodes */
+  guint32 largest_group;  /* nodes */
+  SimTime lookahead_ns;   /* least latency floor between groups; SIM_TIME_MAX: none */
+  guint32 lookahead_from; /* node ids of the link that sets it */
+  guint32 lookahead_to;
+  guint64 blocks;         /* blocks relayed */
+  guint64 alone;          /* of which on the calling thread alone though split for several (adaptive) */
+  guint64 windows;        /* windows, all blocks */
+  guint64 steps;          /* label-setting steps taken */
+  guint64 messages;       /* messages sent */
+  guint64 deferred;       /* of which between groups, applied at window ends */
+  guint64 work;           /* steps + messages sent and received between groups, all threads */
+  guint64 work_critical;  /* the busiest thread's work per window, summed */
+  double wall_s;          /* wall seconds in the relay */
+  double wait_s[POW_RELAY_MAX_THREADS]; /* per thread: wall seconds waiting at the window barrier */
+} PowRelayStats;
+
 /* The "network" model family: how a block found by one miner reaches the others. */
 typedef struct {
   SimModelInfo info;
@@ -161,6 +183,12 @@ typedef struct {
   /* Wall-clock seconds spent so far in the network's per-block relay computation (inside `publish`), for
    * `sim run --stats`; NULL: not measured. Never part of any output file. */
   double (*relay_wall_s)(gpointer state);
+  /* Threads for the network's own per-block computation (the relay of one block); its results must not
+   * depend on the number. `adaptive`: it may run a block on fewer threads when that has been faster (a
+   * machine busy with other work); else it uses them all. NULL: it has none. */
+  void (*set_threads)(gpointer state, guint threads, gboolean adaptive);
+  /* Fills `stats` with what its per-block relay did so far; FALSE (or NULL): nothing to report. */
+  gboolean (*relay_stats)(gpointer state, PowRelayStats *stats);
 } PowNetworkModel;
 
 extern const PowNetworkModel pow_network_pool_delay;
@@ -203,10 +231,18 @@ guint64 pow_world_pool_discarded(const PowWorld *world, guint pool);
 
 /* Why the world is one group, for `sim run --stats`: one line naming what ties its entities together in
  * this configuration, and the lookahead a split would have. With the run's wall-clock seconds `run_wall_s`
- * (> 0) and a network that measures its relay (relay_wall_s), it adds the relay's share of the run and the
- * bound that share puts on any 2-thread speedup while one block's relay stays on one thread. Free with
- * g_free(). */
+ * (> 0) and a network that measures its relay (relay_wall_s), it adds the relay's share of the run; with a
+ * relay that reports (relay_stats), a second line, "relay: ...", on how each block's relay ran on its own
+ * threads (groups, lookahead, windows per block, steps per window, the work balance and barrier waits).
+ * Free with g_free(). */
 char *pow_world_partition_note(const PowWorld *world, double run_wall_s);
+
+/* Threads for the network's per-block computation (PowNetworkModel.set_threads): the world's events stay one
+ * group on the engine; each block's relay runs on up to `threads` threads (`adaptive`: on the calling thread
+ * alone when that has been measured faster). Outputs do not depend on either. */
+void pow_world_set_threads(PowWorld *world, guint threads, gboolean adaptive);
+/* What the network's relay did (PowNetworkModel.relay_stats); FALSE if it reports nothing. */
+gboolean pow_world_relay_stats(const PowWorld *world, PowRelayStats *stats);
 
 /* The block with this id (OBS_GENESIS_ID gives the genesis), or NULL. Owned by the world. */
 const ObsBlock *pow_world_block(const PowWorld *world, uint64_t id);

@@ -1,9 +1,19 @@
-/* relay.c: block relay over the topology: Geth 1.8.23's eth/63 push-and-announce protocol, and the result
- * store (RelayWork) that every relay model reports through. */
+/* relay.c: block relay over the topology: Geth 1.8.23's eth/63 push-and-announce protocol as a windowed
+ * kernel over fixed groups of nodes (one or more threads, the same results), and the result store
+ * (RelayWork) that every relay model reports through. */
 #include "relay.h"
 
+#include <limits.h>
+#include <linux/futex.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+G_DEFINE_QUARK(relay-error-quark, relay_error)
 
 enum { STEP_HAVE = 0, STEP_PUSH = 1, STEP_ANNOUNCE = 2 };
 
@@ -16,89 +26,64 @@ enum { DONE_NO = 0, DONE_YES = 1, DONE_UNAVAILABLE = 2 };
 #define HAVE_UNAVAILABLE (-(SIM_TIME_MAX / 4))
 
 /* A step is one 64-bit key: time since the block's first source (40 bits of ns: 18 minutes), node (22
- * bits), kind (2 bits). Keys order steps by (time, node, kind), so ties never depend on insertion order. */
+ * bits, the kernel's own numbering, see RelayGroups.order), kind (2 bits). Keys order steps by (time,
+ * node, kind), so ties never depend on insertion order. */
 #define STEP_TIME_BITS 40
 #define STEP_NODE_BITS 22
+#define STEP_KEY_SHIFT (STEP_NODE_BITS + 2)
 #define STEP_TIME_MAX ((UINT64_C(1) << STEP_TIME_BITS) - 1)
 
 /* Everything the Geth kernel reads and writes of directed edge e = v->u, in one 16-byte record stored in
- * v's adjacency order, so that scanning a node's edges brings in all it needs (read from the topology's
- * five per-edge arrays plus a state array, the working set of pools-2019 was 1.8 MB and missed a 1 MB
- * cache 80 times as often; packed it is 0.7 MB):
- *  - word: u (bits 41..62; node ids have 22 bits) | sent (bit 40: v sent u the block or an announcement) |
- *    when v heard from u, in ns after the block's first source (bits 0..39; all ones: not heard). The
- *    sent and heard bits are reset at the start of each propagation.
+ * v's adjacency order, so that scanning a node's edges brings in all it needs:
+ *  - word: cross (bit 63: u is in another group) | u (bits 41..62) | sent (bit 40: v sent u the block or
+ *    an announcement) | when v heard from u, in ns after the block's first source (bits 0..39; all ones:
+ *    not heard). The sent and heard bits are reset at the start of each propagation. Only v's thread
+ *    writes the record: v's sends, and what v hears (applied by v's thread, at once inside a group, at the
+ *    window's end from another group).
  *  - rev: the reverse edge u->v; cls: the link class (edges with the same latency mean, floor and
  *    bandwidth share one). */
 #define EDGE_HEARD_BITS 40
 #define EDGE_HEARD_NONE ((UINT64_C(1) << EDGE_HEARD_BITS) - 1)
 #define EDGE_SENT_BIT (UINT64_C(1) << EDGE_HEARD_BITS)
 #define EDGE_TO_SHIFT (EDGE_HEARD_BITS + 1)
+#define EDGE_TO_MASK ((UINT64_C(1) << STEP_NODE_BITS) - 1)
+#define EDGE_CROSS_BIT (UINT64_C(1) << 63)
 #define EDGE_STATE_MASK (EDGE_SENT_BIT | EDGE_HEARD_NONE)
 
-typedef struct {
-  guint64 word;
-  guint32 rev;
-  guint32 cls;
-} PackedEdge;
+/* Spin this long at a barrier, and between blocks, before sleeping on a futex. */
+#define SPIN_NS 20000
 
-typedef struct {
-  SimTime mean_ns;
-  SimTime floor_ns;
-  SimTime transfer_ns; /* of the block being relayed */
-  double tx_ns_per_byte;
-  NetLatencyDraw draw;
-} LinkClass;
-
-typedef struct {
-  guint64 *key;
-  guint32 len, cap;
-} RadixBucket;
+typedef struct Kernel Kernel;
 
 struct RelayWork {
   guint32 n_nodes;
   guint32 n_special;
   guint64 n_edges;
-  /* Per node, reset by every propagation: best known time of the full block (final once `done`). First
-   * pushes and announcements are only kept for the specials (vantage points, gateways): nobody reads them
-   * for other nodes. When a node's upload link is free again is set by its push, which always comes
-   * before its announcement, the only reader. */
+  /* Results of the last propagation, reset by every propagation: best known time of the full block (final
+   * once `done`), first block message and first announcement received. Indexed by loc[node] when `loc` is
+   * set (the Geth kernel's own node order), else by node (models reporting through relay_work_record). */
   SimTime *have;
   guint8 *done;
-  SimTime *upload_free;
-  SimTime *first_push; /* first full block received as a pushed block message */
-  SimTime *announce;   /* first announcement received */
-  /* HAVE step keys. A step only creates later steps, so keys mostly arrive above the last one taken: a
-   * radix heap (bucket b > 0 holds the keys whose highest bit differing from `radix_last` is bit b - 1;
-   * the keys of the lowest bucket are spread over lower ones when it is taken) with its minimum kept up to
-   * date; faster here than a 4-ary heap (branchy pops) or a calendar queue (bursts of equal-time
-   * fetches). The rare key at or below the last one taken (zero latency and transfer to a lower node id)
-   * goes to a 4-ary min-heap. */
-  RadixBucket bucket[65];
-  guint64 bucket_mask; /* bit b - 1: bucket b not empty */
-  guint64 radix_last, radix_min;
-  guint64 *heap;
-  /* PUSH and ANNOUNCE steps come a fixed time after HAVE (verify; verify + import), so in HAVE order they
-   * are already sorted: two FIFO queues of keys instead of heap entries. */
-  guint64 *fifo[2];
-  gsize heap_len, heap_cap;
-  guint32 *scratch; /* edge indices for choosing push targets */
+  SimTime *first_push;
+  SimTime *announce;
+  const guint32 *loc;
   guint64 reached, messages;
-  /* The Geth kernel's packed view of the topology and jitter model it was last used with (built on first
-   * use: the topology is read-only once built). */
-  const NetTopology *packed_topo;
-  const void *packed_jitter, *packed_jitter_params;
-  PackedEdge *packed;
-  LinkClass *cls;
-  guint32 n_cls;
+  guint threads;       /* asked for (relay_work_set_threads) */
+  RelayRunMode run;
+  RelayGroups *groups; /* the Geth kernel's groups (owned) */
+  Kernel *kernel;      /* the Geth kernel's state, built at its first propagation */
+  RelayWorkStats stats;
   /* Another relay model's own scratch (relay_work_set_ext). */
   const void *ext_owner;
   gpointer ext;
   GDestroyNotify ext_free;
 };
 
-/* Every node unreached, no special heard anything, counts zero. */
+static void kernel_free(Kernel *k);
+
+/* Every node unreached, no special heard anything, counts zero (node order). */
 static void reset_nodes(RelayWork *w) {
+  w->loc = NULL;
   for (guint32 v = 0; v < w->n_nodes; v++) w->have[v] = SIM_TIME_MAX;
   memset(w->done, 0, w->n_nodes);
   for (guint32 v = 0; v < w->n_special; v++) w->first_push[v] = w->announce[v] = SIM_TIME_MAX;
@@ -112,45 +97,38 @@ RelayWork *relay_work_new(const NetTopology *t) {
   w->n_edges = t->n_edges;
   w->have = g_new(SimTime, MAX(t->n_nodes, 1));
   w->done = g_new(guint8, MAX(t->n_nodes, 1));
-  w->upload_free = g_new0(SimTime, MAX(t->n_nodes, 1));
-  w->first_push = g_new(SimTime, MAX(t->n_special, 1));
-  w->announce = g_new(SimTime, MAX(t->n_special, 1));
-  w->heap_cap = 1024;
-  w->heap = g_new(guint64, w->heap_cap);
-  for (int i = 0; i < 2; i++) w->fifo[i] = g_new(guint64, 2 * (gsize)t->n_nodes + 1);
-  guint32 max_deg = 0;
-  for (guint32 v = 0; v < t->n_nodes; v++) max_deg = MAX(max_deg, t->adj_off[v + 1] - t->adj_off[v]);
-  w->scratch = g_new(guint32, max_deg + 1);
+  w->first_push = g_new(SimTime, MAX(t->n_nodes, 1));
+  w->announce = g_new(SimTime, MAX(t->n_nodes, 1));
+  w->threads = 1;
   reset_nodes(w);
   return w;
 }
 
 void relay_work_free(RelayWork *w) {
   if (!w) return;
+  kernel_free(w->kernel);
+  relay_groups_free(w->groups);
   if (w->ext && w->ext_free) w->ext_free(w->ext);
   g_free(w->have);
   g_free(w->done);
-  g_free(w->upload_free);
   g_free(w->first_push);
   g_free(w->announce);
-  g_free(w->heap);
-  for (int b = 0; b < 65; b++) g_free(w->bucket[b].key);
-  g_free(w->fifo[0]);
-  g_free(w->fifo[1]);
-  g_free(w->scratch);
-  g_free(w->packed);
-  g_free(w->cls);
   g_free(w);
 }
 
+static inline guint32 result_index(const RelayWork *w, guint32 v) {
+  return w->loc ? w->loc[v] : v;
+}
+
 SimTime relay_work_have(const RelayWork *w, guint32 v) {
-  return w->done[v] == DONE_YES ? w->have[v] : SIM_TIME_MAX;
+  guint32 i = result_index(w, v);
+  return w->done[i] == DONE_YES ? w->have[i] : SIM_TIME_MAX;
 }
 SimTime relay_work_announce(const RelayWork *w, guint32 v) {
-  return v < w->n_special ? w->announce[v] : SIM_TIME_MAX;
+  return v < w->n_special ? w->announce[result_index(w, v)] : SIM_TIME_MAX;
 }
 SimTime relay_work_first_push(const RelayWork *w, guint32 v) {
-  return v < w->n_special ? w->first_push[v] : SIM_TIME_MAX;
+  return v < w->n_special ? w->first_push[result_index(w, v)] : SIM_TIME_MAX;
 }
 guint64 relay_work_reached(const RelayWork *w) { return w->reached; }
 guint64 relay_work_messages(const RelayWork *w) { return w->messages; }
@@ -163,7 +141,7 @@ void relay_work_begin(RelayWork *w) {
 }
 
 void relay_work_record(RelayWork *w, guint32 v, SimTime have, SimTime first_push, SimTime announce) {
-  g_return_if_fail(w != NULL && v < w->n_nodes);
+  g_return_if_fail(w != NULL && v < w->n_nodes && w->loc == NULL);
   w->have[v] = have;
   w->done[v] = have != SIM_TIME_MAX ? DONE_YES : DONE_NO;
   if (v < w->n_special) {
@@ -190,131 +168,371 @@ void relay_work_set_ext(RelayWork *w, const void *owner, gpointer ext, GDestroyN
 
 guint32 relay_work_n_nodes(const RelayWork *w) { return w->n_nodes; }
 
-/* ---- the packed topology ---- */
+void relay_work_get_stats(const RelayWork *w, RelayWorkStats *st) {
+  g_return_if_fail(w != NULL && st != NULL);
+  *st = w->stats;
+  if (w->groups) {
+    st->groups = relay_groups_count(w->groups);
+    st->largest_group = relay_groups_largest(w->groups);
+    st->lookahead_ns = relay_groups_lookahead(w->groups, &st->lookahead_from, &st->lookahead_to);
+  } else {
+    st->lookahead_ns = SIM_TIME_MAX;
+  }
+}
+
+/* ---- fixed groups of nodes ---- */
+
+struct RelayGroups {
+  guint32 n_nodes;
+  guint32 n_groups; /* non-empty */
+  guint32 largest;
+  guint32 *group_of;    /* per node: the group's position in the order below */
+  guint32 *order;       /* the kernel's node order: groups one after another, nodes ascending inside */
+  guint32 *loc;         /* per node: its position in `order` */
+  guint32 *group_start; /* n_groups + 1: where each group starts in `order` */
+  guint64 *prefix;      /* n_groups + 1: work of the groups before (sum over their nodes of degree + 8) */
+  SimTime lookahead;
+  guint32 la_from, la_to;
+};
+
+void relay_groups_free(RelayGroups *g) {
+  if (!g) return;
+  g_free(g->group_of);
+  g_free(g->order);
+  g_free(g->loc);
+  g_free(g->group_start);
+  g_free(g->prefix);
+  g_free(g);
+}
+
+guint32 relay_groups_count(const RelayGroups *g) {
+  return g->n_groups;
+}
+guint32 relay_groups_largest(const RelayGroups *g) {
+  return g->largest;
+}
+guint32 relay_groups_of(const RelayGroups *g, guint32 node) {
+  g_return_val_if_fail(node < g->n_nodes, 0);
+  return g->group_of[node];
+}
+SimTime relay_groups_lookahead(const RelayGroups *g, guint32 *from, guint32 *to) {
+  if (from) *from = g->la_from;
+  if (to) *to = g->la_to;
+  return g->lookahead;
+}
+
+guint relay_groups_threads(const RelayGroups *g, guint threads) {
+  return MAX(1, MIN(MIN(threads, g->n_groups), RELAY_MAX_THREADS));
+}
+
+/* The first group of each of n threads (cut[n] = n_groups): contiguous runs of about equal work, each
+ * with at least one group. Depends on the groups and n only. */
+static void groups_cut(const RelayGroups *g, guint n, guint32 *cut) {
+  cut[0] = 0;
+  cut[n] = g->n_groups;
+  guint64 total = g->prefix[g->n_groups];
+  guint32 at = 0;
+  for (guint i = 1; i < n; i++) {
+    guint64 target = (guint64)((unsigned __int128)total * i / n);
+    while (at < g->n_groups && g->prefix[at] < target)
+      at++;
+    at = MAX(at, cut[i - 1] + 1);
+    at = MIN(at, g->n_groups - (n - i));
+    cut[i] = at;
+  }
+}
+
+guint relay_groups_thread_of(const RelayGroups *g, guint threads, guint32 group) {
+  g_return_val_if_fail(group < g->n_groups, 0);
+  guint n = relay_groups_threads(g, threads);
+  guint32 cut[RELAY_MAX_THREADS + 1];
+  groups_cut(g, n, cut);
+  guint i = 0;
+  while (i + 1 < n && cut[i + 1] <= group)
+    i++;
+  return i;
+}
+
+static guint32 uf_find(guint32 *p, guint32 x) {
+  while (p[x] != x) {
+    p[x] = p[p[x]];
+    x = p[x];
+  }
+  return x;
+}
+
+/* Joins the groups of a and b; returns the size of the joined group. */
+static guint32 uf_union(guint32 *p, guint32 *size, guint32 a, guint32 b) {
+  a = uf_find(p, a);
+  b = uf_find(p, b);
+  if (a == b) return size[a];
+  if (size[a] < size[b]) {
+    guint32 x = a;
+    a = b;
+    b = x;
+  }
+  p[b] = a;
+  size[a] += size[b];
+  return size[a];
+}
 
 typedef struct {
-  SimTime mean_ns, floor_ns;
-  double tx_ns_per_byte;
-  SimTime host_ns;
-} ClassKey;
+  guint64 key;
+  guint32 group;
+} GroupKey;
 
-static guint class_key_hash(gconstpointer p) {
-  const ClassKey *k = p;
-  guint64 tx;
-  memcpy(&tx, &k->tx_ns_per_byte, sizeof tx);
-  guint64 h = (guint64)k->mean_ns * UINT64_C(0x9E3779B97F4A7C15) ^
-              (guint64)k->floor_ns * UINT64_C(0xC2B2AE3D27D4EB4F) ^ tx * UINT64_C(0x165667B19E3779F9) ^
-              (guint64)k->host_ns * UINT64_C(0x27D4EB2F165667C5);
-  return (guint)(h ^ h >> 32);
+static int group_key_cmp(const void *a, const void *b) {
+  const GroupKey *x = a, *y = b;
+  return x->key < y->key ? -1 : x->key > y->key;
 }
 
-static gboolean class_key_equal(gconstpointer a, gconstpointer b) {
-  return memcmp(a, b, sizeof(ClassKey)) == 0; /* keys are zeroed before they are filled: no padding garbage */
-}
-
-/* Builds w's packed edges and link classes for `t` under gp's jitter model, unless already built for them
- * (a work serves one topology, read-only once built; see relay_work_new()). Class numbers follow the
- * edges' order; no result depends on them. */
-static void pack_topology(RelayWork *w, const NetGeoParams *gp, const NetTopology *t) {
-  if (w->packed_topo == t && w->packed_jitter == gp->jitter.model &&
-      w->packed_jitter_params == gp->jitter.params)
-    return;
-  g_free(w->packed);
-  g_free(w->cls);
-  w->packed = g_new(PackedEdge, MAX(t->n_edges, 1));
-  GArray *keys = g_array_new(FALSE, FALSE, sizeof(ClassKey));
-  GHashTable *index = g_hash_table_new_full(class_key_hash, class_key_equal, g_free, NULL);
-  for (guint64 e = 0; e < t->n_edges; e++) {
-    ClassKey k;
-    memset(&k, 0, sizeof k);
-    k.mean_ns = t->lat_mean_ns[e];
-    k.floor_ns = t->lat_floor_ns[e];
-    k.tx_ns_per_byte = t->tx_ns_per_byte[e];
-    k.host_ns = t->lat_host_ns ? t->lat_host_ns[e] : 0;
-    gpointer hit;
-    guint32 c;
-    if (g_hash_table_lookup_extended(index, &k, NULL, &hit)) {
-      c = GPOINTER_TO_UINT(hit);
-    } else {
-      c = keys->len;
-      g_array_append_val(keys, k);
-      /* A copy as the table's key: `keys` moves when it grows. */
-      g_hash_table_insert(index, g_memdup2(&k, sizeof k), GUINT_TO_POINTER(c));
+/* Builds the order, positions, sizes, work prefix and lookahead from a grouping (`rep[v]`: any id per group,
+ * < n_nodes). Groups are laid out in a pseudo-random order of their least node id (so that contiguous runs
+ * of groups, a thread's share, mix the regions), their nodes ascending. */
+static RelayGroups *groups_build(const NetTopology *t, const guint32 *rep) {
+  guint32 n = t->n_nodes;
+  RelayGroups *g = g_new0(RelayGroups, 1);
+  g->n_nodes = n;
+  g->group_of = g_new(guint32, MAX(n, 1));
+  g->order = g_new(guint32, MAX(n, 1));
+  g->loc = g_new(guint32, MAX(n, 1));
+  g_autofree guint32 *first = g_new(guint32, MAX(n, 1)); /* per rep: least node, or UINT32_MAX */
+  g_autofree guint32 *count = g_new0(guint32, MAX(n, 1));
+  for (guint32 v = 0; v < n; v++)
+    first[v] = UINT32_MAX;
+  for (guint32 v = 0; v < n; v++) {
+    if (first[rep[v]] == UINT32_MAX) first[rep[v]] = v;
+    count[rep[v]]++;
+  }
+  g_autofree GroupKey *keys = g_new(GroupKey, MAX(n, 1));
+  guint32 ng = 0;
+  for (guint32 r = 0; r < n; r++)
+    if (first[r] != UINT32_MAX)
+      keys[ng++] = (GroupKey){.key = sim_mix64(first[r] ^ UINT64_C(0x5851F42D4C957F2D)), .group = r};
+  qsort(keys, ng, sizeof *keys, group_key_cmp);
+  g->n_groups = ng;
+  g->group_start = g_new(guint32, ng + 1);
+  g->prefix = g_new(guint64, ng + 1);
+  g_autofree guint32 *pos = g_new(guint32, MAX(n, 1)); /* per rep: its position */
+  guint32 at = 0;
+  for (guint32 i = 0; i < ng; i++) {
+    pos[keys[i].group] = i;
+    g->group_start[i] = at;
+    at += count[keys[i].group];
+    g->largest = MAX(g->largest, count[keys[i].group]);
+  }
+  g->group_start[ng] = at;
+  g_autofree guint32 *fill = g_new0(guint32, ng + 1);
+  for (guint32 v = 0; v < n; v++) { /* ascending: nodes ascending inside each group */
+    guint32 p = pos[rep[v]];
+    g->group_of[v] = p;
+    guint32 l = g->group_start[p] + fill[p]++;
+    g->order[l] = v;
+    g->loc[v] = l;
+  }
+  g->prefix[0] = 0;
+  for (guint32 i = 0; i < ng; i++) {
+    guint64 w = 0;
+    for (guint32 l = g->group_start[i]; l < g->group_start[i + 1]; l++) {
+      guint32 v = g->order[l];
+      w += t->adj_off[v + 1] - t->adj_off[v] + 8;
     }
-    w->packed[e] = (PackedEdge){.word = (guint64)t->adj[e] << EDGE_TO_SHIFT, .rev = t->rev[e], .cls = c};
+    g->prefix[i + 1] = g->prefix[i] + w;
   }
-  g_hash_table_destroy(index);
-  w->n_cls = keys->len;
-  w->cls = g_new0(LinkClass, MAX(keys->len, 1));
-  for (guint32 c = 0; c < keys->len; c++) {
-    const ClassKey *k = &g_array_index(keys, ClassKey, c);
-    w->cls[c].mean_ns = k->mean_ns;
-    w->cls[c].floor_ns = k->floor_ns;
-    w->cls[c].tx_ns_per_byte = k->tx_ns_per_byte;
-    net_latency_draw_init(&w->cls[c].draw, gp, k->mean_ns, k->host_ns);
-  }
-  g_array_free(keys, TRUE);
-  w->packed_topo = t;
-  w->packed_jitter = gp->jitter.model;
-  w->packed_jitter_params = gp->jitter.params;
+  g->lookahead = SIM_TIME_MAX;
+  g->la_from = g->la_to = 0;
+  for (guint32 u = 0; u < n; u++)
+    for (guint32 e = t->adj_off[u]; e < t->adj_off[u + 1]; e++)
+      if (g->group_of[u] != g->group_of[t->adj[e]] && t->lat_floor_ns[e] < g->lookahead) {
+        g->lookahead = t->lat_floor_ns[e];
+        g->la_from = u;
+        g->la_to = t->adj[e];
+      }
+  return g;
 }
 
-/* ---- a 4-ary min-heap of step keys (hole-based sifting) ---- */
+static int edge_floor_cmp(const void *a, const void *b, void *user) {
+  const SimTime *f = user;
+  guint32 x = *(const guint32 *)a, y = *(const guint32 *)b;
+  if (f[x] != f[y]) return f[x] < f[y] ? -1 : 1;
+  return x < y ? -1 : x > y;
+}
 
-static void heap_push_key(RelayWork *w, guint64 key) {
-  if (w->heap_len == w->heap_cap) {
-    w->heap_cap *= 2;
-    w->heap = g_renew(guint64, w->heap, w->heap_cap);
+RelayGroups *relay_groups_new(const NetTopology *t) {
+  guint32 n = t->n_nodes;
+  guint32 cap = MAX(1, n / RELAY_GROUPS_BALANCE);
+  g_autofree guint32 *edges = g_new(guint32, MAX(t->n_edges, 1));
+  for (guint64 e = 0; e < t->n_edges; e++)
+    edges[e] = (guint32)e;
+  g_qsort_with_data(edges, (gint)t->n_edges, sizeof *edges, edge_floor_cmp, t->lat_floor_ns);
+  g_autofree guint32 *src = g_new(guint32, MAX(t->n_edges, 1));
+  for (guint32 u = 0; u < n; u++)
+    for (guint32 e = t->adj_off[u]; e < t->adj_off[u + 1]; e++)
+      src[e] = u;
+  /* First pass: the floor value whose links would make a group too big (links of floor 0 always join). */
+  g_autofree guint32 *p = g_new(guint32, MAX(n, 1));
+  g_autofree guint32 *size = g_new(guint32, MAX(n, 1));
+  for (guint32 v = 0; v < n; v++)
+    p[v] = v, size[v] = 1;
+  SimTime cutoff = SIM_TIME_MAX;
+  for (guint64 i = 0; i < t->n_edges;) {
+    SimTime f = t->lat_floor_ns[edges[i]];
+    guint32 largest = 0;
+    guint64 j = i;
+    for (; j < t->n_edges && t->lat_floor_ns[edges[j]] == f; j++)
+      largest = MAX(largest, uf_union(p, size, src[edges[j]], t->adj[edges[j]]));
+    if (f > 0 && largest > cap) {
+      cutoff = f;
+      break;
+    }
+    i = j;
   }
-  gsize i = w->heap_len++;
+  /* Second pass: join the links below the cutoff. */
+  for (guint32 v = 0; v < n; v++)
+    p[v] = v, size[v] = 1;
+  for (guint64 i = 0; i < t->n_edges && t->lat_floor_ns[edges[i]] < cutoff; i++)
+    uf_union(p, size, src[edges[i]], t->adj[edges[i]]);
+  for (guint32 v = 0; v < n; v++)
+    p[v] = uf_find(p, v);
+  return groups_build(t, p);
+}
+
+RelayGroups *relay_groups_new_assigned(const NetTopology *t, const guint32 *group_of, guint32 n_groups,
+                                       GError **error) {
+  for (guint32 v = 0; v < t->n_nodes; v++)
+    g_return_val_if_fail(group_of[v] < n_groups, NULL);
+  for (guint32 u = 0; u < t->n_nodes; u++)
+    for (guint32 e = t->adj_off[u]; e < t->adj_off[u + 1]; e++) {
+      guint32 v = t->adj[e];
+      if (group_of[u] != group_of[v] && t->lat_floor_ns[e] <= 0) {
+        g_set_error(error, RELAY_ERROR, RELAY_ERROR_ZERO_LOOKAHEAD,
+                    "relay groups: the link from node %u (group %u) to node %u (group %u) has a least "
+                    "latency of 0 ns: a link between two groups needs a positive one (put both nodes in one "
+                    "group)",
+                    u, group_of[u], v, group_of[v]);
+        return NULL;
+      }
+    }
+  /* A representative node per group id: the first node that has it. */
+  g_autofree guint32 *first = g_new(guint32, MAX(n_groups, 1));
+  for (guint32 i = 0; i < n_groups; i++)
+    first[i] = UINT32_MAX;
+  g_autofree guint32 *rep = g_new(guint32, MAX(t->n_nodes, 1));
+  for (guint32 v = 0; v < t->n_nodes; v++) {
+    if (first[group_of[v]] == UINT32_MAX) first[group_of[v]] = v;
+    rep[v] = first[group_of[v]];
+  }
+  return groups_build(t, rep);
+}
+
+/* ---- a thread's queue of steps ----
+ * HAVE step keys. A step only creates later steps, so keys mostly arrive above the last one taken: a radix
+ * heap (bucket b > 0 holds the keys whose highest bit differing from `radix_last` is bit b - 1; the keys of
+ * the lowest bucket are spread over lower ones when it is taken) with its minimum kept up to date; faster
+ * here than a 4-ary heap (branchy pops) or a calendar queue (bursts of equal-time fetches). The rare key at
+ * or below the last one taken (zero latency and transfer to a lower node, or an arrival from another group
+ * below a superseded key already taken) goes to a 4-ary min-heap. PUSH and ANNOUNCE steps come a fixed time
+ * after HAVE (verify; verify + import), so in HAVE order they are already sorted: two FIFO queues. */
+
+typedef struct {
+  guint64 *key;
+  guint32 len, cap;
+} RadixBucket;
+
+typedef struct {
+  RadixBucket bucket[65];
+  guint64 bucket_mask; /* bit b - 1: bucket b not empty */
+  guint64 radix_last, radix_min;
+  guint64 *heap;
+  gsize heap_len, heap_cap;
+} StepQueue;
+
+static void queue_init(StepQueue *q) {
+  memset(q, 0, sizeof *q);
+  q->heap_cap = 1024;
+  q->heap = g_new(guint64, q->heap_cap);
+  q->radix_min = UINT64_MAX;
+}
+
+static void queue_clear(StepQueue *q) {
+  for (int b = 0; b < 65; b++)
+    g_free(q->bucket[b].key);
+  g_free(q->heap);
+}
+
+static void queue_reset(StepQueue *q) {
+  for (guint64 m = q->bucket_mask; m; m &= m - 1)
+    q->bucket[__builtin_ctzll(m) + 1].len = 0;
+  q->bucket_mask = 0;
+  q->radix_last = 0;
+  q->radix_min = UINT64_MAX;
+  q->heap_len = 0;
+}
+
+static void heap_push_key(StepQueue *q, guint64 key) {
+  if (q->heap_len == q->heap_cap) {
+    q->heap_cap *= 2;
+    q->heap = g_renew(guint64, q->heap, q->heap_cap);
+  }
+  gsize i = q->heap_len++;
   while (i > 0) {
     gsize p = (i - 1) / 4;
-    if (w->heap[p] <= key) break;
-    w->heap[i] = w->heap[p];
+    if (q->heap[p] <= key) break;
+    q->heap[i] = q->heap[p];
     i = p;
   }
-  w->heap[i] = key;
+  q->heap[i] = key;
 }
 
-/* ---- the radix heap ---- */
-
-static void radix_reset(RelayWork *w) {
-  for (guint64 m = w->bucket_mask; m; m &= m - 1) w->bucket[__builtin_ctzll(m) + 1].len = 0;
-  w->bucket_mask = 0;
-  w->radix_last = 0;
-  w->radix_min = UINT64_MAX;
+static guint64 heap_pop(StepQueue *q) {
+  guint64 top = q->heap[0];
+  guint64 last = q->heap[--q->heap_len];
+  gsize n = q->heap_len, i = 0;
+  for (;;) {
+    gsize c = 4 * i + 1;
+    if (c >= n) break;
+    gsize best = c;
+    gsize end = MIN(c + 4, n);
+    for (gsize k = c + 1; k < end; k++)
+      if (q->heap[k] < q->heap[best]) best = k;
+    if (q->heap[best] >= last) break;
+    q->heap[i] = q->heap[best];
+    i = best;
+  }
+  if (n) q->heap[i] = last;
+  return top;
 }
 
-static inline void bucket_append(RelayWork *w, int b, guint64 key) {
-  RadixBucket *k = &w->bucket[b];
+static inline void bucket_append(StepQueue *q, int b, guint64 key) {
+  RadixBucket *k = &q->bucket[b];
   if (G_UNLIKELY(k->len == k->cap)) {
     k->cap = k->cap ? 2 * k->cap : 64;
     k->key = g_renew(guint64, k->key, k->cap);
   }
   k->key[k->len++] = key;
-  w->bucket_mask |= UINT64_C(1) << (b - 1);
+  q->bucket_mask |= UINT64_C(1) << (b - 1);
 }
 
-static inline void radix_push(RelayWork *w, guint64 key) {
-  if (G_UNLIKELY(key <= w->radix_last)) {
-    heap_push_key(w, key);
+static inline void radix_push(StepQueue *q, guint64 key) {
+  if (G_UNLIKELY(key <= q->radix_last)) {
+    heap_push_key(q, key);
     return;
   }
-  bucket_append(w, 64 - __builtin_clzll(key ^ w->radix_last), key);
-  if (key < w->radix_min) w->radix_min = key;
+  bucket_append(q, 64 - __builtin_clzll(key ^ q->radix_last), key);
+  if (key < q->radix_min) q->radix_min = key;
 }
 
-/* Takes radix_min (the heap must not be empty) and finds the next minimum. */
-static void radix_pop(RelayWork *w) {
-  guint64 m = w->radix_min;
-  int i = __builtin_ctzll(w->bucket_mask) + 1; /* the minimum is in the lowest bucket */
-  RadixBucket *src = &w->bucket[i];
+/* Takes radix_min (the radix heap must not be empty) and finds the next minimum. */
+static void radix_pop(StepQueue *q) {
+  guint64 m = q->radix_min;
+  int i = __builtin_ctzll(q->bucket_mask) + 1; /* the minimum is in the lowest bucket */
+  RadixBucket *src = &q->bucket[i];
   const guint64 *keys = src->key;
   guint32 len = src->len;
   src->len = 0;
   /* In locals: the key stores below could otherwise alias them. */
-  guint64 mask = w->bucket_mask & ~(UINT64_C(1) << (i - 1));
-  w->radix_last = m;
+  guint64 mask = q->bucket_mask & ~(UINT64_C(1) << (i - 1));
+  q->radix_last = m;
   guint64 next = UINT64_MAX;
   /* Every other key of bucket i differs from m below bit i - 1: it moves to a lower bucket, all of which
    * are empty, so the next minimum is among the moved keys. */
@@ -322,7 +540,7 @@ static void radix_pop(RelayWork *w) {
     guint64 k = keys[j];
     if (k == m) continue;
     int b = 64 - __builtin_clzll(k ^ m);
-    RadixBucket *d = &w->bucket[b];
+    RadixBucket *d = &q->bucket[b];
     if (G_UNLIKELY(d->len == d->cap)) {
       d->cap = d->cap ? 2 * d->cap : 64;
       d->key = g_renew(guint64, d->key, d->cap);
@@ -331,32 +549,13 @@ static void radix_pop(RelayWork *w) {
     mask |= UINT64_C(1) << (b - 1);
     next = MIN(next, k);
   }
-  w->bucket_mask = mask;
+  q->bucket_mask = mask;
   if (next == UINT64_MAX && mask) {
-    const RadixBucket *low = &w->bucket[__builtin_ctzll(w->bucket_mask) + 1];
+    const RadixBucket *low = &q->bucket[__builtin_ctzll(q->bucket_mask) + 1];
     for (guint32 j = 0; j < low->len; j++)
       if (low->key[j] < next) next = low->key[j];
   }
-  w->radix_min = next;
-}
-
-static guint64 heap_pop(RelayWork *w) {
-  guint64 top = w->heap[0];
-  guint64 last = w->heap[--w->heap_len];
-  gsize n = w->heap_len, i = 0;
-  for (;;) {
-    gsize c = 4 * i + 1;
-    if (c >= n) break;
-    gsize best = c;
-    gsize end = MIN(c + 4, n);
-    for (gsize k = c + 1; k < end; k++)
-      if (w->heap[k] < w->heap[best]) best = k;
-    if (w->heap[best] >= last) break;
-    w->heap[i] = w->heap[best];
-    i = best;
-  }
-  if (n) w->heap[i] = last;
-  return top;
+  q->radix_min = next;
 }
 
 /* ---- Geth 1.8.23 ---- */
@@ -401,24 +600,283 @@ static SimTime geth_import_ns(const void *params, double gas_used) {
   return ms(p->import_base_ms + p->import_ms_per_mgas * gas_used / 1e6);
 }
 
-/* One propagation's hot state in locals, so that stores into the per-edge and per-node arrays do not make
- * the compiler reload it. */
+/* ---- the windowed kernel ---- */
+
+typedef struct {
+  guint64 word;
+  guint32 rev;
+  guint32 cls;
+} PackedEdge;
+
+typedef struct {
+  SimTime mean_ns;
+  SimTime floor_ns;
+  SimTime transfer_ns; /* of the block being relayed */
+  double tx_ns_per_byte;
+  NetLatencyDraw draw;
+} LinkClass;
+
+/* A message to another group, kept until the window's end, as its sender's thread wrote it: when it left
+ * (a push: when its last byte left; an announcement: when it was sent), its kind and receiver, the reverse
+ * edge (receiver -> sender; it gives the receiver's thread the edge's random stream and the sender) and
+ * the edge's class: the receiver's thread reads nothing else of the sender's but, for an announcement, when
+ * the sender's upload link is free (set by its push, before). */
+typedef struct {
+  guint64 word; /* sent - t0 (bits 0..39, saturated) | receiver (bits 40..61) | announcement (bit 62) */
+  guint32 rev;
+  guint32 cls;
+} Msg;
+
+#define MSG_NODE_MASK ((UINT32_C(1) << STEP_NODE_BITS) - 1)
+#define MSG_TIME_MASK ((UINT64_C(1) << 40) - 1)
+#define MSG_TO_SHIFT 40
+#define MSG_ANNOUNCE_BIT (UINT64_C(1) << 62)
+
+/* What a message decided at the window's end does besides telling its receiver of the sender (applied at
+ * once: no decision reads it), applied after every decision of the window, so that each decision sees the
+ * receiver as of the window's end whatever order the mailboxes are read in. */
+typedef struct {
+  SimTime t;
+  guint32 node;
+  guint32 what; /* EFFECT_* */
+} Effect;
+
+enum { EFFECT_FULL = 0, EFFECT_FIRST_PUSH = 1, EFFECT_ANNOUNCE = 2 };
+
+/* Thread s's messages to thread d. Every directed edge carries at most one message per block (a node
+ * pushes at most once, and announces only over edges it did not push over), so the capacity is the number
+ * of edges from s's nodes to d's. Only s appends; at the end of window k it publishes the length in
+ * pub[k & 1], which d reads after the barrier (d is done with pub[(k - 1) & 1] before s can write it
+ * again). */
+typedef struct {
+  _Alignas(64) Msg *msg;
+  guint32 cap;
+  guint32 len;
+  guint32 pub[2];
+} Mailbox;
+
+/* What a thread publishes at the barrier: a lower bound on every step it may still take or cause, and its
+ * specials still to reach. */
+/* What a thread publishes at the barrier: a lower bound on every step its workers may still take or cause,
+ * their specials still to reach, and their work in the window (steps, messages sent and messages received:
+ * the sum, and the busiest worker's). */
+typedef struct {
+  _Alignas(64) SimTime bound;
+  guint64 work, work_max;
+  guint32 remaining;
+} Slot;
+
+enum { STREAM_PUSH_TARGETS = 1, STREAM_PUSH = 2, STREAM_ANNOUNCE = 3 };
+
+/* One worker's hot state during a window, in locals, so that stores into the per-edge and per-node arrays
+ * do not make the compiler reload it; kept in the worker between windows. */
 typedef struct {
   const GethParams *p;
   PackedEdge *pe;
   const LinkClass *cls;
-  const guint32 *adj_off;
+  const guint32 *off;
+  const guint32 *gid;
+  const guint8 *special;
+  const guint8 *worker_of;
   SimTime *have;
   guint8 *done;
-  SimTime *first_push, *announce;
+  SimTime *first_push, *announce, *upload_free;
   guint32 *scratch;
-  SimRng *rng;
-  RelayWork *w;
+  StepQueue *q;
+  Mailbox *out; /* this worker's mailboxes, by receiving worker */
+  guint64 key;
   SimTime t0;
   SimTime wait, timeout, last_decision_after_have;
-  guint32 n_special;
-  guint64 messages;
+  SimTime bound; /* least time at which a message sent this window can make a step */
+  guint64 messages, deferred, received;
+  Effect *effects; /* kept for the end of the inbox */
+  guint32 n_effects;
 } Geth;
+
+/* A worker: a fixed, contiguous run of groups and everything it writes. The workers are as many as the
+ * threads asked for (their number fixes nothing in the results either); a thread runs one worker's window
+ * or, when fewer threads run the block, several in turn. */
+typedef struct {
+  _Alignas(64) Kernel *k;
+  guint index;
+  guint32 lo, hi; /* its nodes, in the kernel's order */
+  StepQueue q;
+  guint64 *fifo[2];
+  guint32 *scratch; /* edge indices for choosing push targets */
+  guint32 *read;    /* per sending worker: its next message to apply */
+  Effect *effects;  /* capacity: twice the edges from other workers' nodes to its nodes */
+  /* This block's state between windows. */
+  Geth g;
+  gsize fifo_head[2], fifo_len[2];
+  guint64 reached, steps;
+  guint32 remaining;
+} Worker;
+
+/* A thread other than the calling one (thread p runs workers p, p + P, p + 2P, ... when P threads run a
+ * block). */
+typedef struct {
+  _Alignas(64) Kernel *k;
+  guint index;
+  pthread_t tid;
+  unsigned seen; /* the last block generation it looked at */
+} Thread;
+
+/* The block being relayed, set by the calling thread before the others start on it. */
+typedef struct {
+  const void *params;
+  SimTime t0, last_source_t;
+  SimTime verify, import, wait, timeout, last_decision_after_have;
+  guint32 stop_after;
+  guint64 key;   /* of the block's random streams */
+  guint n_src;
+  guint32 *src; /* sources, the kernel's order */
+  SimTime *src_t;
+  guint src_cap;
+  guint32 join_first; /* joining nodes from here on are unavailable */
+} BlockSpec;
+
+/* How many threads run the next block (RELAY_RUN_ADAPTIVE): all of them, or the calling thread alone
+ * (running every worker's part in turn, the same result). Each cycle of SCHED_PERIOD blocks starts with
+ * 2 x SCHED_PROBE blocks taken each way in turn (so that both see the same load of the machine), then
+ * runs the rest the way that had the lower wall time per unit of work (steps and messages) in them. */
+#define SCHED_PERIOD 512
+#define SCHED_PROBE 16
+typedef struct {
+  double ns[2], work[2]; /* this cycle's probes: [0] the calling thread alone, [1] all threads */
+  gboolean all;          /* the way chosen */
+  gboolean probing;      /* the block being run is one of the probes */
+  guint64 at;            /* blocks since the cycle began */
+} Schedule;
+
+struct Kernel {
+  /* Built for one topology and jitter model (read-only during a block but for each worker's own part). */
+  const NetTopology *topo;
+  const void *jitter, *jitter_params;
+  RelayWork *w;
+  const RelayGroups *groups;
+  guint32 n_nodes;
+  const guint32 *gid; /* kernel order -> node */
+  const guint32 *loc; /* node -> kernel order */
+  guint32 *off;       /* n_nodes + 1: edges of each node, kernel order */
+  PackedEdge *pe;
+  LinkClass *cls;
+  guint32 n_cls;
+  guint8 *special;      /* per node: 1 for nodes 0..n_special-1 of the topology */
+  SimTime *upload_free; /* per node: when its upload link is free again, set by its push */
+  SimTime window;       /* min(lookahead, RELAY_WINDOW_MAX_NS) */
+  /* Workers and threads. */
+  guint n_workers;
+  Worker **workers;
+  guint8 *worker_of; /* per node */
+  Mailbox *mb;       /* [sender * n_workers + receiver] */
+  Thread **threads;  /* [1 .. n_workers - 1]; started at the first block run on them */
+  gboolean started;
+  guint n_run;    /* threads running this block: 1 or n_workers */
+  Slot *slots;    /* per thread */
+  double *wait_s; /* per thread, this block */
+  BlockSpec blk;
+  Schedule sched;
+  /* Synchronisation: a new block (the calling thread bumps block_gen), the window barrier (the last to
+   * arrive reduces the slots into bar_bound and bar_remaining, then bumps bar_gen), the end of a block
+   * (each other thread that ran it adds one to `finished`). */
+  _Alignas(64) unsigned block_gen;
+  unsigned park_sleepers;
+  unsigned quit;
+  _Alignas(64) unsigned bar_count;
+  _Alignas(64) unsigned bar_gen;
+  unsigned bar_sleepers;
+  SimTime bar_bound;
+  guint32 bar_remaining;
+  guint64 work, work_critical; /* this block's: all workers' work, and the busiest worker's per window */
+  _Alignas(64) unsigned finished;
+  unsigned fin_sleepers;
+};
+
+/* ---- waiting: spin briefly, then sleep on a futex ---- */
+
+static gint64 mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (gint64)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void futex_wait(unsigned *addr, unsigned val) {
+  syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+}
+
+static void futex_wake_all(unsigned *addr) {
+  syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+/* Waits until *addr != val. The waker stores *addr then reads *sleepers; we add to *sleepers then read
+ * *addr (both sequentially consistent): one of us sees the other. */
+static void wait_change(unsigned *addr, unsigned val, unsigned *sleepers) {
+  gint64 until = mono_ns() + SPIN_NS;
+  for (unsigned i = 1;; i++) {
+    if (__atomic_load_n(addr, __ATOMIC_ACQUIRE) != val) return;
+    cpu_relax();
+    if ((i & 63) == 0 && mono_ns() > until) break;
+  }
+  __atomic_add_fetch(sleepers, 1, __ATOMIC_SEQ_CST);
+  while (__atomic_load_n(addr, __ATOMIC_SEQ_CST) == val)
+    futex_wait(addr, val);
+  __atomic_sub_fetch(sleepers, 1, __ATOMIC_SEQ_CST);
+}
+
+static void bump_and_wake(unsigned *addr, unsigned *sleepers) {
+  __atomic_add_fetch(addr, 1, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(sleepers, __ATOMIC_SEQ_CST)) futex_wake_all(addr);
+}
+
+/* The window barrier: publishes thread p's slot, returns everyone's least bound and total remaining. */
+static void barrier_reduce(Kernel *k, guint p, const Slot *mine, SimTime *next, guint32 *left) {
+  Slot *s = &k->slots[p];
+  s->bound = mine->bound;
+  s->remaining = mine->remaining;
+  s->work = mine->work;
+  s->work_max = mine->work_max;
+  unsigned gen = __atomic_load_n(&k->bar_gen, __ATOMIC_ACQUIRE);
+  if (__atomic_add_fetch(&k->bar_count, 1, __ATOMIC_ACQ_REL) == k->n_run) {
+    __atomic_store_n(&k->bar_count, 0, __ATOMIC_RELAXED);
+    SimTime b = SIM_TIME_MAX;
+    guint32 r = 0;
+    guint64 most = 0;
+    for (guint i = 0; i < k->n_run; i++) {
+      b = MIN(b, k->slots[i].bound);
+      r += k->slots[i].remaining;
+      k->work += k->slots[i].work;
+      most = MAX(most, k->slots[i].work_max);
+    }
+    k->work_critical += most;
+    k->bar_bound = b;
+    k->bar_remaining = r;
+    bump_and_wake(&k->bar_gen, &k->bar_sleepers);
+  } else {
+    gint64 t0 = mono_ns();
+    wait_change(&k->bar_gen, gen, &k->bar_sleepers);
+    k->wait_s[p] += (double)(mono_ns() - t0) / 1e9;
+  }
+  *next = k->bar_bound;
+  *left = k->bar_remaining;
+}
+
+/* ---- one worker's part of a block ---- */
+
+/* The random stream of one purpose of one node or edge (the kernel's numbers) of this block: its values do
+ * not depend on who draws them or when. */
+static inline void stream_init(const Geth *g, SimRng *r, guint purpose, guint64 id) {
+  sim_rng_init(r, g->key, (guint64)purpose << 56 | id);
+}
+
+static inline guint32 edge_to(guint64 word) {
+  return (guint32)(word >> EDGE_TO_SHIFT) & EDGE_TO_MASK;
+}
 
 /* The heard word of an arrival at `at`: ns after the first source, all ones when out of range (an
  * arrival before the first source wraps to a huge unsigned value, so one MIN covers both ends). */
@@ -432,219 +890,763 @@ static inline guint64 heard_after(const Geth *g, SimTime now) {
   return rel < EDGE_HEARD_NONE ? rel + 1 : EDGE_HEARD_NONE;
 }
 
-/* Records at the receiver that it heard from the sender of edge `e` at `at`. */
-static inline void mark_heard(Geth *g, guint32 e, SimTime at) {
-  PackedEdge *r = &g->pe[g->pe[e].rev];
-  guint64 x = r->word;
-  guint64 rel = heard_rel(g, at);
-  if (rel < (x & EDGE_HEARD_NONE)) r->word = (x & ~EDGE_HEARD_NONE) | rel;
-}
-
 static inline void relax_full(Geth *g, guint32 v, SimTime t) {
   if (g->done[v] || t >= g->have[v]) return;
   g->have[v] = t;
   guint64 dt = (guint64)(t - g->t0);
   if (dt > STEP_TIME_MAX) return; /* more than 18 minutes after the block left: treated as never */
-  radix_push(g->w, dt << (STEP_NODE_BITS + 2) | (guint64)v << 2 | STEP_HAVE);
+  radix_push(g->q, dt << STEP_KEY_SHIFT | (guint64)v << 2 | STEP_HAVE);
 }
 
 static inline guint64 step_key(const Geth *g, SimTime t, guint32 node, guint32 kind) {
   guint64 dt = (guint64)(t - g->t0);
   if (dt > STEP_TIME_MAX) dt = STEP_TIME_MAX;
-  return dt << (STEP_NODE_BITS + 2) | (guint64)node << 2 | kind;
+  return dt << STEP_KEY_SHIFT | (guint64)node << 2 | kind;
+}
+
+/* Records at the receiver that it heard from the sender at `at` (over the reverse edge `rev`). */
+static inline void mark_heard(Geth *g, guint32 rev, SimTime at) {
+  PackedEdge *r = &g->pe[rev];
+  guint64 x = r->word;
+  guint64 rel = heard_rel(g, at);
+  if (rel < (x & EDGE_HEARD_NONE)) r->word = (x & ~EDGE_HEARD_NONE) | rel;
+}
+
+/* An effect on node `to`: at once (inside a group), or kept for the end of the inbox (`later`). */
+static inline void effect(Geth *g, gboolean later, guint32 to, guint32 what, SimTime t) {
+  if (later) {
+    g->effects[g->n_effects++] = (Effect){.t = t, .node = to, .what = what};
+  } else if (what == EFFECT_FULL) {
+    relax_full(g, to, t);
+  } else {
+    SimTime *x = what == EFFECT_FIRST_PUSH ? &g->first_push[to] : &g->announce[to];
+    if (t < *x) *x = t;
+  }
 }
 
 /* Exactness where it matters, speed elsewhere: a message whose arrival cannot change any node's first
  * arrival (its receiver already has the block, or an announcement whose fetch could not beat the
  * receiver's current best) only updates what the receiver knows, timed with the pair's mean latency
  * instead of a jitter draw, and is skipped when the receiver has no decision left that it could change.
- * Vantage points and gateways (the specials) always get exact draws. */
+ * Vantage points and gateways (the specials) always get exact draws. The receiver decides with what it
+ * knows when it decides: inside a group when the message is sent, from another group at the window's end
+ * (`later`). The message goes over edge `e` (its random stream) to `to`, whose edge back is `rev`. */
+
+/* A push whose last byte left at q. */
+static inline __attribute__((always_inline)) void push_decide(Geth *g, gboolean later, guint32 e, guint32 to,
+                                                              guint32 rev, guint32 cls, SimTime q) {
+  const LinkClass *c = &g->cls[cls];
+  gboolean special = g->special[to];
+  /* No draw when the push cannot be first: the receiver already has (or will sooner get) the block,
+   * and for a vantage point, its first block message is earlier still. */
+  if (q + c->floor_ns >= MIN(g->have[to], special ? g->first_push[to] : SIM_TIME_MAX)) {
+    mark_heard(g, rev, q + c->mean_ns);
+    return;
+  }
+  SimRng r;
+  stream_init(g, &r, STREAM_PUSH, e);
+  SimTime arr = q + net_latency_draw(&c->draw, &r);
+  mark_heard(g, rev, arr);
+  if (special) effect(g, later, to, EFFECT_FIRST_PUSH, arr);
+  effect(g, later, to, EFFECT_FULL, arr);
+}
+
+/* An announcement sent at `now` by a node whose upload link is free from `upload_free`. */
+static inline __attribute__((always_inline)) void announce_decide(Geth *g, gboolean later, guint32 e,
+                                                                  guint32 to, guint32 rev, guint32 cls,
+                                                                  SimTime now, SimTime upload_free) {
+  const GethParams *p = g->p;
+  const LinkClass *c = &g->cls[cls];
+  if (g->done[to]) {
+    /* Only what `to` knows changes, and only if it still has a decision to take after this arrives; a
+     * vantage point's first announcement is earlier than its block or it came with no push at all. */
+    SimTime a = now + c->mean_ns;
+    if (a <= g->have[to] + g->last_decision_after_have) mark_heard(g, rev, a);
+    return;
+  }
+  /* The fetch cannot complete before now + arriveTimeout: no draw if that cannot beat what `to` has (and,
+   * for a vantage point, if this cannot be its first announcement either). */
+  gboolean special = g->special[to];
+  if (g->have[to] <= now + g->wait + 4 * c->floor_ns &&
+      (!special || now + c->floor_ns >= MIN(g->announce[to], g->first_push[to]))) {
+    mark_heard(g, rev, now + c->mean_ns);
+    return;
+  }
+  SimRng r;
+  stream_init(g, &r, STREAM_ANNOUNCE, e);
+  SimTime lat = net_latency_draw(&c->draw, &r);
+  SimTime a = now + lat;
+  mark_heard(g, rev, a);
+  if (special) effect(g, later, to, EFFECT_ANNOUNCE, a);
+  /* The peer's fetcher requests the block arriveTimeout after the announcement: header request and
+   * reply, body request, then the body over our upload link; an unanswered request costs fetchTimeout
+   * and is retried. The latency draw is reused for the exchange's four messages. */
+  SimTime req = a + g->wait;
+  if (p->fetch_fail_prob > 0)
+    while (sim_rng_uniform(&r) < p->fetch_fail_prob)
+      req += g->timeout;
+  SimTime start = MAX(req + 3 * lat, upload_free);
+  effect(g, later, to, EFFECT_FULL, start + c->transfer_ns + lat);
+}
+
+/* A message over edge e (record `pr`, word `x` before it was marked sent) of kind `announce`, sent at t:
+ * decided at once inside a group, else into the mailbox of the receiver's thread. `step_lb`: the earliest
+ * step it can cause. */
+static inline void send_msg(Geth *g, guint32 e, const PackedEdge *pr, guint64 x, gboolean announce, SimTime t,
+                            SimTime upload_free, SimTime step_lb) {
+  guint32 to = edge_to(x);
+  if (x & EDGE_CROSS_BIT) {
+    Mailbox *mb = &g->out[g->worker_of[to]];
+    mb->msg[mb->len++] = (Msg){.word = MIN((guint64)(t - g->t0), MSG_TIME_MASK) |
+                                       (guint64)to << MSG_TO_SHIFT | (announce ? MSG_ANNOUNCE_BIT : 0),
+                               .rev = pr->rev,
+                               .cls = pr->cls};
+    g->deferred++;
+    if (step_lb < g->bound) g->bound = step_lb;
+    return;
+  }
+  if (announce)
+    announce_decide(g, FALSE, e, to, pr->rev, pr->cls, t, upload_free);
+  else
+    push_decide(g, FALSE, e, to, pr->rev, pr->cls, t);
+}
+
 static inline void geth_push(Geth *g, guint32 v, SimTime now) {
   guint32 *scratch = g->scratch;
-  const PackedEdge *pe = g->pe;
+  PackedEdge *pe = g->pe;
   guint64 after = heard_after(g, now);
   guint32 n = 0;
-  for (guint32 e = g->adj_off[v], end = g->adj_off[v + 1]; e < end; e++) {
+  for (guint32 e = g->off[v], end = g->off[v + 1]; e < end; e++) {
     scratch[n] = e;
     n += (pe[e].word & EDGE_HEARD_NONE) >= after; /* the peer has not told us it has it */
   }
   if (n == 0) {
-    g->w->upload_free[v] = 0; /* nothing sent: the link was never busy */
+    g->upload_free[v] = 0; /* nothing sent: the link was never busy */
     return;
   }
   guint64 k = (guint64)sqrt((double)n); /* exact floor for n < 2^52 */
   k = MIN(n, MAX(k, (guint64)g->p->push_min));
+  SimRng r;
+  stream_init(g, &r, STREAM_PUSH_TARGETS, v);
   SimTime q = now;
   for (guint64 i = 0; i < k; i++) {
-    guint64 j = i + sim_rng_below(g->rng, n - i);
+    guint64 j = i + sim_rng_below(&r, n - i);
     guint32 e = scratch[j];
     scratch[j] = scratch[i];
     scratch[i] = e;
-    PackedEdge *pr = &g->pe[e];
+    PackedEdge *pr = &pe[e];
     guint64 x = pr->word;
-    guint32 to = (guint32)(x >> EDGE_TO_SHIFT);
     const LinkClass *c = &g->cls[pr->cls];
     q += c->transfer_ns;
     pr->word = x | EDGE_SENT_BIT;
     g->messages++;
-    gboolean special = to < g->n_special;
-    /* No draw when the push cannot be first: the receiver already has (or will sooner get) the block,
-     * and for a vantage point, its first block message is earlier still. */
-    if (q + c->floor_ns >= MIN(g->have[to], special ? g->first_push[to] : SIM_TIME_MAX)) {
-      mark_heard(g, e, q + c->mean_ns);
-      continue;
-    }
-    SimTime arr = q + net_latency_draw(&c->draw, g->rng);
-    mark_heard(g, e, arr);
-    if (special && arr < g->first_push[to]) g->first_push[to] = arr;
-    relax_full(g, to, arr);
+    send_msg(g, e, pr, x, FALSE, q, 0, q + c->floor_ns);
   }
-  g->w->upload_free[v] = q;
+  g->upload_free[v] = q;
 }
 
 static inline void geth_announce(Geth *g, guint32 v, SimTime now) {
-  const GethParams *p = g->p;
-  SimTime wait = g->wait, timeout = g->timeout;
-  SimTime upload_free = g->w->upload_free[v];
+  SimTime upload_free = g->upload_free[v];
   guint64 after = heard_after(g, now);
-  for (guint32 e = g->adj_off[v], end = g->adj_off[v + 1]; e < end; e++) {
+  for (guint32 e = g->off[v], end = g->off[v + 1]; e < end; e++) {
     PackedEdge *pr = &g->pe[e];
     guint64 x = pr->word;
     /* Skipped if pushed there (sent bit set) or the peer has it (heard before `after`): one range check. */
     if ((x & EDGE_STATE_MASK) - after >= EDGE_SENT_BIT - after) continue;
     pr->word = x | EDGE_SENT_BIT;
-    guint32 to = (guint32)(x >> EDGE_TO_SHIFT);
-    const LinkClass *c = &g->cls[pr->cls];
     g->messages++;
-    if (g->done[to]) {
-      /* Only what `to` knows changes, and only if it still has a decision to take after this arrives; a
-       * vantage point's first announcement is earlier than its block or it came with no push at all. */
-      SimTime a = now + c->mean_ns;
-      if (a <= g->have[to] + g->last_decision_after_have) mark_heard(g, e, a);
-      continue;
-    }
-    /* The fetch cannot complete before now + arriveTimeout: no draw if that cannot beat what `to` has (and,
-     * for a vantage point, if this cannot be its first announcement either). */
-    gboolean special = to < g->n_special;
-    if (g->have[to] <= now + wait + 4 * c->floor_ns &&
-        (!special || now + c->floor_ns >= MIN(g->announce[to], g->first_push[to]))) {
-      mark_heard(g, e, now + c->mean_ns);
-      continue;
-    }
-    SimTime lat = net_latency_draw(&c->draw, g->rng);
-    SimTime a = now + lat;
-    mark_heard(g, e, a);
-    if (special && a < g->announce[to]) g->announce[to] = a;
-    /* The peer's fetcher requests the block arriveTimeout after the announcement: header request and
-     * reply, body request, then the body over our upload link; an unanswered request costs fetchTimeout
-     * and is retried. The latency draw is reused for the exchange's four messages. */
-    SimTime req = a + wait;
-    if (p->fetch_fail_prob > 0)
-      while (sim_rng_uniform(g->rng) < p->fetch_fail_prob) req += timeout;
-    SimTime start = MAX(req + 3 * lat, upload_free);
-    relax_full(g, to, start + c->transfer_ns + lat);
+    /* Its fetch cannot complete before the announcement, arriveTimeout and four more messages. */
+    send_msg(g, e, pr, x, TRUE, now, upload_free, now + g->wait + 5 * g->cls[pr->cls].floor_ns);
   }
 }
 
-static void geth_propagate(const void *params, const NetGeoParams *gp, const NetTopology *t, const RelayBlock *b,
-                           guint32 stop_after, SimRng *rng, RelayWork *w) {
-  const GethParams *p = params;
-  reset_nodes(w);
-  g_return_if_fail(t->n_nodes < (UINT32_C(1) << STEP_NODE_BITS));
-  pack_topology(w, gp, t);
-  /* Nothing sent or heard yet. A fill of every record costs less than a stamp checked on each access. */
-  for (guint64 e = 0; e < w->n_edges; e++)
-    w->packed[e].word = (w->packed[e].word & ~EDGE_STATE_MASK) | EDGE_HEARD_NONE;
-  for (guint32 c = 0; c < w->n_cls; c++) {
-    double ns = b->size_bytes * w->cls[c].tx_ns_per_byte; /* net_edge_transfer_ns() */
-    w->cls[c].transfer_ns = ns < (double)SIM_DURATION_MAX ? (SimTime)(ns + 0.5) : SIM_DURATION_MAX;
+/* Decides the messages that other groups sent to this thread's nodes in the last window (those published in
+ * pub[parity]), then applies what they do to the receivers: every decision sees the receivers as of the
+ * window's end, so the order of the mailboxes cannot matter. */
+static void apply_inbox(Kernel *k, Worker *W, Geth *g, guint parity) {
+  guint n = k->n_workers;
+  g->n_effects = 0;
+  for (guint s = 0; s < n; s++) {
+    const Mailbox *mb = &k->mb[(gsize)s * n + W->index];
+    guint32 end = mb->pub[parity];
+    g->received += end - W->read[s];
+    for (guint32 i = W->read[s]; i < end; i++) {
+      const Msg *m = &mb->msg[i];
+      guint32 to = (guint32)(m->word >> MSG_TO_SHIFT) & MSG_NODE_MASK;
+      SimTime t = g->t0 + (SimTime)(m->word & MSG_TIME_MASK);
+      const PackedEdge *back = &g->pe[m->rev];
+      if (m->word & MSG_ANNOUNCE_BIT)
+        announce_decide(g, TRUE, back->rev, to, m->rev, m->cls, t, g->upload_free[edge_to(back->word)]);
+      else
+        push_decide(g, TRUE, back->rev, to, m->rev, m->cls, t);
+    }
+    W->read[s] = end;
   }
-  w->heap_len = 0;
-  radix_reset(w);
-  SimTime verify = ms(p->verify_ms), import = geth_import_ns(p, b->gas_used);
-  Geth g = {.p = p,
-            .pe = w->packed,
-            .cls = w->cls,
-            .adj_off = t->adj_off,
-            .have = w->have,
-            .done = w->done,
-            .first_push = w->first_push,
-            .announce = w->announce,
-            .scratch = w->scratch,
-            .rng = rng,
-            .w = w,
-            .t0 = SIM_TIME_MAX,
-            .wait = ms(p->arrive_timeout_ms),
-            .timeout = ms(p->fetch_timeout_ms),
-            .last_decision_after_have = verify + import,
-            .n_special = t->n_special};
-  for (guint i = 0; i < b->n_sources; i++) g.t0 = MIN(g.t0, b->source_t[i]);
+  for (guint32 i = 0; i < g->n_effects; i++) {
+    const Effect *f = &g->effects[i];
+    effect(g, FALSE, f->node, f->what, f->t);
+  }
+}
+
+/* Starts worker W on the block: its nodes and edges reset, its sources relaxed. */
+static void worker_begin(Kernel *k, Worker *W) {
+  const BlockSpec *b = &k->blk;
+  RelayWork *w = k->w;
+  W->g = (Geth){.p = b->params,
+                .pe = k->pe,
+                .cls = k->cls,
+                .off = k->off,
+                .gid = k->gid,
+                .special = k->special,
+                .worker_of = k->worker_of,
+                .have = w->have,
+                .done = w->done,
+                .first_push = w->first_push,
+                .announce = w->announce,
+                .upload_free = k->upload_free,
+                .scratch = W->scratch,
+                .q = &W->q,
+                .out = &k->mb[(gsize)W->index * k->n_workers],
+                .key = b->key,
+                .t0 = b->t0,
+                .wait = b->wait,
+                .timeout = b->timeout,
+                .last_decision_after_have = b->last_decision_after_have,
+                .effects = W->effects};
+  Geth *g = &W->g;
+  const guint32 lo = W->lo, hi = W->hi;
+  for (guint32 v = lo; v < hi; v++) {
+    g->have[v] = g->first_push[v] = g->announce[v] = SIM_TIME_MAX;
+    g->done[v] = DONE_NO;
+  }
+  /* Nothing sent or heard yet. A fill of every record costs less than a stamp checked on each access. */
+  for (guint32 e = g->off[lo], end = g->off[hi]; e < end; e++)
+    g->pe[e].word = (g->pe[e].word & ~EDGE_STATE_MASK) | EDGE_HEARD_NONE;
+  queue_reset(&W->q);
+  for (guint d = 0; d < k->n_workers; d++) {
+    g->out[d].len = 0;
+    g->out[d].pub[0] = g->out[d].pub[1] = 0;
+    W->read[d] = 0;
+  }
+  W->reached = W->steps = 0;
+  const NetTopology *t = k->topo;
   if (G_UNLIKELY(t->n_joining)) {
-    for (guint32 i = net_joining_first_unavailable(t, g.t0); i < t->n_joining; i++) {
-      guint32 v = t->join_node[i];
-      g.done[v] = DONE_UNAVAILABLE;
-      g.have[v] = HAVE_UNAVAILABLE;
+    for (guint32 i = b->join_first; i < t->n_joining; i++) {
+      guint32 v = k->loc[t->join_node[i]];
+      if (v < lo || v >= hi) continue;
+      g->done[v] = DONE_UNAVAILABLE;
+      g->have[v] = HAVE_UNAVAILABLE;
     }
     /* A node that mined the block has it, synced or not. */
-    for (guint i = 0; i < b->n_sources; i++)
-      if (g.done[b->sources[i]] == DONE_UNAVAILABLE) {
-        g.done[b->sources[i]] = DONE_NO;
-        g.have[b->sources[i]] = SIM_TIME_MAX;
+    for (guint i = 0; i < b->n_src; i++) {
+      guint32 v = b->src[i];
+      if (v >= lo && v < hi && g->done[v] == DONE_UNAVAILABLE) {
+        g->done[v] = DONE_NO;
+        g->have[v] = SIM_TIME_MAX;
       }
+    }
   }
-  guint32 remaining = stop_after;
-  guint64 reached = 0;
-  for (guint i = 0; i < b->n_sources; i++) relax_full(&g, b->sources[i], b->source_t[i]);
-  SimTime last_source_t = g.t0;
-  for (guint i = 0; i < b->n_sources; i++) last_source_t = MAX(last_source_t, b->source_t[i]);
+  W->remaining = 0;
+  if (b->stop_after)
+    for (guint32 v = lo; v < hi; v++)
+      W->remaining += g->gid[v] < b->stop_after;
+  for (guint i = 0; i < b->n_src; i++)
+    if (b->src[i] >= lo && b->src[i] < hi) relax_full(g, b->src[i], b->src_t[i]);
   /* Each queue ends with UINT64_MAX (no step has that key), so its head needs no length check. */
-  guint64 *fifo[2] = {w->fifo[0], w->fifo[1]};
-  gsize fifo_head[2] = {0, 0}, fifo_len[2] = {0, 0};
-  fifo[0][0] = fifo[1][0] = UINT64_MAX;
+  W->fifo_head[0] = W->fifo_head[1] = W->fifo_len[0] = W->fifo_len[1] = 0;
+  W->fifo[0][0] = W->fifo[1][0] = UINT64_MAX;
+}
+
+/* Window `win` of worker W, [start, start + window): the messages of the last window first, then every step
+ * before the end. Returns a lower bound on every step W may still take or cause; adds its work to *work. */
+static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, guint64 *work) {
+  const BlockSpec *b = &k->blk;
+  Geth g = W->g;
+  guint64 work0 = W->steps + g.messages + g.received;
+  if (win > 0) apply_inbox(k, W, &g, (guint)(win - 1) & 1);
+  SimTime end = start < SIM_TIME_MAX - k->window ? start + k->window : SIM_TIME_MAX;
+  guint64 dt_end = (guint64)(end - g.t0);
+  guint64 key_end = dt_end > STEP_TIME_MAX ? UINT64_MAX : dt_end << STEP_KEY_SHIFT;
+  g.bound = SIM_TIME_MAX;
+  guint64 *fifo[2] = {W->fifo[0], W->fifo[1]};
+  gsize fifo_head[2] = {W->fifo_head[0], W->fifo_head[1]}, fifo_len[2] = {W->fifo_len[0], W->fifo_len[1]};
+  StepQueue *q = &W->q;
+  guint64 reached = W->reached, steps = W->steps;
+  guint32 remaining = W->remaining;
+  guint64 key;
   for (;;) {
     /* The smallest of the queue heads and the heaps' tops (radix_min is UINT64_MAX when empty). */
-    guint64 key = fifo[0][fifo_head[0]];
+    key = fifo[0][fifo_head[0]];
     int from = 0;
     if (fifo[1][fifo_head[1]] < key) key = fifo[1][fifo_head[1]], from = 1;
-    if (w->radix_min < key) key = w->radix_min, from = 3;
-    if (G_UNLIKELY(w->heap_len) && w->heap[0] < key) key = w->heap[0], from = 2;
+    if (q->radix_min < key) key = q->radix_min, from = 3;
+    if (G_UNLIKELY(q->heap_len) && q->heap[0] < key) key = q->heap[0], from = 2;
     if (key == UINT64_MAX) break;
+    SimTime now = g.t0 + (SimTime)(key >> STEP_KEY_SHIFT);
+    guint32 v = (guint32)(key >> 2) & (guint32)EDGE_TO_MASK;
+    guint32 kind = (guint32)(key & 3);
+    /* A superseded arrival is dropped wherever it is, so that the bound below is a live step's. */
+    gboolean stale = kind == STEP_HAVE && (g.done[v] || now != g.have[v]);
+    if (!stale && key >= key_end) break;
     if (from == 3)
-      radix_pop(w);
+      radix_pop(q);
     else if (from == 2)
-      heap_pop(w);
+      heap_pop(q);
     else
       fifo_head[from]++;
-    SimTime now = g.t0 + (SimTime)(key >> (STEP_NODE_BITS + 2));
-    guint32 v = (guint32)(key >> 2) & ((UINT32_C(1) << STEP_NODE_BITS) - 1);
-    switch ((guint32)(key & 3)) {
+    if (stale) continue;
+    steps++;
+    switch (kind) {
     case STEP_HAVE: {
-      if (g.done[v] || now != g.have[v]) break; /* superseded by an earlier arrival */
       g.done[v] = DONE_YES;
       reached++;
       gboolean source = FALSE;
-      if (now <= last_source_t)
-        for (guint i = 0; i < b->n_sources && !source; i++)
-          source = b->sources[i] == v && b->source_t[i] == now;
-      /* A miner's own block is already imported: push and announce at once (minedBroadcastLoop). Sources
-       * are the first HAVE steps, so the queues stay sorted. */
-      fifo[0][fifo_len[0]++] = step_key(&g, source ? now : now + verify, v, STEP_PUSH);
-      fifo[1][fifo_len[1]++] = step_key(&g, source ? now : now + verify + import, v, STEP_ANNOUNCE);
-      fifo[0][fifo_len[0]] = fifo[1][fifo_len[1]] = UINT64_MAX;
-      if (v < stop_after && --remaining == 0) goto out;
+      if (now <= b->last_source_t)
+        for (guint i = 0; i < b->n_src && !source; i++)
+          source = b->src[i] == v && b->src_t[i] == now;
+      if (source) {
+        /* A miner's own block is already imported: push and announce at once (minedBroadcastLoop). Into
+         * the heap: a later source can come after other nodes' HAVE steps (it would break the FIFOs' order).
+         */
+        radix_push(q, step_key(&g, now, v, STEP_PUSH));
+        radix_push(q, step_key(&g, now, v, STEP_ANNOUNCE));
+      } else {
+        /* HAVE steps come in time order, so their PUSH and ANNOUNCE steps a fixed time later do too. */
+        fifo[0][fifo_len[0]++] = step_key(&g, now + b->verify, v, STEP_PUSH);
+        fifo[1][fifo_len[1]++] = step_key(&g, now + b->verify + b->import, v, STEP_ANNOUNCE);
+        fifo[0][fifo_len[0]] = fifo[1][fifo_len[1]] = UINT64_MAX;
+      }
+      if (g.gid[v] < b->stop_after) remaining--;
       break;
     }
     case STEP_PUSH:
       geth_push(&g, v, now);
       break;
-    case STEP_ANNOUNCE:
+    default:
       geth_announce(&g, v, now);
       break;
     }
   }
-out:
+  for (guint d = 0; d < k->n_workers; d++)
+    g.out[d].pub[win & 1] = g.out[d].len;
+  W->fifo_head[0] = fifo_head[0];
+  W->fifo_head[1] = fifo_head[1];
+  W->fifo_len[0] = fifo_len[0];
+  W->fifo_len[1] = fifo_len[1];
+  W->reached = reached;
+  W->steps = steps;
+  W->remaining = remaining;
+  W->g = g;
+  *work += steps + g.messages + g.received - work0;
+  return MIN(g.bound, key == UINT64_MAX ? SIM_TIME_MAX : g.t0 + (SimTime)(key >> STEP_KEY_SHIFT));
+}
+
+/* Thread p's part of the block (of k->n_run threads): workers p, p + n_run, ... window by window. */
+static void thread_block(Kernel *k, guint p) {
+  const guint n = k->n_workers, run = k->n_run;
+  for (guint i = p; i < n; i += run)
+    worker_begin(k, k->workers[i]);
+  SimTime start = k->blk.t0;
+  for (guint64 win = 0;; win++) {
+    Slot mine = {.bound = SIM_TIME_MAX};
+    for (guint i = p; i < n; i += run) {
+      guint64 work = 0;
+      SimTime bound = worker_window(k, k->workers[i], start, win, &work);
+      mine.bound = MIN(mine.bound, bound);
+      mine.remaining += k->workers[i]->remaining;
+      mine.work += work;
+      mine.work_max = MAX(mine.work_max, work);
+    }
+    SimTime next;
+    guint32 left;
+    if (run == 1) {
+      next = mine.bound;
+      left = mine.remaining;
+      k->work += mine.work;
+      k->work_critical += mine.work_max;
+    } else {
+      barrier_reduce(k, p, &mine, &next, &left);
+    }
+    if (p == 0) k->w->stats.windows++;
+    if (next == SIM_TIME_MAX || (k->blk.stop_after && left == 0)) {
+      /* What the last window sent still arrives (first block messages and announcements of the specials). */
+      for (guint i = p; i < n; i += run) {
+        Worker *W = k->workers[i];
+        apply_inbox(k, W, &W->g, (guint)win & 1);
+      }
+      break;
+    }
+    start = next;
+  }
+}
+
+/* ---- threads ---- */
+
+static void *thread_main(void *arg) {
+  Thread *T = arg;
+  Kernel *k = T->k;
+  for (;;) {
+    wait_change(&k->block_gen, T->seen, &k->park_sleepers);
+    T->seen = __atomic_load_n(&k->block_gen, __ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&k->quit, __ATOMIC_ACQUIRE)) return NULL;
+    if (T->index >= k->n_run) continue; /* this block runs on fewer threads */
+    thread_block(k, T->index);
+    bump_and_wake(&k->finished, &k->fin_sleepers);
+  }
+}
+
+static void kernel_stop_threads(Kernel *k) {
+  if (!k || !k->started) return;
+  __atomic_store_n(&k->quit, 1, __ATOMIC_RELEASE);
+  bump_and_wake(&k->block_gen, &k->park_sleepers);
+  for (guint i = 1; i < k->n_workers; i++)
+    pthread_join(k->threads[i]->tid, NULL);
+  k->started = FALSE;
+  __atomic_store_n(&k->quit, 0, __ATOMIC_RELEASE);
+}
+
+static void kernel_start_threads(Kernel *k) {
+  /* Signals go to the calling thread: the others block them all. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  for (guint i = 1; i < k->n_workers; i++) {
+    Thread *T = k->threads[i];
+    T->seen = __atomic_load_n(&k->block_gen, __ATOMIC_ACQUIRE);
+    int rc = pthread_create(&T->tid, NULL, thread_main, T);
+    if (rc != 0) g_error("relay: cannot start a thread: %s", g_strerror(rc));
+  }
+  k->started = TRUE;
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void layout_free(Kernel *k) {
+  kernel_stop_threads(k);
+  for (guint i = 0; i < k->n_workers; i++) {
+    Worker *W = k->workers[i];
+    queue_clear(&W->q);
+    g_free(W->fifo[0]);
+    g_free(W->fifo[1]);
+    g_free(W->scratch);
+    g_free(W->read);
+    g_free(W->effects);
+    g_aligned_free(W);
+    if (k->threads[i]) g_aligned_free(k->threads[i]);
+  }
+  for (gsize i = 0; i < (gsize)k->n_workers * k->n_workers; i++)
+    g_free(k->mb[i].msg);
+  g_free(k->workers);
+  g_free(k->threads);
+  g_aligned_free(k->mb);
+  g_aligned_free(k->slots);
+  g_free(k->wait_s);
+  g_free(k->worker_of);
+  k->workers = NULL;
+  k->threads = NULL;
+  k->mb = NULL;
+  k->slots = NULL;
+  k->wait_s = NULL;
+  k->worker_of = NULL;
+  k->n_workers = 0;
+}
+
+/* Workers for `threads` asked for: each takes a contiguous run of groups (groups_cut). */
+static void layout_build(Kernel *k, guint threads) {
+  const RelayGroups *gr = k->groups;
+  guint n = relay_groups_threads(gr, threads);
+  guint32 cut[RELAY_MAX_THREADS + 1];
+  groups_cut(gr, n, cut);
+  k->n_workers = n;
+  k->workers = g_new0(Worker *, n);
+  k->threads = g_new0(Thread *, n);
+  k->worker_of = g_new(guint8, MAX(k->n_nodes, 1));
+  k->slots = g_aligned_alloc0(n, sizeof(Slot), 64);
+  k->wait_s = g_new0(double, n);
+  k->mb = g_aligned_alloc0((gsize)n * n, sizeof(Mailbox), 64);
+  for (guint i = 0; i < n; i++) {
+    Worker *W = g_aligned_alloc0(1, sizeof(Worker), 64);
+    k->workers[i] = W;
+    W->k = k;
+    W->index = i;
+    W->lo = gr->group_start[cut[i]];
+    W->hi = gr->group_start[cut[i + 1]];
+    queue_init(&W->q);
+    guint32 own = W->hi - W->lo, max_deg = 0;
+    for (guint32 v = W->lo; v < W->hi; v++) {
+      k->worker_of[v] = (guint8)i;
+      max_deg = MAX(max_deg, k->off[v + 1] - k->off[v]);
+    }
+    for (int f = 0; f < 2; f++)
+      W->fifo[f] = g_new(guint64, 2 * (gsize)own + 1);
+    W->scratch = g_new(guint32, max_deg + 1);
+    W->read = g_new0(guint32, n);
+    if (i > 0) {
+      Thread *T = g_aligned_alloc0(1, sizeof(Thread), 64);
+      T->k = k;
+      T->index = i;
+      k->threads[i] = T;
+    }
+  }
+  for (guint32 v = 0; v < k->n_nodes; v++)
+    for (guint32 e = k->off[v]; e < k->off[v + 1]; e++)
+      if (k->pe[e].word & EDGE_CROSS_BIT)
+        k->mb[(gsize)k->worker_of[v] * n + k->worker_of[edge_to(k->pe[e].word)]].cap++;
+  for (gsize i = 0; i < (gsize)n * n; i++)
+    k->mb[i].msg = g_new(Msg, MAX(k->mb[i].cap, 1));
+  for (guint d = 0; d < n; d++) {
+    gsize in = 0;
+    for (guint s = 0; s < n; s++)
+      in += k->mb[(gsize)s * n + d].cap;
+    k->workers[d]->effects = g_new(Effect, 2 * in + 1);
+  }
+  k->sched = (Schedule){.all = TRUE};
+}
+
+static void kernel_free(Kernel *k) {
+  if (!k) return;
+  layout_free(k);
+  g_free(k->off);
+  g_free(k->pe);
+  g_free(k->cls);
+  g_free(k->special);
+  g_free(k->upload_free);
+  g_free(k->blk.src);
+  g_free(k->blk.src_t);
+  g_aligned_free(k);
+}
+
+/* ---- the packed topology ---- */
+
+typedef struct {
+  SimTime mean_ns, floor_ns;
+  double tx_ns_per_byte;
+  SimTime host_ns;
+} ClassKey;
+
+static guint class_key_hash(gconstpointer p) {
+  const ClassKey *k = p;
+  guint64 tx;
+  memcpy(&tx, &k->tx_ns_per_byte, sizeof tx);
+  guint64 h = (guint64)k->mean_ns * UINT64_C(0x9E3779B97F4A7C15) ^
+              (guint64)k->floor_ns * UINT64_C(0xC2B2AE3D27D4EB4F) ^ tx * UINT64_C(0x165667B19E3779F9) ^
+              (guint64)k->host_ns * UINT64_C(0x27D4EB2F165667C5);
+  return (guint)(h ^ h >> 32);
+}
+
+static gboolean class_key_equal(gconstpointer a, gconstpointer b) {
+  return memcmp(a, b, sizeof(ClassKey)) == 0; /* keys are zeroed before they are filled: no padding garbage */
+}
+
+/* The kernel for `t` under gp's jitter model, in the groups' node order: packed edges (a node's edges in
+ * the topology's order), link classes (numbered in edge order; no result depends on the numbers). */
+static Kernel *kernel_new(RelayWork *w, const NetGeoParams *gp, const NetTopology *t) {
+  Kernel *k = g_aligned_alloc0(1, sizeof(Kernel), 64);
+  const RelayGroups *gr = w->groups;
+  k->topo = t;
+  k->jitter = gp->jitter.model;
+  k->jitter_params = gp->jitter.params;
+  k->w = w;
+  k->groups = gr;
+  k->n_nodes = t->n_nodes;
+  k->gid = gr->order;
+  k->loc = gr->loc;
+  k->off = g_new(guint32, t->n_nodes + 1);
+  k->off[0] = 0;
+  for (guint32 l = 0; l < t->n_nodes; l++) {
+    guint32 v = gr->order[l];
+    k->off[l + 1] = k->off[l] + (t->adj_off[v + 1] - t->adj_off[v]);
+  }
+  g_autofree guint32 *loc_edge = g_new(guint32, MAX(t->n_edges, 1));
+  for (guint32 l = 0; l < t->n_nodes; l++) {
+    guint32 v = gr->order[l];
+    for (guint32 j = 0; j < t->adj_off[v + 1] - t->adj_off[v]; j++)
+      loc_edge[t->adj_off[v] + j] = k->off[l] + j;
+  }
+  k->pe = g_new(PackedEdge, MAX(t->n_edges, 1));
+  GArray *keys = g_array_new(FALSE, FALSE, sizeof(ClassKey));
+  GHashTable *index = g_hash_table_new_full(class_key_hash, class_key_equal, g_free, NULL);
+  for (guint32 l = 0; l < t->n_nodes; l++) {
+    guint32 v = gr->order[l];
+    for (guint32 te = t->adj_off[v]; te < t->adj_off[v + 1]; te++) {
+      ClassKey ck;
+      memset(&ck, 0, sizeof ck);
+      ck.mean_ns = t->lat_mean_ns[te];
+      ck.floor_ns = t->lat_floor_ns[te];
+      ck.tx_ns_per_byte = t->tx_ns_per_byte[te];
+      ck.host_ns = t->lat_host_ns ? t->lat_host_ns[te] : 0;
+      gpointer hit;
+      guint32 c;
+      if (g_hash_table_lookup_extended(index, &ck, NULL, &hit)) {
+        c = GPOINTER_TO_UINT(hit);
+      } else {
+        c = keys->len;
+        g_array_append_val(keys, ck);
+        /* A copy as the table's key: `keys` moves when it grows. */
+        g_hash_table_insert(index, g_memdup2(&ck, sizeof ck), GUINT_TO_POINTER(c));
+      }
+      guint32 u = t->adj[te];
+      guint64 cross = gr->group_of[u] != gr->group_of[v] ? EDGE_CROSS_BIT : 0;
+      guint32 le = loc_edge[te];
+      k->pe[le] = (PackedEdge){.word = cross | (guint64)gr->loc[u] << EDGE_TO_SHIFT | EDGE_HEARD_NONE,
+                               .rev = loc_edge[t->rev[te]],
+                               .cls = c};
+    }
+  }
+  g_hash_table_destroy(index);
+  k->n_cls = keys->len;
+  k->cls = g_new0(LinkClass, MAX(keys->len, 1));
+  for (guint32 c = 0; c < keys->len; c++) {
+    const ClassKey *ck = &g_array_index(keys, ClassKey, c);
+    k->cls[c].mean_ns = ck->mean_ns;
+    k->cls[c].floor_ns = ck->floor_ns;
+    k->cls[c].tx_ns_per_byte = ck->tx_ns_per_byte;
+    net_latency_draw_init(&k->cls[c].draw, gp, ck->mean_ns, ck->host_ns);
+  }
+  g_array_free(keys, TRUE);
+  k->special = g_new(guint8, MAX(t->n_nodes, 1));
+  for (guint32 l = 0; l < t->n_nodes; l++)
+    k->special[l] = gr->order[l] < t->n_special;
+  k->upload_free = g_new0(SimTime, MAX(t->n_nodes, 1));
+  k->window = MIN(gr->lookahead, RELAY_WINDOW_MAX_NS);
+  return k;
+}
+
+void relay_work_set_threads(RelayWork *w, guint threads) {
+  g_return_if_fail(w != NULL);
+  w->threads = MAX(threads, 1);
+}
+
+void relay_work_set_run_mode(RelayWork *w, RelayRunMode mode) {
+  g_return_if_fail(w != NULL);
+  w->run = mode;
+}
+
+void relay_work_set_groups(RelayWork *w, RelayGroups *groups) {
+  g_return_if_fail(w != NULL && groups != NULL && groups->n_nodes == w->n_nodes);
+  kernel_free(w->kernel);
+  w->kernel = NULL;
+  relay_groups_free(w->groups);
+  w->groups = groups;
+}
+
+const RelayGroups *relay_work_groups(const RelayWork *w) {
+  return w->groups;
+}
+
+/* The kernel for (t, gp's jitter) with w->threads, built or rebuilt as needed. */
+static Kernel *kernel_get(RelayWork *w, const NetGeoParams *gp, const NetTopology *t) {
+  Kernel *k = w->kernel;
+  if (k && (k->topo != t || k->jitter != gp->jitter.model || k->jitter_params != gp->jitter.params)) {
+    kernel_free(k);
+    k = w->kernel = NULL;
+  }
+  if (!w->groups) w->groups = relay_groups_new(t);
+  if (!k) k = w->kernel = kernel_new(w, gp, t);
+  if (k->n_workers != relay_groups_threads(w->groups, w->threads)) {
+    layout_free(k);
+    layout_build(k, w->threads);
+  }
+  return k;
+}
+
+/* Whether the next block runs on all threads (see Schedule). */
+static gboolean schedule_all(RelayWork *w, Kernel *k) {
+  if (w->run == RELAY_RUN_ALL) return TRUE;
+  if (w->run == RELAY_RUN_CALLER) return FALSE;
+  Schedule *sc = &k->sched;
+  guint64 at = sc->at++;
+  if (at == 0) sc->ns[0] = sc->ns[1] = sc->work[0] = sc->work[1] = 0;
+  sc->probing = at < 2 * SCHED_PROBE;
+  if (sc->probing) return at & 1; /* alone, all, alone, ... */
+  if (at == 2 * SCHED_PROBE && sc->work[0] > 0 && sc->work[1] > 0)
+    sc->all = sc->ns[1] / sc->work[1] < sc->ns[0] / sc->work[0];
+  if (sc->at >= SCHED_PERIOD) sc->at = 0;
+  return sc->all;
+}
+
+static void geth_propagate(const void *params, const NetGeoParams *gp, const NetTopology *t,
+                           const RelayBlock *b, guint32 stop_after, SimRng *rng, RelayWork *w) {
+  const GethParams *p = params;
+  g_return_if_fail(t->n_nodes < (UINT32_C(1) << STEP_NODE_BITS) && w->n_nodes == t->n_nodes);
+  gint64 c0 = mono_ns();
+  Kernel *k = kernel_get(w, gp, t);
+  BlockSpec *bs = &k->blk;
+  bs->key = sim_rng_u64(rng);
+  if (b->n_sources == 0) {
+    reset_nodes(w);
+    return;
+  }
+  if (b->n_sources > bs->src_cap) {
+    bs->src_cap = b->n_sources;
+    bs->src = g_renew(guint32, bs->src, bs->src_cap);
+    bs->src_t = g_renew(SimTime, bs->src_t, bs->src_cap);
+  }
+  bs->params = p;
+  bs->n_src = b->n_sources;
+  bs->t0 = SIM_TIME_MAX;
+  bs->last_source_t = INT64_MIN;
+  for (guint i = 0; i < b->n_sources; i++) {
+    bs->src[i] = k->loc[b->sources[i]];
+    bs->src_t[i] = b->source_t[i];
+    bs->t0 = MIN(bs->t0, b->source_t[i]);
+    bs->last_source_t = MAX(bs->last_source_t, b->source_t[i]);
+  }
+  bs->verify = ms(p->verify_ms);
+  bs->import = geth_import_ns(p, b->gas_used);
+  bs->wait = ms(p->arrive_timeout_ms);
+  bs->timeout = ms(p->fetch_timeout_ms);
+  bs->last_decision_after_have = bs->verify + bs->import;
+  bs->stop_after = stop_after;
+  bs->join_first = t->n_joining ? net_joining_first_unavailable(t, bs->t0) : 0;
+  for (guint32 c = 0; c < k->n_cls; c++) {
+    double ns = b->size_bytes * k->cls[c].tx_ns_per_byte; /* net_edge_transfer_ns() */
+    k->cls[c].transfer_ns = ns < (double)SIM_DURATION_MAX ? (SimTime)(ns + 0.5) : SIM_DURATION_MAX;
+  }
+  w->loc = k->loc;
+  k->work = k->work_critical = 0;
+  guint n = k->n_workers;
+  k->sched.probing = FALSE;
+  gboolean all = n > 1 && schedule_all(w, k);
+  k->n_run = all ? n : 1;
+  memset(k->wait_s, 0, n * sizeof *k->wait_s);
+  gint64 r0 = mono_ns();
+  if (all) {
+    if (!k->started) kernel_start_threads(k);
+    __atomic_store_n(&k->finished, 0, __ATOMIC_RELAXED);
+    bump_and_wake(&k->block_gen, &k->park_sleepers); /* publishes the block (sequentially consistent) */
+    thread_block(k, 0);
+    for (;;) {
+      unsigned f = __atomic_load_n(&k->finished, __ATOMIC_ACQUIRE);
+      if (f == n - 1) break;
+      wait_change(&k->finished, f, &k->fin_sleepers);
+    }
+  } else {
+    thread_block(k, 0);
+  }
+  gint64 r1 = mono_ns();
+  if (n > 1 && k->sched.probing) {
+    k->sched.ns[all] += (double)(r1 - r0);
+    k->sched.work[all] += (double)k->work;
+  }
+  guint64 reached = 0, messages = 0;
+  RelayWorkStats *st = &w->stats;
+  for (guint i = 0; i < n; i++) {
+    const Worker *W = k->workers[i];
+    reached += W->reached;
+    messages += W->g.messages;
+    st->steps += W->steps;
+    st->deferred += W->g.deferred;
+    st->wait_s[i] += k->wait_s[i];
+  }
   w->reached = reached;
-  w->messages = g.messages;
+  w->messages = messages;
+  st->messages += messages;
+  st->threads = n;
+  st->propagations++;
+  st->alone += n > 1 && !all;
+  st->work += k->work;
+  st->work_critical += k->work_critical;
+  st->wall_s += (double)(r1 - c0) / 1e9;
 }
 
 const RelayModel relay_geth = {

@@ -13,6 +13,28 @@
  * Links are idle at the start of each block: blocks of different heights do not queue behind each other
  * on a node's upload link (Ethereum blocks are ~20 KB, transmitted in ~10 ms at home upload speeds). A
  * node's own uploads for one block are serial: its pushes, then its fetch replies.
+ *
+ * The Geth kernel runs one block's relay on several threads (relay_work_set_threads), with results that do
+ * not depend on the thread count:
+ *  - Fixed groups of nodes, from the topology alone (RelayGroups): links whose least latency (the jitter
+ *    model's floor) is below a cutoff join their nodes into one group (pool gateways in one city, metro
+ *    pairs: ~0 ms links), the cutoff as high as keeps every group within 1/RELAY_GROUPS_BALANCE of the
+ *    nodes. The lookahead L is the least floor over links between groups.
+ *  - Conservative windows inside each block: a window starts at a lower bound T of every pending step
+ *    anywhere and takes every step with time < T + L (at most RELAY_WINDOW_MAX_NS). A message inside a
+ *    group is applied at once, as in a sequential label-setting run; a message to another group arrives at
+ *    or after T + L, so it waits in a mailbox until the window ends, and the receiver then decides with
+ *    its own state as of the window's end whether the message can be first (the draw-skipping shortcuts),
+ *    drawing the latency only if needed. The window's decisions on every mailbox are taken before any of
+ *    their effects are applied, so the order the mailboxes are read in cannot matter.
+ *  - Random numbers keyed by what they are for, never by who draws them: push targets from a stream per
+ *    (block, node), a message's latency (and its fetch retries) from a stream per (block, directed edge).
+ *  - The stop once nodes 0..stop_after-1 are final is taken at a window's end.
+ * So a block's result depends on the groups and the windows only, which depend on the topology and the
+ * block: every thread count, 1 included (the same windowed code on the calling thread), gives the same
+ * bytes. Threads take fixed, contiguous ranges of groups of about equal work; the calling thread is one of
+ * them; the others are started once, wait at a barrier between windows (spin briefly, then sleep) and sleep
+ * between blocks.
  */
 #pragma once
 
@@ -37,6 +59,88 @@ typedef struct {
 /* Scratch space and results of one propagation, reusable across blocks. Owned by one entity. */
 typedef struct RelayWork RelayWork;
 
+/* ---- Fixed groups of nodes for the windowed Geth kernel ---- */
+
+/* Groups hold at most n_nodes / RELAY_GROUPS_BALANCE nodes each, unless zero-latency links force more. */
+#define RELAY_GROUPS_BALANCE 128
+/* The most threads one block's relay uses (more are accepted and ignored). */
+#define RELAY_MAX_THREADS 64
+/* The longest window (also with no link between groups), so that the stop once the specials are final
+ * comes soon after they are. */
+#define RELAY_WINDOW_MAX_NS (10 * SIM_NS_PER_MS)
+
+typedef struct RelayGroups RelayGroups;
+
+#define RELAY_ERROR (relay_error_quark())
+GQuark relay_error_quark(void);
+typedef enum { RELAY_ERROR_ZERO_LOOKAHEAD } RelayError;
+
+/* The groups of topology `t`, from its latency floors alone: sort the links by floor; join the nodes of
+ * every link with floor 0, then of the links of each next floor value while no group grows above
+ * max(1, n_nodes / RELAY_GROUPS_BALANCE) nodes; the floor value that stops it is the lookahead (the least
+ * floor over links between groups). Free with relay_groups_free(). */
+RelayGroups *relay_groups_new(const NetTopology *t);
+/* Groups given by `group_of` (one id < n_groups per node; empty groups are allowed). A link between two
+ * groups whose floor is 0 is refused (RELAY_ERROR_ZERO_LOOKAHEAD, naming the link's nodes and groups): its
+ * ends must share a group. */
+RelayGroups *relay_groups_new_assigned(const NetTopology *t, const guint32 *group_of, guint32 n_groups,
+                                       GError **error);
+void relay_groups_free(RelayGroups *g);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(RelayGroups, relay_groups_free)
+guint32 relay_groups_count(const RelayGroups *g);      /* non-empty groups */
+guint32 relay_groups_largest(const RelayGroups *g);    /* nodes in the largest group */
+guint32 relay_groups_of(const RelayGroups *g, guint32 node); /* 0 .. count - 1 */
+/* The least floor over links between groups (SIM_TIME_MAX: no such link), and that link's nodes. */
+SimTime relay_groups_lookahead(const RelayGroups *g, guint32 *from, guint32 *to);
+/* The threads a block's relay runs on with `threads` asked for: min(threads, groups, RELAY_MAX_THREADS),
+ * at least 1; and the thread that takes group `group` then. */
+guint relay_groups_threads(const RelayGroups *g, guint threads);
+guint relay_groups_thread_of(const RelayGroups *g, guint threads, guint32 group);
+
+/* Threads for the Geth kernel's propagations in `w` (default 1: the calling thread alone); results do not
+ * depend on it. The extra threads start at the first propagation that uses them and live until
+ * relay_work_free() (sleeping between propagations). */
+void relay_work_set_threads(RelayWork *w, guint threads);
+/* How a propagation uses those threads. The work is always split into as many parts as threads (at most the
+ * groups, RELAY_MAX_THREADS); the calling thread alone can run every part in turn, with the same result.
+ *  - RELAY_RUN_ADAPTIVE (the default): all threads, or the calling thread alone: every 512 propagations
+ *    start with 32 taken each way in turn, and the rest go the way that had the lower wall time per unit of
+ *    work in those. On a machine busy with other work, threads that take turns on a core wait at every
+ *    window's barrier for the other to be scheduled, and one thread is faster.
+ *  - RELAY_RUN_ALL: always all threads (what was asked for, whatever the machine does).
+ *  - RELAY_RUN_CALLER: always the calling thread alone (tests; the parts as with all threads). */
+typedef enum { RELAY_RUN_ADAPTIVE = 0, RELAY_RUN_ALL, RELAY_RUN_CALLER } RelayRunMode;
+void relay_work_set_run_mode(RelayWork *w, RelayRunMode mode);
+/* Groups for the Geth kernel (default: relay_groups_new() of the topology, made at the first propagation);
+ * `w` takes `groups`, made for the topology it will be used with. */
+void relay_work_set_groups(RelayWork *w, RelayGroups *groups);
+/* The groups in use (NULL before the first Geth propagation unless set). */
+const RelayGroups *relay_work_groups(const RelayWork *w);
+
+/* What the windowed Geth kernel did over all propagations of `w` so far. Wall-clock figures (wait_s)
+ * depend on the machine; everything else does not depend on the thread count. */
+typedef struct {
+  guint threads;          /* threads of the last propagation, the calling thread included */
+  guint32 groups;         /* fixed groups of nodes */
+  guint32 largest_group;  /* nodes */
+  SimTime lookahead_ns;   /* least floor between groups; SIM_TIME_MAX: none */
+  guint32 lookahead_from; /* the link that sets it (node ids) */
+  guint32 lookahead_to;
+  guint64 propagations;   /* blocks relayed */
+  guint64 alone;          /* of which run by the calling thread alone though split for several threads
+                           * (RELAY_RUN_ADAPTIVE found that faster, or RELAY_RUN_CALLER) */
+  guint64 windows;        /* windows, all blocks */
+  guint64 steps;          /* HAVE, PUSH and ANNOUNCE steps taken (superseded arrivals not counted) */
+  guint64 messages;       /* messages sent */
+  guint64 deferred;       /* of which between groups, applied at window ends */
+  guint64 work;           /* steps + messages sent + messages received between groups, all threads */
+  guint64 work_critical;  /* the busiest thread's work in each window, summed: work / work_critical is the
+                           * speedup dedicated cores and a free barrier would give (depends on threads) */
+  double wait_s[RELAY_MAX_THREADS]; /* per thread: wall seconds waiting at the window barrier */
+  double wall_s;          /* wall seconds in the kernel (all propagations) */
+} RelayWorkStats;
+void relay_work_get_stats(const RelayWork *w, RelayWorkStats *stats);
+
 /* A work for topology `t`: pass that same topology, unchanged, to every propagation that uses the work
  * (the Geth kernel keeps a packed copy of its per-edge data, made on first use). Free with
  * relay_work_free(). */
@@ -58,7 +162,8 @@ guint64 relay_work_messages(const RelayWork *w);
 typedef struct {
   SimModelInfo info;
   /* Computes the spread of `b`. If `stop_after` > 0 the computation may stop once nodes 0..stop_after-1
-   * all have the block. Randomness comes from `rng` only (the caller keys it by block). */
+   * all have the block. Randomness comes from `rng` only (the caller keys it by block); the Geth kernel
+   * takes one number from it, the key of the block's per-node and per-edge streams. */
   void (*propagate)(const void *params, const NetGeoParams *gp, const NetTopology *t, const RelayBlock *b,
                     guint32 stop_after, SimRng *rng, RelayWork *w);
   /* Time from having a block to having imported it (so a pool can mine on it). */

@@ -415,6 +415,7 @@ typedef struct {
   double wall_s, events;
   SimEngineWindowStats ws;
   SimWorkerStats workers[SIM_ENGINE_MAX_THREADS];
+  PowRelayStats relay; /* scenarios: the relay's own threads */
 } ScaleRow;
 
 static void scale_row_print(const char *label, const ScaleRow *r, double base_wall, double seq_wall,
@@ -437,6 +438,21 @@ static void scale_row_print(const char *label, const ScaleRow *r, double base_wa
   printf("  ");
   for (guint w = 0; w < r->ws.workers; w++)
     printf("%s%.3f", w ? "," : "", r->workers[w].busy_s);
+  printf("\n");
+  fflush(stdout);
+}
+
+/* A scenario's row: the run, then its relay (each block's relay on its own threads; the world is one engine
+ * group, so the engine's windows say nothing here). */
+static void scale_row_print_relay(const char *label, const ScaleRow *r, double base_wall, double base_relay) {
+  const PowRelayStats *x = &r->relay;
+  double blocks = (double)MAX(x->blocks, 1), windows = (double)MAX(x->windows, 1);
+  printf("%-7s %8.3f %13.4g %8.3f %8.3f %9.3f %7u %9.1f %9.1f %8.2f  ", label, r->wall_s,
+         r->wall_s > 0 ? r->events / r->wall_s : 0, r->wall_s > 0 ? base_wall / r->wall_s : 0, x->wall_s,
+         x->wall_s > 0 ? base_relay / x->wall_s : 0, x->threads, x->windows / blocks, x->steps / windows,
+         x->work_critical ? (double)x->work / (double)x->work_critical : 1.0);
+  for (guint w = 0; w < x->threads && w < POW_RELAY_MAX_THREADS; w++)
+    printf("%s%.3f", w ? "," : "", x->wait_s[w]);
   printf("\n");
   fflush(stdout);
 }
@@ -506,7 +522,11 @@ static int bench_scaling(int argc, char **argv) {
       "time summed over windows (the windows' time on dedicated cores with a free barrier); crit_speedup:\n"
       "crit_s at 1 thread over crit_s here, the speedup dedicated cores would give before barrier costs.\n"
       "(Measuring CPU time costs two system calls per window and worker, about 1 us here; sim bench phold\n"
-      "does not measure it.) Nothing is asserted.");
+      "does not measure it.) With --scenario the rows are the scenario's run and its relay, whose threads\n"
+      "give the speedup (the proof-of-work world is one engine group): relay_s, the wall seconds in the\n"
+      "relay, and its speedup over 1 thread; the relay's threads, windows per block and steps per window;\n"
+      "balance, the relay's work over the busiest thread's work per window, summed (the speedup dedicated\n"
+      "cores and a free barrier would give); and the barrier wait per relay thread. Nothing is asserted.");
   if (!sim_cli_parse(ctx, "bench scaling", &argc, &argv)) return SIM_EXIT_USAGE;
   g_autofree char *partition = o.partition;
   if (argc != 1) return sim_cli_usage_error("bench scaling", "unexpected argument '%s'", argv[1]);
@@ -538,10 +558,14 @@ static int bench_scaling(int argc, char **argv) {
   for (gint k = 1; k <= threads_max; k++)
     printf(" %d:%.2f", k, spin_parallelism((guint)k));
   printf("\n");
-  printf("threads   wall_s  events_per_s  speedup   vs_seq    windows  ev/window  med_window  remote    "
-         "cpu_s   crit_s "
-         "crit_speedup  barrier_wait_s/worker  busy_s/worker\n");
-  double base_wall = 0, seq_wall = 0, base_crit = 0;
+  if (sc)
+    printf("threads   wall_s  events_per_s  speedup  relay_s  relay_speedup  relay_threads  windows/block  "
+           "steps/window  balance  barrier_wait_s/relay_thread\n");
+  else
+    printf("threads   wall_s  events_per_s  speedup   vs_seq    windows  ev/window  med_window  remote    "
+           "cpu_s   crit_s "
+           "crit_speedup  barrier_wait_s/worker  busy_s/worker\n");
+  double base_wall = 0, seq_wall = 0, base_crit = 0, base_relay = 0;
   g_autofree ScaleRow *rows = g_new0(ScaleRow, o.reps);
   for (gint t = 0; t <= threads_max; t++) {
     for (gint k = 0; k < o.reps; k++) {
@@ -557,7 +581,8 @@ static int bench_scaling(int argc, char **argv) {
                              .argv = av,
                              .threads = (guint)t,
                              .on_engine = scaling_on_engine,
-                             .on_engine_user = &cap};
+                             .on_engine_user = &cap,
+                             .relay_stats = &rows[k].relay};
         gint64 t0 = g_get_monotonic_time();
         gboolean ok = sim_run(sc, &opt, NULL, &e);
         rows[k].wall_s = (double)(g_get_monotonic_time() - t0) / 1e6;
@@ -583,9 +608,13 @@ static int bench_scaling(int argc, char **argv) {
     if (t == 1) {
       base_wall = m->wall_s;
       base_crit = m->ws.critical_s;
+      base_relay = m->relay.wall_s;
     }
     g_autofree char *label = t == 0 ? g_strdup("seq") : g_strdup_printf("%d", t);
-    scale_row_print(label, m, t == 0 ? m->wall_s : base_wall, seq_wall, base_crit);
+    if (sc)
+      scale_row_print_relay(label, m, t == 0 ? m->wall_s : base_wall, t == 0 ? m->relay.wall_s : base_relay);
+    else
+      scale_row_print(label, m, t == 0 ? m->wall_s : base_wall, seq_wall, base_crit);
   }
   return SIM_EXIT_OK;
 }

@@ -92,7 +92,7 @@ int sim_cmd_run(int argc, char **argv) {
   g_auto(GStrv) sets = NULL;
   gint64 seed = -1;
   gboolean quiet = FALSE, have_seed = FALSE, emc_logs = FALSE, strict = FALSE, stats = FALSE, numa_report = FALSE;
-  gint threads = 1;
+  gint threads = G_MININT; /* not given: sim_run_default_threads(), adaptive */
   g_auto(GStrv) mining_from = NULL;
   g_autofree char *pools_csv = NULL;
   g_autofree char *seed_str = NULL;
@@ -114,12 +114,15 @@ int sim_cmd_run(int argc, char **argv) {
       {"strict", 0, 0, G_OPTION_ARG_NONE, &strict, "With --mining-from: the first bad log line is fatal",
        NULL},
       {"threads", 't', 0, G_OPTION_ARG_INT, &threads,
-       "Worker threads of the partitioned engine (default 1; 0: the sequential engine). Outputs do not "
-       "depend "
-       "on it",
+       "Threads: each block's relay runs on N (at most 64), the partitioned engine on up to N workers "
+       "(default: the CPUs this process may use, each block's relay on all of them or on one, whichever is "
+       "measured faster; 0: the sequential engine and a one-thread relay). Outputs do not depend on it",
        "N"},
       {"stats", 0, 0, G_OPTION_ARG_NONE, &stats,
-       "Print the engine's partitions, windows, events per window and barrier wait per worker", NULL},
+       "Print the engine's partitions, windows, events per window and barrier wait per worker, and the "
+       "relay's "
+       "threads, groups, windows per block, steps per window, work balance and barrier wait per thread",
+       NULL},
       {"numa-report", 0, 0, G_OPTION_ARG_NONE, &numa_report,
        "Print the bytes placed per NUMA node: intended, and reported by the kernel", NULL},
       G_OPTION_ENTRY_NULL};
@@ -158,6 +161,8 @@ int sim_cmd_run(int argc, char **argv) {
   for (int i = 0; i < argc; i++) g_ptr_array_add(cmdline, g_strdup(argv[i]));
   if (!sim_cli_parse(ctx, "run", &argc, &argv)) return SIM_EXIT_USAGE;
   if (argc != 2) return sim_cli_usage_error("run", argc < 2 ? "missing SCENARIO" : "expected one SCENARIO");
+  gboolean threads_adaptive = threads == G_MININT;
+  if (threads_adaptive) threads = (gint)sim_run_default_threads();
   if (threads < 0 || threads > SIM_ENGINE_MAX_THREADS)
     return sim_cli_usage_error("run", "--threads must be in [0, %d] (got %d)", SIM_ENGINE_MAX_THREADS,
                                threads);
@@ -219,6 +224,7 @@ int sim_cmd_run(int argc, char **argv) {
                        .emc_logs = emc_logs,
                        .trace = trace,
                        .threads = (guint)threads,
+                       .threads_adaptive = threads_adaptive,
                        .on_engine = (stats || numa_report) ? on_engine : NULL,
                        .on_engine_user = &report};
   g_autoptr(GError) e = NULL;

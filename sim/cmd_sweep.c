@@ -201,6 +201,9 @@ static char **run_argv(const char *exe, const SimSweep *sw, guint p, guint r, co
   g_ptr_array_add(a, g_strdup_printf("%" G_GUINT64_FORMAT, sim_sweep_run_seed(sw, p, r)));
   g_ptr_array_add(a, g_strdup("--out"));
   g_ptr_array_add(a, g_strdup(out));
+  /* The runs fill the processors (--jobs); one relay thread each. */
+  g_ptr_array_add(a, g_strdup("--threads"));
+  g_ptr_array_add(a, g_strdup("1"));
   g_ptr_array_add(a, g_strdup("--quiet"));
   g_ptr_array_add(a, NULL);
   return (char **)g_ptr_array_free(a, FALSE);

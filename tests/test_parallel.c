@@ -1,6 +1,8 @@
 /* test_parallel.c: unit tests of the partitioned engine: the merge order of mailboxes under ties across
  * partitions, the lookahead from declared links, the refusal of a zero lookahead, windows and their stop
- * rules, identical results at every thread count and partitioning, and NUMA placement on this machine. */
+ * rules, identical results at every thread count and partitioning, and NUMA placement on this machine; and
+ * the relay's own threads on the pools-2019 topology: the same result for every node at every thread count.
+ */
 #include <math.h>
 #include <numa.h>
 #include <sched.h>
@@ -13,7 +15,10 @@
 #include "cunit-main.h"
 #include "engine.h"
 #include "numa_hw.h"
+#include "net.h"
 #include "phold.h"
+#include "relay.h"
+#include "scenario.h"
 
 /* ---- A chatty model: every entity logs what it receives and answers with random sends ---- */
 
@@ -651,6 +656,93 @@ static void test_numa_placement(void) {
   g_aligned_free(table);
 }
 
+/* ---- The relay of one block on several threads, on the month's topology ---- */
+
+typedef struct {
+  SimTime *have, *push, *ann; /* per block and node */
+  guint64 reached, messages;
+  RelayWorkStats st;
+} RelayRun;
+
+enum { RELAY_BLOCKS = 12 };
+
+/* RELAY_BLOCKS blocks from the gateways of several pools (as geo_publish does: stop once the specials are
+ * final; every third runs to the end, as with miners on ordinary nodes), with `threads` relay threads. */
+static void relay_run(const SimScenario *sc, const NetTopology *t, guint threads, RelayRunMode mode,
+                      RelayRun *out) {
+  const NetGeoParams *gp = sc->pow.network.params;
+  const RelayModel *m = (const RelayModel *)gp->relay.model;
+  g_autoptr(RelayWork) w = relay_work_new(t);
+  relay_work_set_threads(w, threads);
+  relay_work_set_run_mode(w, mode);
+  guint32 n = t->n_nodes;
+  out->have = g_new(SimTime, (gsize)RELAY_BLOCKS * n);
+  out->push = g_new(SimTime, (gsize)RELAY_BLOCKS * n);
+  out->ann = g_new(SimTime, (gsize)RELAY_BLOCKS * n);
+  out->reached = out->messages = 0;
+  for (guint b = 0; b < RELAY_BLOCKS; b++) {
+    guint32 src[2] = {gp->n_vantages + b % (t->n_special - gp->n_vantages),
+                      gp->n_vantages + (b + 5) % (t->n_special - gp->n_vantages)};
+    SimTime src_t[2] = {(SimTime)b * 13 * SIM_NS_PER_S, (SimTime)b * 13 * SIM_NS_PER_S + SIM_NS_PER_MS};
+    RelayBlock blk = {.sources = src,
+                      .source_t = src_t,
+                      .n_sources = 1 + b % 2,
+                      .size_bytes = 20000 + 500.0 * b,
+                      .gas_used = 1e6 * b};
+    SimRng rng;
+    sim_rng_init(&rng, sc->seed, (UINT64_C(1) << 63) | b);
+    m->propagate(gp->relay.params, gp, t, &blk, b % 3 == 2 ? 0 : t->n_special, &rng, w);
+    for (guint32 v = 0; v < n; v++) {
+      out->have[(gsize)b * n + v] = relay_work_have(w, v);
+      out->push[(gsize)b * n + v] = relay_work_first_push(w, v);
+      out->ann[(gsize)b * n + v] = relay_work_announce(w, v);
+    }
+    out->reached += relay_work_reached(w);
+    out->messages += relay_work_messages(w);
+  }
+  relay_work_get_stats(w, &out->st);
+}
+
+static void relay_run_clear(RelayRun *r) {
+  g_free(r->have);
+  g_free(r->push);
+  g_free(r->ann);
+}
+
+static void test_relay_threads_month_topology(void) {
+  g_autoptr(SimDiag) d = sim_diag_new("scenarios/pools-2019.json");
+  g_autoptr(SimScenario) sc = sim_scenario_load_file("scenarios/pools-2019.json", NULL, d);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+  GError *e = NULL;
+  g_autoptr(NetTopology) t = net_topology_build(sc->pow.network.params, sc->seed, &e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  RelayRun ref, got;
+  relay_run(sc, t, 1, RELAY_RUN_ALL, &ref);
+  gsize cells = (gsize)RELAY_BLOCKS * t->n_nodes;
+  /* The month's groups: the pool gateways joined by 0-ms links in their cities, everyone else alone; the
+   * lookahead is the 6-ms floor of a European link (11 ms mean, Pareto floor mean - 5 ms). */
+  CU_ASSERT_EQUAL(ref.st.lookahead_ns, 6 * SIM_NS_PER_MS);
+  CU_ASSERT(ref.st.groups > t->n_nodes - 40 && ref.st.largest_group > 1 && ref.st.largest_group < 16);
+  CU_ASSERT(ref.reached > RELAY_BLOCKS * t->n_special);
+  /* 2, 3, 4 and 8 threads, and 4 parts on the calling thread alone. */
+  for (guint i = 0; i < 5; i++) {
+    guint threads = i < 3 ? i + 2 : i == 3 ? 8 : 4;
+    relay_run(sc, t, threads, i < 4 ? RELAY_RUN_ALL : RELAY_RUN_CALLER, &got);
+    CU_ASSERT_EQUAL(got.st.threads, threads);
+    CU_ASSERT_EQUAL(got.st.alone, i < 4 ? 0 : RELAY_BLOCKS);
+    CU_ASSERT_EQUAL(memcmp(got.have, ref.have, cells * sizeof(SimTime)), 0);
+    CU_ASSERT_EQUAL(memcmp(got.push, ref.push, cells * sizeof(SimTime)), 0);
+    CU_ASSERT_EQUAL(memcmp(got.ann, ref.ann, cells * sizeof(SimTime)), 0);
+    CU_ASSERT_EQUAL(got.reached, ref.reached);
+    CU_ASSERT_EQUAL(got.messages, ref.messages);
+    CU_ASSERT_EQUAL(got.st.windows, ref.st.windows);
+    CU_ASSERT_EQUAL(got.st.steps, ref.st.steps);
+    CU_ASSERT_EQUAL(got.st.work, ref.st.work);
+    relay_run_clear(&got);
+  }
+  relay_run_clear(&ref);
+}
+
 int register_suites(void) {
   ADD_SUITE("determinism", TEST(test_same_as_sequential), TEST(test_window_rules_thread_independent),
             TEST(test_resume_and_relayout), TEST(test_phold_threads));
@@ -658,5 +750,6 @@ int register_suites(void) {
   ADD_SUITE("lookahead", TEST(test_lookahead_hand_built), TEST(test_lookahead_unbounded),
             TEST(test_zero_lookahead_refused), TEST(test_lookahead_violation_aborts));
   ADD_SUITE("numa", TEST(test_numa_placement));
+  ADD_SUITE("relay-threads", TEST(test_relay_threads_month_topology));
   return 0;
 }

@@ -261,9 +261,283 @@ static void test_host_overhead(void) {
   fixture_clear(&f);
 }
 
+/* ---- the windowed kernel: groups, windows, threads ---- */
+
+/* Six nodes in three pairs joined by 0-ms links (which must share a group), the pairs linked at 20 ms and
+ * 50 ms; no jitter, no transfer time (1 PB/s) and pushes to every peer lacking the block (push_min 10), so
+ * nothing is random and no announcement is sent. The block reaches, from node 0 at t = 0 (a source pushes at
+ * once, everyone else after the 5 ms header check): 1 at 0 (0 ms link); 2 at 0 + 5 + 20 = 25; 3 at 25 + 5 =
+ * 30; 4 at 50 straight from 0 (3's push, 30 + 5 + 20 = 55, comes later and only tells 4 that 3 has it); 5 at
+ * 50 + 5 = 55. One push per link: 0->1, 0->4, 1->2, 2->3, 3->4, 4->5. The sequential kernel this one replaced
+ * (commit ac87a6d) gave exactly these times, first pushes and counts: without jitter a draw equals the mean,
+ * so deciding a message at a window's end instead of when it is sent changes nothing here. */
+static const guint32 pairs_links[][2] = {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {0, 4}, {4, 5}};
+
+static NetTopology *make_pairs(void) {
+  NetTopology *t = make_topo(6, pairs_links, G_N_ELEMENTS(pairs_links), 1e15, 1e15, 20);
+  for (guint32 u = 0; u < t->n_nodes; u++)
+    for (guint32 e = t->adj_off[u]; e < t->adj_off[u + 1]; e++) {
+      guint32 v = t->adj[e], lo = MIN(u, v), hi = MAX(u, v);
+      SimTime ms = (lo == 0 && hi == 1) || (lo == 2 && hi == 3) || (lo == 4 && hi == 5) ? 0
+                   : lo == 0                                                            ? 50
+                                                                                        : 20;
+      t->lat_mean_ns[e] = t->lat_floor_ns[e] = MS(ms);
+    }
+  return t;
+}
+
+static void test_windows_hand_checked(void) {
+  static const SimTime want[6] = {0, 0, 25, 30, 50, 55};
+  for (guint threads = 1; threads <= 4; threads++) {
+    Fixture f;
+    fixture_init(&f, make_pairs(), "{\"push_min\": 10, \"verify_ms\": 5}");
+    relay_work_set_threads(f.w, threads);
+    propagate(&f, 0, 1000, 0, 1);
+    for (guint32 v = 0; v < 6; v++) {
+      CU_ASSERT_EQUAL(relay_work_have(f.w, v), MS(want[v]));
+      CU_ASSERT_EQUAL(relay_work_first_push(f.w, v), v == 0 ? SIM_TIME_MAX : MS(want[v]));
+      CU_ASSERT_EQUAL(relay_work_announce(f.w, v), SIM_TIME_MAX);
+    }
+    CU_ASSERT_EQUAL(relay_work_reached(f.w), 6);
+    CU_ASSERT_EQUAL(relay_work_messages(f.w), 6);
+    /* Groups {0,1}, {2,3}, {4,5}; the lookahead is the 20 ms link 1 -> 2 (the first found in node order). */
+    const RelayGroups *g = relay_work_groups(f.w);
+    CU_ASSERT_EQUAL(relay_groups_count(g), 3);
+    CU_ASSERT_EQUAL(relay_groups_largest(g), 2);
+    CU_ASSERT_EQUAL(relay_groups_of(g, 0), relay_groups_of(g, 1));
+    CU_ASSERT_EQUAL(relay_groups_of(g, 2), relay_groups_of(g, 3));
+    CU_ASSERT_EQUAL(relay_groups_of(g, 4), relay_groups_of(g, 5));
+    CU_ASSERT_NOT_EQUAL(relay_groups_of(g, 0), relay_groups_of(g, 2));
+    CU_ASSERT_NOT_EQUAL(relay_groups_of(g, 2), relay_groups_of(g, 4));
+    guint32 from = 99, to = 99;
+    CU_ASSERT_EQUAL(relay_groups_lookahead(g, &from, &to), MS(20));
+    CU_ASSERT_EQUAL(from, 1);
+    CU_ASSERT_EQUAL(to, 2);
+    RelayWorkStats st;
+    relay_work_get_stats(f.w, &st);
+    CU_ASSERT_EQUAL(st.threads, MIN(threads, 3)); /* never more threads than groups */
+    CU_ASSERT_EQUAL(st.propagations, 1);
+    CU_ASSERT_EQUAL(st.messages, 6);
+    CU_ASSERT_EQUAL(st.deferred, 3); /* 1->2, 0->4 and 3->4 cross groups */
+    CU_ASSERT_EQUAL(st.steps, 18);   /* HAVE, PUSH and ANNOUNCE of each node */
+    /* Windows of min(20, RELAY_WINDOW_MAX_NS = 10) ms, each from the least time at which a step is pending or
+     * can be caused: [0, 10) takes 0 (HAVE, PUSH, ANNOUNCE at 0), 1's HAVE and PUSH (5; to 2, at 25 or
+     * later); [15, 25) 1's ANNOUNCE; [25, 35) 2's HAVE and PUSH, 3's HAVE; [35, 45) 3's PUSH, 2's ANNOUNCE;
+     * [45, 55) 3's ANNOUNCE, 4's HAVE; [55, 65) 4's PUSH, 5's HAVE and PUSH; [65, 75) 4's and 5's ANNOUNCE.
+     */
+    CU_ASSERT_EQUAL(st.windows, 7);
+    fixture_clear(&f);
+  }
+}
+
+/* Nodes 0 and 1 share a 0-ms link: they cannot be in two groups; the refusal names the link. */
+static void test_zero_delay_link_refused(void) {
+  NetTopology *t = make_pairs();
+  static const guint32 split[6] = {0, 1, 1, 1, 2, 2};
+  GError *e = NULL;
+  RelayGroups *g = relay_groups_new_assigned(t, split, 3, &e);
+  CU_ASSERT_PTR_NULL(g);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+  CU_ASSERT_TRUE(g_error_matches(e, RELAY_ERROR, RELAY_ERROR_ZERO_LOOKAHEAD));
+  CU_ASSERT_STRING_EQUAL(e->message,
+                         "relay groups: the link from node 0 (group 0) to node 1 (group 1) has a least "
+                         "latency of 0 ns: a link between two groups needs a positive one (put both "
+                         "nodes in one group)");
+  g_clear_error(&e);
+  /* With 2 and 3 together it is accepted, and the least link between groups sets the lookahead. */
+  static const guint32 ok[6] = {0, 0, 1, 1, 2, 2};
+  g = relay_groups_new_assigned(t, ok, 3, &e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+  CU_ASSERT_EQUAL(relay_groups_count(g), 3);
+  CU_ASSERT_EQUAL(relay_groups_lookahead(g, NULL, NULL), MS(20));
+  relay_groups_free(g);
+  net_topology_free(t);
+}
+
+/* A random graph of 600 nodes (the first 20 special), latencies from 0 to 90 ms in a few classes (0-ms
+ * "metro" links among nodes 0..59), uneven bandwidths, and the SimBlock Pareto jitter; 40 blocks from two
+ * sources each, 0, 3 or 6 ms apart: the windowed kernel on 1, 2, 3, 4 and 8 threads, and with 4 parts on the
+ * calling thread alone or adaptively (which runs the first 16 blocks alone, the next 16 on all threads),
+ * gives the same times for every node, the same counts and the same windows; the groups do not depend on the
+ * thread count. */
+static NetTopology *make_random(guint32 n, guint64 seed) {
+  SimRng r;
+  sim_rng_init(&r, seed, 5);
+  GArray *links = g_array_new(FALSE, FALSE, sizeof(Link));
+  for (guint32 u = 0; u < n; u++)
+    for (guint k = 0; k < 4; k++) {
+      guint32 v = (guint32)sim_rng_below(&r, n);
+      if (v == u) continue;
+      gboolean dup = FALSE;
+      for (guint i = 0; i < links->len && !dup; i++) {
+        const guint32 *l = g_array_index(links, Link, i);
+        dup = (l[0] == u && l[1] == v) || (l[0] == v && l[1] == u);
+      }
+      if (dup) continue;
+      Link l = {u, v};
+      g_array_append_val(links, l);
+    }
+  NetTopology *t = make_topo(n, (const Link *)links->data, links->len, 20e6, 50e6, 10);
+  g_array_unref(links);
+  t->n_special = 20;
+  for (guint32 u = 0; u < n; u++)
+    for (guint32 e = t->adj_off[u]; e < t->adj_off[u + 1]; e++) {
+      guint32 v = t->adj[e], lo = MIN(u, v), hi = MAX(u, v);
+      guint64 h = sim_mix64((guint64)lo << 32 | hi);
+      SimTime ms = hi < 60 ? 0 : 10 + (SimTime)(h % 9) * 10;
+      t->lat_mean_ns[e] = MS(ms);
+      t->tx_ns_per_byte[e] = 8e9 / (h % 3 == 0 ? 1e9 : 20e6);
+    }
+  return t;
+}
+
+static void pareto_fixture(Fixture *f, NetTopology *t) {
+  fixture_init(f, t, "{\"push_min\": 4, \"fetch_fail_prob\": 0.1}");
+  sim_model_ref_clear(&f->gp.jitter);
+  SimDiag *d = sim_diag_new(NULL);
+  json_t *jit = json_pack("{s:s}", "model", "pareto");
+  CU_ASSERT_FATAL(sim_model_ref_parse(&f->gp.jitter, "jitter", "pareto", jit, "$.jitter", d));
+  json_decref(jit);
+  sim_diag_free(d);
+  const NetJitterModel *jm = (const NetJitterModel *)f->gp.jitter.model;
+  for (guint64 e = 0; e < t->n_edges; e++)
+    t->lat_floor_ns[e] = jm->floor_ns(f->gp.jitter.params, t->lat_mean_ns[e]);
+}
+
+typedef struct {
+  SimTime have[600], push[600], ann[600];
+  guint64 reached, messages;
+  RelayWorkStats st;
+  guint32 group[600];
+} RunResult;
+
+static void run_random(guint threads, RelayRunMode mode, guint32 stop_after, RunResult *out) {
+  Fixture f;
+  pareto_fixture(&f, make_random(600, 3));
+  relay_work_set_threads(f.w, threads);
+  relay_work_set_run_mode(f.w, mode);
+  memset(out, 0, sizeof *out);
+  for (guint blk = 0; blk < 40; blk++) {
+    guint32 sources[2] = {blk * 7 % 600, 100 + blk};
+    SimTime t0[2] = {MS(1000.0 * blk), MS(1000.0 * blk + 3 * (blk % 3))};
+    RelayBlock b = {.sources = sources, .source_t = t0, .n_sources = 2, .size_bytes = 20000, .gas_used = 4e6};
+    SimRng rng;
+    sim_rng_init(&rng, 77, blk);
+    relay_geth.propagate(f.relay.params, &f.gp, f.t, &b, stop_after, &rng, f.w);
+    /* The stream is the block's: the kernel takes exactly one number from it. */
+    SimRng ref;
+    sim_rng_init(&ref, 77, blk);
+    sim_rng_u64(&ref);
+    CU_ASSERT_EQUAL(sim_rng_u64(&rng), sim_rng_u64(&ref));
+    for (guint32 v = 0; v < 600; v++) {
+      out->have[v] += relay_work_have(f.w, v) == SIM_TIME_MAX ? 1 : relay_work_have(f.w, v) * 3 + blk;
+      out->push[v] += relay_work_first_push(f.w, v) == SIM_TIME_MAX ? 1 : relay_work_first_push(f.w, v);
+      out->ann[v] += relay_work_announce(f.w, v) == SIM_TIME_MAX ? 1 : relay_work_announce(f.w, v);
+    }
+    out->reached += relay_work_reached(f.w);
+    out->messages += relay_work_messages(f.w);
+  }
+  relay_work_get_stats(f.w, &out->st);
+  for (guint32 v = 0; v < 600; v++)
+    out->group[v] = relay_groups_of(relay_work_groups(f.w), v);
+  fixture_clear(&f);
+}
+
+static void check_thread_counts(guint32 stop_after) {
+  static const guint counts[] = {1, 2, 3, 4, 8, 4, 4};
+  static const RelayRunMode modes[] = {RELAY_RUN_ALL, RELAY_RUN_ALL,    RELAY_RUN_ALL,     RELAY_RUN_ALL,
+                                       RELAY_RUN_ALL, RELAY_RUN_CALLER, RELAY_RUN_ADAPTIVE};
+  RunResult *ref = g_new(RunResult, 1), *got = g_new(RunResult, 1);
+  run_random(1, RELAY_RUN_ALL, stop_after, ref);
+  /* It did something: most nodes reached, messages within and between groups, several windows. */
+  CU_ASSERT(ref->reached > 40 * (stop_after ? 20 : 500));
+  CU_ASSERT(ref->st.deferred > 0 && ref->st.deferred < ref->st.messages);
+  CU_ASSERT(ref->st.windows > 40 * 5);
+  CU_ASSERT_EQUAL(ref->st.lookahead_ns, 5 * SIM_NS_PER_MS); /* 10-ms links: Pareto floor 10 - 5 ms */
+  CU_ASSERT_EQUAL(ref->st.work, ref->st.work_critical);     /* one thread */
+  CU_ASSERT_EQUAL(ref->st.alone, 0);
+  for (guint i = 1; i < G_N_ELEMENTS(counts); i++) {
+    run_random(counts[i], modes[i], stop_after, got);
+    CU_ASSERT_EQUAL(got->st.threads, counts[i]);
+    if (modes[i] == RELAY_RUN_ADAPTIVE) { /* 16 alone, 16 on all threads, the last 8 whichever was faster */
+      CU_ASSERT(got->st.alone == 16 || got->st.alone == 24);
+    } else {
+      CU_ASSERT_EQUAL(got->st.alone, modes[i] == RELAY_RUN_ALL ? 0 : 40);
+    }
+    CU_ASSERT_EQUAL(memcmp(got->have, ref->have, sizeof ref->have), 0);
+    CU_ASSERT_EQUAL(memcmp(got->push, ref->push, sizeof ref->push), 0);
+    CU_ASSERT_EQUAL(memcmp(got->ann, ref->ann, sizeof ref->ann), 0);
+    CU_ASSERT_EQUAL(memcmp(got->group, ref->group, sizeof ref->group), 0);
+    CU_ASSERT_EQUAL(got->reached, ref->reached);
+    CU_ASSERT_EQUAL(got->messages, ref->messages);
+    CU_ASSERT_EQUAL(got->st.windows, ref->st.windows);
+    CU_ASSERT_EQUAL(got->st.steps, ref->st.steps);
+    CU_ASSERT_EQUAL(got->st.deferred, ref->st.deferred);
+    CU_ASSERT_EQUAL(got->st.work, ref->st.work);
+    /* Split over threads, the busiest thread's share of each window is less than all of it. */
+    CU_ASSERT(got->st.work_critical < ref->st.work_critical);
+  }
+  g_free(ref);
+  g_free(got);
+}
+
+static void test_thread_counts_full(void) {
+  check_thread_counts(0);
+}
+static void test_thread_counts_stop(void) {
+  check_thread_counts(20);
+}
+
+/* The groups come from the topology alone: links of floor 0 always join (nodes 0..59 here), links of the
+ * next floors join while no group passes n / RELAY_GROUPS_BALANCE nodes; the threads take contiguous runs of
+ * groups of about equal work, at any count. */
+static void test_groups(void) {
+  Fixture f;
+  pareto_fixture(&f, make_random(600, 3));
+  g_autoptr(RelayGroups) g = relay_groups_new(f.t);
+  /* 0-ms links join nodes 0..59 that they connect; everything else is above the cap (600 / 128 = 4 nodes)
+   * at the first positive floor (5 ms: every 10-ms link), so it stays apart. */
+  guint32 in_first = 0;
+  for (guint32 v = 0; v < 600; v++)
+    for (guint32 e = f.t->adj_off[v]; e < f.t->adj_off[v + 1]; e++) {
+      gboolean same = relay_groups_of(g, v) == relay_groups_of(g, f.t->adj[e]);
+      CU_ASSERT_EQUAL(same, f.t->lat_floor_ns[e] == 0);
+      in_first += same;
+    }
+  CU_ASSERT(in_first > 0);
+  CU_ASSERT_EQUAL(relay_groups_lookahead(g, NULL, NULL), 5 * SIM_NS_PER_MS);
+  CU_ASSERT(relay_groups_count(g) > 540);
+  for (guint threads = 1; threads <= 70; threads++) {
+    guint n = relay_groups_threads(g, threads);
+    CU_ASSERT_EQUAL(n, MIN(threads, RELAY_MAX_THREADS));
+    guint last = 0;
+    guint64 *work = g_new0(guint64, n);
+    for (guint32 i = 0; i < relay_groups_count(g); i++) {
+      guint th = relay_groups_thread_of(g, threads, i);
+      CU_ASSERT(th >= last && th <= last + 1); /* contiguous runs, in order, none empty */
+      last = th;
+    }
+    CU_ASSERT_EQUAL(last, n - 1);
+    for (guint32 v = 0; v < 600; v++)
+      work[relay_groups_thread_of(g, threads, relay_groups_of(g, v))] +=
+          f.t->adj_off[v + 1] - f.t->adj_off[v] + 8;
+    guint64 most = 0, total = 0;
+    for (guint i = 0; i < n; i++) {
+      most = MAX(most, work[i]);
+      total += work[i];
+    }
+    /* Within one group's work (at most the largest group: a few nodes of degree < 40) of an equal share. */
+    CU_ASSERT(most * n <= total + n * 400);
+    g_free(work);
+  }
+  fixture_clear(&f);
+}
+
 int register_suites(void) {
   ADD_SUITE("relay", TEST(test_line_timing), TEST(test_sqrt_push), TEST(test_fetch_timeout_retry),
             TEST(test_known_peers), TEST(test_import_grows_with_gas));
+  ADD_SUITE("relay-windows", TEST(test_windows_hand_checked), TEST(test_zero_delay_link_refused),
+            TEST(test_thread_counts_full), TEST(test_thread_counts_stop), TEST(test_groups));
   ADD_SUITE("relay-wire-in", TEST(test_joining_star), TEST(test_joining_line), TEST(test_joining_source),
             TEST(test_host_overhead));
   return 0;

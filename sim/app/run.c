@@ -152,6 +152,10 @@ static void canonical_weights(void *user, const guint *workers, guint n_workers,
   sim_numa_canonical.weights(m, uniq, nu, w);
 }
 
+guint sim_run_default_threads(void) {
+  return MIN(MAX(g_get_num_processors(), 1), SIM_ENGINE_MAX_THREADS);
+}
+
 gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summary_out, GError **error) {
   g_autofree char *default_dir = g_build_filename("results", sc->name, NULL);
   const char *dir = opt->out_dir ? opt->out_dir : default_dir;
@@ -173,6 +177,8 @@ gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summa
     return FALSE;
   }
   sim_engine_set_threads(engine, opt->threads, SIM_PARTITION_BLOCKS);
+  /* The world is one engine group; each block's relay runs on the network's own threads. */
+  pow_world_set_threads(world, MAX(opt->threads, 1), opt->threads_adaptive);
   sim_engine_set_cpu_timing(engine, opt->on_engine != NULL);
   g_autoptr(SimNumaMachine) numa_machine = NULL;
   if (opt->threads > 0 && sim_numa_hw_nodes() > 1) {
@@ -206,6 +212,7 @@ gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summa
     g_autofree char *note = pow_world_partition_note(world, st.wall_s);
     opt->on_engine(opt->on_engine_user, engine, note);
   }
+  if (opt->relay_stats) pow_world_relay_stats(world, opt->relay_stats);
 
   /* The metric window: the requested heights, or (stopped by time or events) everything but the last
    * settle_heights heights, whose uncle status is still open. */

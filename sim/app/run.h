@@ -24,10 +24,15 @@ typedef struct {
   const struct SimTrace *trace; /* trace-driven mining (tracemine.h; sim_trace_load() already applied to the
                                  * scenario): adds its comparison to the outputs */
   /* 0: the sequential engine; 1 .. SIM_ENGINE_MAX_THREADS: the partitioned engine with at most that many
-   * workers. The outputs do not depend on it (the header records max(threads, 1)). */
+   * workers. Each block's relay runs on max(threads, 1) threads (pow_world_set_threads). The outputs do not
+   * depend on it (the header records max(threads, 1)). */
   guint threads;
+  gboolean threads_adaptive; /* the relay may run a block on the calling thread alone when that has been
+                              * faster (pow_world_set_threads); FALSE: all `threads` */
   SimRunEngineFn on_engine; /* may be NULL; when set, the engine also measures CPU time per window */
   void *on_engine_user;
+  PowRelayStats *relay_stats; /* may be NULL; when set, receives what the network's relay did (zeroed if it
+                               * reports nothing: pow_world_relay_stats) */
 } SimRunOptions;
 
 /* What happened, for the caller's exit code. */
@@ -38,6 +43,10 @@ typedef enum {
 } SimRunError;
 #define SIM_RUN_ERROR (sim_run_error_quark())
 GQuark sim_run_error_quark(void);
+
+/* The default of `sim run --threads`: the CPUs this process may run on (its affinity mask), at most
+ * SIM_ENGINE_MAX_THREADS. */
+guint sim_run_default_threads(void);
 
 /* Runs `sc` and writes summary.json, blocks.csv, pools.csv and runs.csv into the output directory.
  * Prints nothing on stdout. If `summary` is not NULL it receives the summary document (json_decref it). */

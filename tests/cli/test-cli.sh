@@ -408,7 +408,7 @@ sweep s3.json --out more --quiet
 # Dry run: the commands, nothing written.
 sweep s.json --out dry --dry-run
 [ $rc -eq 0 ] && ok || bad "sweep --dry-run: exit $rc"
-[ "$(head -1 "$tmp/out")" = "p0-r0 todo sim run tiny.json --set stop.heights=150 --set network.delay.median_ms=300 --seed 5620672417314516668 --out dry/runs/p0-r0 --quiet" ] && ok || bad "dry-run line: $(head -1 "$tmp/out")"
+[ "$(head -1 "$tmp/out")" = "p0-r0 todo sim run tiny.json --set stop.heights=150 --set network.delay.median_ms=300 --seed 5620672417314516668 --out dry/runs/p0-r0 --threads 1 --quiet" ] && ok || bad "dry-run line: $(head -1 "$tmp/out")"
 contains "$tmp/out" "4 runs to do, 0 complete (shard 0/1 of 4 runs)" "dry-run count"
 [ ! -e "$sw/dry" ] && ok || bad "--dry-run wrote $sw/dry"
 # Bad input: exit 2 with the exact message, nothing written.
