@@ -1171,97 +1171,6 @@ static int cmp_u32(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-typedef struct {
-  guint32 deg, id;
-} DegId;
-
-static int cmp_deg_id(const void *a, const void *b) {
-  const DegId *x = a, *y = b;
-  if (x->deg != y->deg) return x->deg < y->deg ? -1 : 1;
-  return (x->id > y->id) - (x->id < y->id);
-}
-
-/* The locality order of the nodes (order[new id] = id in dial order): specials keep 0..S-1, then ordinary
- * nodes in Cuthill-McKee order (breadth first from the specials in order; the unnumbered neighbours of a node
- * numbered by (degree, dial id); a part not reached from the specials starts at its lowest dial id). A function
- * of the graph alone. */
-static guint32 *locality_order(const NbrList *l, guint32 n, guint32 S, const guint16 *reg) {
-  guint32 *order = g_new(guint32, MAX(n, 1));
-  g_autofree guint8 *seen = g_new0(guint8, MAX(n, 1));
-  guint32 max_deg = 0;
-  for (guint32 u = 0; u < n; u++) max_deg = MAX(max_deg, l[u].len);
-  g_autofree DegId *buf = g_new(DegId, max_deg + 1);
-  guint32 len = 0, head = 0, root = S;
-  for (guint32 s = 0; s < S; s++) {
-    order[len++] = s;
-    seen[s] = 1;
-  }
-  const char *variant = g_getenv("NET_ORDER");
-  if (variant && strcmp(variant, "dial") == 0) {
-    for (guint32 u = S; u < n; u++) order[u] = u;
-    return order;
-  }
-  while (len < n) {
-    if (head == len) {
-      while (seen[root]) root++;
-      order[len++] = root;
-      seen[root] = 1;
-    }
-    guint32 u = order[head++];
-    guint32 k = 0;
-    for (guint32 i = 0; i < l[u].len; i++) {
-      guint32 v = l[u].v[i];
-      if (seen[v]) continue;
-      seen[v] = 1;
-      buf[k++] = (DegId){.deg = l[v].len, .id = v};
-    }
-    qsort(buf, k, sizeof *buf, cmp_deg_id);
-    for (guint32 i = 0; i < k; i++) order[len++] = buf[i].id;
-  }
-  if (variant && strcmp(variant, "region") == 0) {
-    /* stable: region-major, CM order within */
-    g_autofree guint32 *tmp = g_memdup2(order + S, sizeof(guint32) * (n - S));
-    guint32 k = S;
-    for (guint r = 0; r < NET_MAX_REGIONS; r++)
-      for (guint32 i = 0; i < n - S; i++)
-        if (reg[tmp[i]] == r) order[k++] = tmp[i];
-  }
-  if (variant && strcmp(variant, "rcm") == 0)
-    for (guint32 i = S, j = n - 1; i < j; i++, j--) {
-      guint32 x = order[i];
-      order[i] = order[j];
-      order[j] = x;
-    }
-  return order;
-}
-
-/* Relabels the graph under construction: node order[i] becomes node i in `lists` and the per-node arrays of
- * `t` filled so far (region, city, cls, up_bps, down_bps, out_links). */
-static void renumber(NetTopology *t, NbrList *lists, const guint32 *order) {
-  const guint32 n = t->n_nodes;
-  g_autofree guint32 *new_id = g_new(guint32, MAX(n, 1));
-  for (guint32 i = 0; i < n; i++) new_id[order[i]] = i;
-  g_autofree NbrList *old = g_memdup2(lists, sizeof(NbrList) * n);
-  for (guint32 i = 0; i < n; i++) {
-    lists[i] = old[order[i]];
-    for (guint32 k = 0; k < lists[i].len; k++) lists[i].v[k] = new_id[lists[i].v[k]];
-  }
-#define PERMUTE(field, type)                                                                                   \
-  do {                                                                                                         \
-    type *x = g_new(type, MAX(n, 1));                                                                          \
-    for (guint32 i = 0; i < n; i++) x[i] = t->field[order[i]];                                                 \
-    g_free(t->field);                                                                                          \
-    t->field = x;                                                                                              \
-  } while (0)
-  PERMUTE(region, guint16);
-  PERMUTE(city, guint16);
-  PERMUTE(cls, guint8);
-  PERMUTE(up_bps, double);
-  PERMUTE(down_bps, double);
-  PERMUTE(out_links, guint32);
-#undef PERMUTE
-}
-
 void net_topology_free(NetTopology *t) {
   if (!t) return;
   g_free(t->region);
@@ -1513,12 +1422,6 @@ NetTopology *net_topology_build(const NetGeoParams *p, uint64_t seed, GError **e
     g_free(lists);
     g_propagate_error(error, err);
     return NULL;
-  }
-
-  /* Nodes numbered for locality (experiment: NET_ORDER=dial|cm|rcm|region, default cm). */
-  {
-    g_autofree guint32 *order = locality_order(lists, n, S, t->region);
-    renumber(t, lists, order);
   }
 
   /* CSR, neighbours sorted. */
