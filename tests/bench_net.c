@@ -8,7 +8,8 @@
  * keys a block's stream), 25,000 bytes and 4 M gas, with the relay stopping once every special node has it
  * (as geo.c does when no miner sits on ordinary nodes). A step is one of the three steps a reached node
  * takes (have, push, announce; relay.h), so steps = 3 x reached; ns per step is the relay's thread CPU
- * time over that. The digest sums the specials' times: it changes when any result changes.
+ * time over that. RNG words: 64-bit words the relay took from the block's stream (one Philox4x64-10 block
+ * gives four; sim_rng_refill()). The digest sums the specials' times: it changes when any result changes.
  *
  * Times are thread CPU time (CLOCK_THREAD_CPUTIME_ID): on a shared machine wall time counts the other
  * users' share too. */
@@ -106,7 +107,7 @@ int main(int argc, char **argv) {
     guint32 max_src = 1;
     for (guint i = 0; i < np; i++) max_src = MAX(max_src, ((GArray *)gws->pdata[i])->len);
     g_autofree SimTime *src_t = g_new0(SimTime, max_src);
-    guint64 reached = 0, messages = 0;
+    guint64 reached = 0, messages = 0, words = 0;
     double digest = 0;
     double relay_s = 0;
     gint64 used = 0;
@@ -124,6 +125,7 @@ int main(int argc, char **argv) {
       relay->propagate(p->relay.params, p, t, &b, t->n_special, &rng, w);
       relay_s += cpu_s() - r0;
       used++;
+      words += 4 * rng.ctr - (4 - MIN(rng.idx, 4)) - 1; /* less the word that picked the pool */
       reached += relay_work_reached(w);
       messages += relay_work_messages(w);
       for (guint32 v = 0; v < t->n_special; v++) {
@@ -133,9 +135,9 @@ int main(int argc, char **argv) {
       }
     }
     printf("relay: %" G_GINT64_FORMAT " blocks, %.1f reached/block, %.1f steps/block, %.1f messages/block, "
-           "%.4f s CPU, %.1f ns/step, %.1f ns/message, peak RSS %.1f MB, digest %.17g\n",
+           "%.1f RNG words/block, %.4f s CPU, %.1f ns/step, %.1f ns/message, peak RSS %.1f MB, digest %.17g\n",
            used, (double)reached / (double)used, 3.0 * (double)reached / (double)used,
-           (double)messages / (double)used, relay_s, relay_s * 1e9 / (3.0 * (double)reached),
+           (double)messages / (double)used, (double)words / (double)used, relay_s, relay_s * 1e9 / (3.0 * (double)reached),
            relay_s * 1e9 / (double)messages, peak_rss_mb(), digest);
     relay_work_free(w);
   }
