@@ -86,7 +86,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench-net: %s\n", err->message);
     return 1;
   }
-  printf("topology: %u nodes (%u special), %" G_GUINT64_FORMAT " directed edges, arrays %.1f MB, build %.3f s "
+  printf("topology: %u nodes (%u special), %" G_GUINT64_FORMAT
+         " directed edges, arrays %.1f MB, build %.3f s "
          "CPU, peak RSS %.1f MB (%.1f MB before the build)\n",
          t->n_nodes, t->n_special, t->n_edges, topo_mb(t), build_s, peak_rss_mb(), rss0);
 
@@ -105,7 +106,8 @@ int main(int argc, char **argv) {
     }
     RelayWork *w = relay_work_new(t);
     guint32 max_src = 1;
-    for (guint i = 0; i < np; i++) max_src = MAX(max_src, ((GArray *)gws->pdata[i])->len);
+    for (guint i = 0; i < np; i++)
+      max_src = MAX(max_src, ((GArray *)gws->pdata[i])->len);
     g_autofree SimTime *src_t = g_new0(SimTime, max_src);
     guint64 reached = 0, messages = 0, words = 0;
     double digest = 0;
@@ -116,11 +118,15 @@ int main(int argc, char **argv) {
       sim_rng_init(&rng, sc->seed, (UINT64_C(1) << 63) | (guint64)i);
       double x = sim_rng_uniform(&rng) * cum[np - 1];
       guint pool = 0;
-      while (pool + 1 < np && x >= cum[pool]) pool++;
+      while (pool + 1 < np && x >= cum[pool])
+        pool++;
       GArray *a = gws->pdata[pool];
       if (a->len == 0) continue; /* a pool on ordinary nodes: not benchmarked */
-      RelayBlock b = {.sources = (const guint32 *)(void *)a->data, .source_t = src_t, .n_sources = a->len,
-                      .size_bytes = 25000, .gas_used = 4e6};
+      RelayBlock b = {.sources = (const guint32 *)(void *)a->data,
+                      .source_t = src_t,
+                      .n_sources = a->len,
+                      .size_bytes = 25000,
+                      .gas_used = 4e6};
       double r0 = cpu_s();
       relay->propagate(p->relay.params, p, t, &b, t->n_special, &rng, w);
       relay_s += cpu_s() - r0;
@@ -134,11 +140,12 @@ int main(int argc, char **argv) {
                   (an == SIM_TIME_MAX ? 0 : (double)an) * 1e-6;
       }
     }
-    printf("relay: %" G_GINT64_FORMAT " blocks, %.1f reached/block, %.1f steps/block, %.1f messages/block, "
-           "%.1f RNG words/block, %.4f s CPU, %.1f ns/step, %.1f ns/message, peak RSS %.1f MB, digest %.17g\n",
-           used, (double)reached / (double)used, 3.0 * (double)reached / (double)used,
-           (double)messages / (double)used, (double)words / (double)used, relay_s, relay_s * 1e9 / (3.0 * (double)reached),
-           relay_s * 1e9 / (double)messages, peak_rss_mb(), digest);
+    printf(
+        "relay: %" G_GINT64_FORMAT " blocks, %.1f reached/block, %.1f steps/block, %.1f messages/block, "
+        "%.1f RNG words/block, %.4f s CPU, %.1f ns/step, %.1f ns/message, peak RSS %.1f MB, digest %.17g\n",
+        used, (double)reached / (double)used, 3.0 * (double)reached / (double)used,
+        (double)messages / (double)used, (double)words / (double)used, relay_s,
+        relay_s * 1e9 / (3.0 * (double)reached), relay_s * 1e9 / (double)messages, peak_rss_mb(), digest);
     relay_work_free(w);
   }
 
@@ -150,12 +157,14 @@ int main(int argc, char **argv) {
     sim_rng_init(&rng, sc->seed, 7);
     SimTime acc = 0;
     double d0 = cpu_s();
-    for (gint64 i = 0; i < draws; i++) acc += net_latency_draw(&d, &rng);
+    for (gint64 i = 0; i < draws; i++)
+      acc += net_latency_draw(&d, &rng);
     double draw_s = cpu_s() - d0;
     guint64 acc2 = 0;
     sim_rng_init(&rng, sc->seed, 7);
     d0 = cpu_s();
-    for (gint64 i = 0; i < draws; i++) acc2 += sim_rng_u64(&rng);
+    for (gint64 i = 0; i < draws; i++)
+      acc2 += sim_rng_u64(&rng);
     double word_s = cpu_s() - d0;
     printf("draw: kind %d, %.2f ns per latency draw, %.2f ns per RNG word (%.2f ns per 4-word refill), "
            "checks %" G_GINT64_FORMAT " %" G_GUINT64_FORMAT "\n",
