@@ -119,6 +119,85 @@ static void test_jitter_pareto_ks(void) {
   check_pareto(237, 13); /* EU-AP */
 }
 
+/* The tables of net_neg_log2_uniform() and net_exp2_pos(), entry by entry, against long double: invc is 1/c
+ * for the middle c of its subinterval of [0.6875, 1.375) rounded to a double, log2c is log2(1 / invc) and
+ * the exp2 entries 2^(j/128), both rounded to the nearest double (within half an ulp, plus the long double's
+ * own error). */
+static void test_pareto_tables(void) {
+  guint bad = 0;
+  for (guint i = 0; i < NET_LOG2_TABLE_SIZE; i++) {
+    double lo = i < 40 ? 0.6875 + i / 128.0 : 1 + (i - 40) / 64.0, w = i < 40 ? 1 / 128.0 : 1 / 64.0;
+    long double c = (long double)lo + (long double)w / 2;
+    double invc = net_log2_table[i].invc, log2c = net_log2_table[i].log2c;
+    bad += fabsl((long double)invc - 1 / c) > 0.5L * (nextafter(invc, INFINITY) - invc) * 1.0001L;
+    long double ref = -log2l((long double)invc);
+    bad += fabsl((long double)log2c - ref) > 0.5L * fabs(nextafter(log2c, INFINITY) - log2c) * 1.0001L;
+  }
+  for (guint j = 0; j < NET_EXP2_TABLE_SIZE; j++) {
+    double x = net_exp2_table[j];
+    long double ref = exp2l((long double)j / NET_EXP2_TABLE_SIZE);
+    bad += fabsl((long double)x - ref) > 0.5L * (nextafter(x, INFINITY) - x) * 1.0001L;
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  /* Exact cases: powers of two. */
+  CU_ASSERT_EQUAL(net_neg_log2_uniform(0.5), 1.0);
+  CU_ASSERT_EQUAL(net_neg_log2_uniform(0x1p-54), 54.0);
+  CU_ASSERT(fabs(net_neg_log2_uniform(1 - 0x1p-54) - 0x1p-54 / M_LN2) < 4e-16); /* the largest U */
+  CU_ASSERT_EQUAL(net_exp2_pos(0), 1.0);
+  CU_ASSERT_EQUAL(net_exp2_pos(10), 1024.0);
+  CU_ASSERT_EQUAL(net_exp2_pos(54), 0x1p54);
+}
+
+/* net_pareto_draw() against the exact quantile scale / U^(1/shape) in long double, for the same U: a million
+ * words (and the extreme ones) for shapes from just above 1 to 300. The relative error stays below net.h's
+ * bound 1.2e-15 + 4e-16 y, y = -log2(U) / shape, and -log2(U) itself within 4e-16 + 2.3e-16 |log2 U|. In ns
+ * it is what libm's scale * exp(-log(U) / shape) gave before (net_pareto_draw() used it until the tables):
+ * equal but for a few draws in a million a rounding apart (at most 1 ns, or 1e-14 relative for huge ones). */
+static void test_pareto_draw_accuracy(void) {
+  static const double shapes[] = {1.000001, 1.5, 2, 6.4, 20, 64.4, 300};
+  enum { N = 1000000 };
+  SimRng rng;
+  sim_rng_init(&rng, 7, 8);
+  guint bad_log = 0, bad_draw = 0, far = 0, differ = 0;
+  double worst = 0;
+  for (guint i = 0; i < N; i++) {
+    uint64_t w = sim_rng_u64(&rng);
+    if (i < 64) w = i < 53 ? (UINT64_C(1) << (11 + i)) - 1 : (uint64_t)(i - 53) << 60; /* smallest .. 1 */
+    double u = ((double)(w >> 11) + 0.5) * 0x1.0p-53; /* sim_rng_uniform_pos() */
+    long double L = -log2l((long double)u);
+    double l = net_neg_log2_uniform(u);
+    bad_log += fabsl((long double)l - L) > 4e-16L + 2.3e-16L * L;
+    for (guint s = 0; s < G_N_ELEMENTS(shapes); s++) {
+      double scale_ms = 95, scale_ns, inv_shape;
+      net_pareto_factors(scale_ms, shapes[s], &scale_ns, &inv_shape);
+      long double ref = (long double)scale_ns * expl(-logl((long double)u) / shapes[s]);
+      double x = scale_ns * net_exp2_pos(l * inv_shape);
+      double rel = (double)fabsl(((long double)x - ref) / ref), y = (double)L / shapes[s];
+      bad_draw += rel > 1.2e-15 + 4e-16 * y;
+      worst = fmax(worst, rel / (1.2e-15 + 4e-16 * y));
+      /* the same U through net_pareto_draw() */
+      SimRng one;
+      sim_rng_init(&one, 1, 1);
+      one.buf[0] = w;
+      one.idx = 0;
+      SimTime got = net_pareto_draw(scale_ns, inv_shape, &one);
+      double old_ms = scale_ms * exp(-log(u) / shapes[s]);
+      SimTime old =
+          old_ms < (double)SIM_DURATION_MAX / 1e6 ? (SimTime)(old_ms * 1e6 + 0.5) : SIM_DURATION_MAX;
+      differ += got != old;
+      far += llabs(got - old) > 1 + 1e-14 * (double)old;
+    }
+  }
+  CU_ASSERT_EQUAL(bad_log, 0);
+  CU_ASSERT_EQUAL(bad_draw, 0);
+  CU_ASSERT_EQUAL(far, 0);
+  CU_ASSERT(differ <= 100); /* of 7 million (29 when this was written): mostly huge values at shape ~1 */
+  if (bad_log || bad_draw || differ > 100)
+    fprintf(stderr,
+            "\n  pareto draw: %u log, %u draw beyond the bound (worst %.3g of it), %u of %u differ in ns\n",
+            bad_log, bad_draw, worst, differ, N * (guint)G_N_ELEMENTS(shapes));
+}
+
 static void test_jitter_pareto_fallback(void) {
   g_autofree void *params = model_defaults(&net_jitter_pareto.info);
   SimRng rng;
@@ -1091,7 +1170,8 @@ static void test_joining_relay(void) {
 int register_suites(void) {
   ADD_SUITE("jitter", TEST(test_jitter_none), TEST(test_jitter_pareto_ks), TEST(test_jitter_pareto_fallback),
             TEST(test_jitter_lognormal_ks), TEST(test_jitter_empirical_ks), TEST(test_jitter_empirical_check),
-            TEST(test_jitter_tables), TEST(test_latency_draw_matches_edge));
+            TEST(test_jitter_tables), TEST(test_latency_draw_matches_edge), TEST(test_pareto_tables),
+            TEST(test_pareto_draw_accuracy));
   ADD_SUITE("geo-parse", TEST(test_parse_valid), TEST(test_parse_unknown_region_city),
             TEST(test_parse_unknown_region_vantage), TEST(test_parse_latency_not_square),
             TEST(test_parse_negative_latency), TEST(test_parse_bandwidth_zero),
