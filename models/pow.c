@@ -23,6 +23,7 @@ struct PowMiner {
   guint index;
   guint group;
   SimEntityId entity;
+  double share;           /* own share of the total hash power */
   double mean_interval_s; /* fixed difficulty: target interval / own share */
   double hashrate_hps;    /* byzantium: own share of the total hash rate */
   guint32 pool_member;    /* index among its pool's miners */
@@ -180,6 +181,11 @@ const SimParamSpec pow_pool_params[] = {
      .offset = offsetof(PowPoolSpec, empty_window_ms),
      .help = "this pool's empty-template window (how long it takes to build a full template); -1: "
              "chain.empty_window_ms"},
+    {.name = "miner_hash_sd", .type = SIM_PARAM_NUMBER, .min = 0, .max = 10, .def = 0,
+     .offset = offsetof(PowPoolSpec, miner_hash_sd),
+     .help = "spread of its miners' hash power: miner j gets hash_share x w_j / sum(w), w_j = max(1 + "
+             "miner_hash_sd x N(0, 1), 1 / 400000), drawn once per run from a stream of the pool's own; 0: "
+             "equal shares (SimBlock: Normal(400 000, 100 000) per node, at least 1, i.e. 0.25)"},
 };
 const guint pow_pool_n_params = G_N_ELEMENTS(pow_pool_params);
 
@@ -702,12 +708,27 @@ PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error)
   w->miners = g_new0(PowMiner, w->n_miners);
   guint k = 0;
   for (guint p = 0; p < cfg->n_pools; p++) {
-    double share = cfg->pools[p].hash_share / (double)cfg->pools[p].miners;
-    for (int64_t j = 0; j < cfg->pools[p].miners; j++, k++) {
+    /* Each miner's share of the pool: equal, or drawn weights normalised to the pool's share. */
+    const int64_t pm = cfg->pools[p].miners;
+    const double sd = cfg->pools[p].miner_hash_sd;
+    g_autofree double *weight = NULL;
+    double total = 0;
+    if (sd > 0) {
+      SimRng wr;
+      sim_rng_init(&wr, cfg->seed, SIM_RNG_SETUP_BASE + 0x10000 + p);
+      weight = g_new(double, pm);
+      for (int64_t j = 0; j < pm; j++) {
+        double x = 1 + sd * gsl_ran_ugaussian(sim_rng_gsl(&wr));
+        total += weight[j] = MAX(x, 1.0 / 400000);
+      }
+    }
+    for (int64_t j = 0; j < pm; j++, k++) {
+      double share = weight ? cfg->pools[p].hash_share * (weight[j] / total) : cfg->pools[p].hash_share / (double)pm;
       PowMiner *m = &w->miners[k];
       m->world = w;
       m->index = k;
       m->group = p;
+      m->share = share;
       m->mean_interval_s = cfg->chain.target_interval_s / share;
       m->hashrate_hps = cfg->chain.hashrate_hps * share;
       m->pool_member = (guint32)j;
@@ -897,8 +918,7 @@ const ObsBlock *pow_world_block(const PowWorld *w, uint64_t id) {
 AnMiner *pow_world_an_miners(const PowWorld *w, guint *n_miners) {
   AnMiner *a = g_new0(AnMiner, w->n_miners);
   for (guint i = 0; i < w->n_miners; i++) {
-    const PowPoolSpec *p = &w->cfg->pools[w->miners[i].group];
-    a[i].hash_share = p->hash_share / (double)p->miners;
+    a[i].hash_share = w->miners[i].share;
     a[i].group = w->miners[i].group;
   }
   *n_miners = w->n_miners;

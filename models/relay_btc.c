@@ -4,22 +4,28 @@
  * Rules (SimBlock's Node.receiveMessage / sendNextBlockMessage, dsg-titech/simblock; BENCH.md):
  *  - A node that has the block validates it for `processing_ms`, then sends an inv to every peer that has
  *    not yet asked for it (a peer that has asked, or the miner, ignores invs: SimBlock's downloadingBlocks
- *    check). A miner sends its own block's invs at once.
+ *    check). A miner sends its own block's invs at once. With `processing_in_message` (SimBlock) the
+ *    processing is instead part of each block message's delay at the sender, and the receiver relays at once.
  *  - The first inv a node receives makes it send getdata back to that peer; later invs are ignored.
  *  - Each node uploads one block message at a time, in the order the requests arrived (a FIFO queue). A
- *    message to u takes bytes * 8 / min(up, down) (net_transfer_ns, with the inter-region cap) plus the
- *    latency; with `upload_until_arrival` the next upload starts only when it has arrived (SimBlock starts
- *    the next one in BlockMessageTask.run, at arrival), else when it has left.
+ *    message to u takes bytes * 8 / min(up, down) (net_transfer_ns, with the inter-region cap if the
+ *    scenario sets one; SimBlock has none) plus the latency; with `upload_until_arrival` the next upload
+ *    starts only when it has arrived (SimBlock starts the next one in BlockMessageTask.run, at arrival),
+ *    else when it has left.
  *  - Between two compact-block nodes the message is a compact block of `compact_bytes`; the receiver fails
- *    to reconstruct it with probability `compact_fail` (`churn_compact_fail` for churning nodes), asks for
- *    the missing part (getblocktxn, one more latency) and the sender queues `fail_share` x the block.
+ *    to reconstruct it with probability `compact_fail` (`churn_compact_fail` for churning receivers), asks
+ *    for the missing part (getblocktxn, one more latency) and the sender queues the rest: `fail_share` x the
+ *    block, or with `fail_size` "simblock" the block x a share drawn from SimBlock's failure-size table of
+ *    the sender (mostly 0.01; see simblock_fail_share).
  *  - inv, getdata and getblocktxn take the latency plus `message_ms` (SimBlock adds 10 ms to each).
  *
- * Departures from SimBlock, all deliberate: processing is paid once per hop before relaying, where SimBlock
- * adds it to every block message's delay (so also to a compact block that failed); the block after a failed
- * reconstruction is `fail_share` x the block (default the full block), where SimBlock draws the missing share
- * from a table (mostly 1-10%); links are idle at the start of each block (relay.h), where SimBlock's queues
- * carry over between blocks; a source ignores invs that arrive before its own time.
+ * Departures from SimBlock, all deliberate: links are idle at the start of each block (relay.h), where
+ * SimBlock's queues carry over between blocks; every block spreads to every node, where SimBlock's nodes
+ * relay only a block that becomes their head (a competing block of the same height stops one hop after the
+ * nodes that had the other first); times are in ns, where SimBlock rounds latencies and transfers to whole
+ * ms; a source ignores invs that arrive before its own time. With the defaults (`processing_in_message`
+ * false, `fail_size` "share" with `fail_share` 1) processing is paid once per hop and the whole block
+ * follows a failed compact block; the bench scenarios set SimBlock's rules.
  *
  * Who uses compact blocks, and who churns, is a trait of the node for the whole run (as SimBlock draws
  * useCBR and isChurnNode once per node): a SplitMix64 hash of (topology seed, node, trait) compared with
@@ -48,9 +54,14 @@ typedef struct {
   double churn_share;
   double churn_compact_fail;
   double fail_share;
+  int fail_size; /* BTC_FAIL_SIZE_* */
   double message_ms;
   gboolean upload_until_arrival;
+  gboolean processing_in_message;
 } BtcParams;
+
+enum { BTC_FAIL_SIZE_SHARE = 0, BTC_FAIL_SIZE_SIMBLOCK = 1 };
+static const char *const fail_size_choices[] = {"share", "simblock", NULL};
 
 static const SimParamSpec btc_params[] = {
     {.name = "processing_ms",
@@ -109,9 +120,17 @@ static const SimParamSpec btc_params[] = {
      .max = 1,
      .def = 1,
      .offset = offsetof(BtcParams, fail_share),
-     .help =
-         "after a failed reconstruction, this share of the block is sent (1: the full block; SimBlock draws "
-         "the missing transactions' share, mostly 0.01-0.1)"},
+     .help = "with fail_size \"share\": after a failed reconstruction, this share of the block is sent (1: "
+             "the full block)"},
+    {.name = "fail_size",
+     .type = SIM_PARAM_ENUM,
+     .choices = fail_size_choices,
+     .def_str = "share",
+     .offset = offsetof(BtcParams, fail_size),
+     .help = "what follows a failed compact block: \"share\": fail_share x the block; \"simblock\": the block x a "
+             "share drawn uniformly from SimBlock's failure-size table of the sender (its "
+             "CBR_FAILURE_BLOCK_SIZE_DISTRIBUTION_FOR_CONTROL_NODE, always 0.01, or for a churning sender "
+             "..._FOR_CHURN_NODE, 0.01-0.96 with mean 0.087)"},
     {.name = "message_ms",
      .type = SIM_PARAM_NUMBER,
      .unit = "ms",
@@ -127,6 +146,14 @@ static const SimParamSpec btc_params[] = {
      .offset = offsetof(BtcParams, upload_until_arrival),
      .help = "an uploader starts its next block message when the previous one arrived (SimBlock), so each "
              "holds the link for latency + transfer; false: once it has left (transfer only)"},
+    {.name = "processing_in_message",
+     .type = SIM_PARAM_BOOL,
+     .def = 0,
+     .offset = offsetof(BtcParams, processing_in_message),
+     .help = "true (SimBlock): processing_ms is part of every block and compact block message's delay (it holds "
+             "the sender's upload link, and a failed compact block pays it twice); a node relays and mines at "
+             "once when the block is complete. false: paid once per hop, between having the block and its "
+             "invs (and mining on it)"},
 };
 
 static SimTime ms(double v) {
@@ -136,7 +163,36 @@ static SimTime ms(double v) {
 static SimTime btc_import_ns(const void *params, double gas_used) {
   const BtcParams *p = params;
   (void)gas_used;
-  return ms(p->processing_ms);
+  return p->processing_in_message ? 0 : ms(p->processing_ms);
+}
+
+/* ---- SimBlock's failure-size tables (SimulationConfiguration.java, commit 5fc7f9f) ----
+ * After a failed compact block SimBlock's sender (Node.getFailedBlockSize, run by the sending node, so its
+ * own isChurnNode picks the table, whereas the failure rate follows the receiver's) sends BLOCK_SIZE x an
+ * entry drawn uniformly (Random.nextInt) from one of two sorted tables of hundredths: 210 entries, all 0.01,
+ * for a control node; 945 entries for a churning node, stored here as counts of 0.01, 0.02, ..., 0.96. The
+ * Java float products are exact hundredths of the block at the bench sizes; SimBlock then rounds the
+ * transfer to whole ms, which we do not. */
+#define BTC_CONTROL_FAIL_ENTRIES 210
+static const guint16 btc_churn_fail_counts[96] = {
+    546, 66, 39, 27, 21, 17, 14, 12, 11, 10, 9, 8, 7, 7, 6, 6, 5, 5, 5, 4, 4, 4, 4, 4,
+    3,   3,  3,  3,  3,  3,  3,  3,  2,  2,  2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+    1,   1,  1,  1,  1,  1,  1,  1,  1,  1,  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1,   1,  1,  1,  1,  1,  1,  1,  1,  1,  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+#define BTC_CHURN_FAIL_ENTRIES 945
+
+/* The share of the block a sender sends after a failed compact block under fail_size "simblock": one
+ * uniform draw of a table index, as SimBlock (the control table is constant, but its index is drawn all the
+ * same, so both kinds of sender use one random number). */
+static double simblock_fail_share(gboolean churn_sender, SimRng *rng) {
+  if (!churn_sender) {
+    (void)sim_rng_below(rng, BTC_CONTROL_FAIL_ENTRIES);
+    return 0.01;
+  }
+  guint64 i = sim_rng_below(rng, BTC_CHURN_FAIL_ENTRIES);
+  guint k = 0;
+  while (i >= btc_churn_fail_counts[k]) i -= btc_churn_fail_counts[k++];
+  return (double)(k + 1) / 100.0;
 }
 
 /* ---- per-node traits: a stable hash of (seed, node, trait) ---- */
@@ -336,7 +392,7 @@ typedef struct {
 /* v has the block at `now`: invs to every peer that has not asked for it yet. */
 static void on_have(Ctx *c, guint32 v, BtcNode *n, SimTime now) {
   const NetTopology *t = c->t;
-  SimTime send = (n->flags & ST_SOURCE ? now : now + c->processing) + c->message;
+  SimTime send = (n->flags & ST_SOURCE || c->p->processing_in_message ? now : now + c->processing) + c->message;
   SimTime *gate = c->b->gate;
   for (guint64 e = t->adj_off[v]; e < t->adj_off[v + 1]; e++) {
     guint32 u = t->adj[e];
@@ -376,11 +432,12 @@ static void on_request(Ctx *c, guint32 u, BtcNode *un, SimTime now) {
   double size = c->blk->size_bytes, bytes = size;
   gboolean compact = FALSE;
   if (un->flags & ST_RETRY)
-    bytes = p->fail_share * size;
+    bytes = size * (p->fail_size == BTC_FAIL_SIZE_SIMBLOCK ? simblock_fail_share(b->trait[v] & TRAIT_CHURN, c->rng)
+                                                          : p->fail_share);
   else if ((b->trait[v] & b->trait[u] & TRAIT_COMPACT) && p->compact_bytes < size)
     bytes = p->compact_bytes, compact = TRUE;
   SimTime start = MAX(now, vn->upload_free);
-  SimTime sent = start + net_transfer_ns(t, v, u, bytes);
+  SimTime sent = start + net_transfer_ns(t, v, u, bytes) + (p->processing_in_message ? c->processing : 0);
   SimTime arrive = sent + net_edge_latency(c->gp, t, e, c->rng);
   vn->upload_free = p->upload_until_arrival ? arrive : sent;
   c->messages++;
