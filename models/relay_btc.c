@@ -221,8 +221,8 @@ typedef struct {
   guint32 flags;       /* ST_*: ASKED (requested the block, or a source: ignores invs), DONE (HAVE processed),
                         * RETRY (its pending request is a getblocktxn) */
   guint32 inv_from;    /* sender of its best first inv so far */
-  guint32 in_edge;     /* edge inv_from -> node (the block comes this way) */
-  guint32 inv_edge;    /* edge node -> inv_from (getdata goes this way) */
+  guint32 in_cls;      /* link class of the edge inv_from -> node (the block comes this way) */
+  guint32 inv_cls;     /* link class of the edge node -> inv_from (getdata goes this way) */
   SimTime have;        /* the block is complete here (full block arrived or compact block rebuilt) */
   SimTime first_push;  /* first block or compact block message */
   SimTime announce;    /* best first inv so far; final once ASKED */
@@ -243,11 +243,36 @@ typedef struct {
   guint32 len, cap;
 } StepBucket;
 
+/* Edges with the same latency mean, floor, host overhead and bandwidth form a link class (SimBlock's
+ * topologies have 36, one per region pair): latency draws then need no per-edge work beyond the class
+ * (net_latency_draw() gives exactly what net_edge_latency() gives, from the same random numbers), and the
+ * transfer times of the block and of its compact form are computed once per class and block. */
+typedef struct {
+  SimTime floor_ns;
+  double tx_ns_per_byte; /* net_edge_transfer_ns()'s factor */
+  SimTime full_ns;       /* transfer of the block being relayed, and of its compact block */
+  SimTime compact_ns;
+  NetLatencyDraw draw;
+} BtcClass;
+
+typedef struct {
+  SimTime mean_ns, floor_ns, host_ns;
+  double tx_ns_per_byte;
+} BtcClassKey;
+
 typedef struct {
   guint32 n_nodes;
   guint64 n_edges;
   guint32 epoch;
   BtcNode *node;
+  /* The topology packed for the kernel (built on first use for a topology and jitter model): per edge its
+   * head and class, (to | cls << 32), and the class of its reverse edge. */
+  const NetTopology *packed_topo;
+  const void *packed_jitter, *packed_jitter_params;
+  guint64 *edge;
+  guint32 *rev_cls;
+  BtcClass *cls;
+  guint32 n_cls;
   /* Per node, what an inv sender must beat: SIM_TIME_MAX (no inv yet), the best first inv so far, or
    * GATE_ASKED (asked or a source: ignores invs). A dense copy of the two fields every inv scan reads, so
    * the scan touches 8 bytes per peer; reset for each block. */
@@ -269,6 +294,9 @@ static void btc_work_free(gpointer data) {
   if (!b) return;
   g_free(b->node);
   g_free(b->gate);
+  g_free(b->edge);
+  g_free(b->rev_cls);
+  g_free(b->cls);
   for (guint i = 0; i < G_N_ELEMENTS(b->bucket); i++)
     g_free(b->bucket[i].v);
   g_free(b->trait);
@@ -301,12 +329,77 @@ static void update_traits(BtcWork *b, const BtcParams *p, const NetTopology *t) 
   b->trait_churn = p->churn_share;
 }
 
+static guint class_key_hash(gconstpointer p) {
+  const BtcClassKey *k = p;
+  guint64 tx;
+  memcpy(&tx, &k->tx_ns_per_byte, sizeof tx);
+  guint64 h = (guint64)k->mean_ns * UINT64_C(0x9E3779B97F4A7C15) ^
+              (guint64)k->floor_ns * UINT64_C(0xC2B2AE3D27D4EB4F) ^ tx * UINT64_C(0x165667B19E3779F9) ^
+              (guint64)k->host_ns * UINT64_C(0x27D4EB2F165667C5);
+  return (guint)(h ^ h >> 32);
+}
+
+static gboolean class_key_equal(gconstpointer a, gconstpointer b) {
+  return memcmp(a, b, sizeof(BtcClassKey)) == 0; /* no padding: four 8-byte fields */
+}
+
+/* Packs `t` into b's edge and class tables for gp's jitter model, unless already done for them. */
+static void pack_topology(BtcWork *b, const NetGeoParams *gp, const NetTopology *t) {
+  if (b->packed_topo == t && b->packed_jitter == gp->jitter.model && b->packed_jitter_params == gp->jitter.params)
+    return;
+  G_STATIC_ASSERT(sizeof(BtcClassKey) == 32);
+  g_free(b->edge);
+  g_free(b->rev_cls);
+  g_free(b->cls);
+  b->edge = g_new(guint64, MAX(t->n_edges, 1));
+  b->rev_cls = g_new(guint32, MAX(t->n_edges, 1));
+  GArray *keys = g_array_new(FALSE, FALSE, sizeof(BtcClassKey));
+  GHashTable *index = g_hash_table_new_full(class_key_hash, class_key_equal, g_free, NULL);
+  for (guint64 e = 0; e < t->n_edges; e++) {
+    BtcClassKey k = {.mean_ns = t->lat_mean_ns[e],
+                     .floor_ns = t->lat_floor_ns[e],
+                     .host_ns = t->lat_host_ns ? t->lat_host_ns[e] : 0,
+                     .tx_ns_per_byte = t->tx_ns_per_byte[e]};
+    gpointer hit;
+    guint32 c;
+    if (g_hash_table_lookup_extended(index, &k, NULL, &hit)) {
+      c = GPOINTER_TO_UINT(hit);
+    } else {
+      c = keys->len;
+      g_array_append_val(keys, k);
+      g_hash_table_insert(index, g_memdup2(&k, sizeof k), GUINT_TO_POINTER(c));
+    }
+    b->edge[e] = (guint64)t->adj[e] | (guint64)c << 32;
+  }
+  g_hash_table_destroy(index);
+  for (guint64 e = 0; e < t->n_edges; e++)
+    b->rev_cls[e] = (guint32)(b->edge[t->rev[e]] >> 32);
+  b->n_cls = keys->len;
+  b->cls = g_new0(BtcClass, MAX(keys->len, 1));
+  for (guint32 c = 0; c < keys->len; c++) {
+    const BtcClassKey *k = &g_array_index(keys, BtcClassKey, c);
+    b->cls[c].floor_ns = k->floor_ns;
+    b->cls[c].tx_ns_per_byte = k->tx_ns_per_byte;
+    net_latency_draw_init(&b->cls[c].draw, gp, k->mean_ns, k->host_ns);
+  }
+  g_array_free(keys, TRUE);
+  b->packed_topo = t;
+  b->packed_jitter = gp->jitter.model;
+  b->packed_jitter_params = gp->jitter.params;
+}
+
+/* Transfer time of `bytes` at a class's bandwidth: net_edge_transfer_ns() for any edge of the class. */
+static inline SimTime class_transfer_ns(const BtcClass *k, double bytes) {
+  double ns = bytes * k->tx_ns_per_byte;
+  return ns < (double)SIM_DURATION_MAX ? (SimTime)(ns + 0.5) : SIM_DURATION_MAX;
+}
+
 static inline BtcNode *bnode(BtcWork *b, guint32 v) {
   BtcNode *n = &b->node[v];
   if (n->epoch != b->epoch) {
     n->epoch = b->epoch;
     n->flags = 0;
-    n->inv_from = n->in_edge = n->inv_edge = 0;
+    n->inv_from = n->in_cls = n->inv_cls = 0;
     n->have = n->first_push = n->announce = SIM_TIME_MAX;
     n->upload_free = 0;
   }
@@ -386,59 +479,66 @@ typedef struct {
   SimRng *rng;
   BtcWork *b;
   SimTime processing, message;
+  gboolean use_compact; /* the block is larger than a compact block */
   guint64 reached, messages;
 } Ctx;
 
 /* v has the block at `now`: invs to every peer that has not asked for it yet. */
 static void on_have(Ctx *c, guint32 v, BtcNode *n, SimTime now) {
   const NetTopology *t = c->t;
+  BtcWork *b = c->b;
   SimTime send = (n->flags & ST_SOURCE || c->p->processing_in_message ? now : now + c->processing) + c->message;
-  SimTime *gate = c->b->gate;
+  SimTime *gate = b->gate;
+  const BtcClass *cls = b->cls;
   for (guint64 e = t->adj_off[v]; e < t->adj_off[v + 1]; e++) {
-    guint32 u = t->adj[e];
+    guint64 pe = b->edge[e];
+    guint32 u = (guint32)pe;
     SimTime g = gate[u];
     if (g == GATE_ASKED) continue;
     c->messages++;
-    if (send + t->lat_floor_ns[e] >= g) continue; /* cannot be its first inv: no draw */
-    SimTime a = send + net_edge_latency(c->gp, t, e, c->rng);
+    const BtcClass *k = &cls[pe >> 32];
+    if (send + k->floor_ns >= g) continue; /* cannot be its first inv: no draw */
+    SimTime a = send + net_latency_draw(&k->draw, c->rng);
     if (a >= g) continue;
-    BtcNode *un = bnode(c->b, u);
+    BtcNode *un = bnode(b, u);
     gate[u] = un->announce = a;
     un->inv_from = v;
-    un->in_edge = (guint32)e;
-    un->inv_edge = t->rev[e];
-    heap_push(c->b, a, K_INV, u);
+    un->in_cls = (guint32)(pe >> 32);
+    un->inv_cls = b->rev_cls[e];
+    heap_push(b, a, K_INV, u);
   }
 }
 
-/* u's first inv: getdata back along inv_edge, queued at the sender when it arrives. */
+/* u's first inv: getdata back to its sender, queued there when it arrives. */
 static void on_inv(Ctx *c, guint32 u, BtcNode *un, SimTime now) {
   un->flags |= ST_ASKED;
   c->b->gate[u] = GATE_ASKED;
   c->messages++;
-  SimTime g = now + c->message + net_edge_latency(c->gp, c->t, un->inv_edge, c->rng);
+  SimTime g = now + c->message + net_latency_draw(&c->b->cls[un->inv_cls].draw, c->rng);
   heap_push(c->b, g, K_REQ, u);
 }
 
 /* u's request (getdata, or getblocktxn with ST_RETRY) reaches the sender v of its first inv: the block
  * message leaves when v's upload link is free. */
 static void on_request(Ctx *c, guint32 u, BtcNode *un, SimTime now) {
-  const NetTopology *t = c->t;
   const BtcParams *p = c->p;
   BtcWork *b = c->b;
-  guint64 e = un->in_edge;
+  const BtcClass *k = &b->cls[un->in_cls];
   guint32 v = un->inv_from;
   BtcNode *vn = bnode(b, v);
-  double size = c->blk->size_bytes, bytes = size;
+  SimTime transfer = k->full_ns;
   gboolean compact = FALSE;
-  if (un->flags & ST_RETRY)
-    bytes = size * (p->fail_size == BTC_FAIL_SIZE_SIMBLOCK ? simblock_fail_share(b->trait[v] & TRAIT_CHURN, c->rng)
-                                                          : p->fail_share);
-  else if ((b->trait[v] & b->trait[u] & TRAIT_COMPACT) && p->compact_bytes < size)
-    bytes = p->compact_bytes, compact = TRUE;
+  if (un->flags & ST_RETRY) {
+    double share = p->fail_size == BTC_FAIL_SIZE_SIMBLOCK ? simblock_fail_share(b->trait[v] & TRAIT_CHURN, c->rng)
+                                                         : p->fail_share;
+    transfer = class_transfer_ns(k, c->blk->size_bytes * share);
+  } else if ((b->trait[v] & b->trait[u] & TRAIT_COMPACT) && c->use_compact) {
+    transfer = k->compact_ns;
+    compact = TRUE;
+  }
   SimTime start = MAX(now, vn->upload_free);
-  SimTime sent = start + net_transfer_ns(t, v, u, bytes) + (p->processing_in_message ? c->processing : 0);
-  SimTime arrive = sent + net_edge_latency(c->gp, t, e, c->rng);
+  SimTime sent = start + transfer + (p->processing_in_message ? c->processing : 0);
+  SimTime arrive = sent + net_latency_draw(&k->draw, c->rng);
   vn->upload_free = p->upload_until_arrival ? arrive : sent;
   c->messages++;
   if (arrive < un->first_push) un->first_push = arrive;
@@ -448,7 +548,7 @@ static void on_request(Ctx *c, guint32 u, BtcNode *un, SimTime now) {
       /* getblocktxn back to v, which queues the rest of the block. */
       c->messages++;
       un->flags |= ST_RETRY;
-      heap_push(b, arrive + c->message + net_edge_latency(c->gp, t, un->inv_edge, c->rng), K_REQ, u);
+      heap_push(b, arrive + c->message + net_latency_draw(&b->cls[un->inv_cls].draw, c->rng), K_REQ, u);
       return;
     }
   }
@@ -465,6 +565,11 @@ static void btc_propagate(const void *params, const NetGeoParams *gp, const NetT
   g_return_if_fail(t->n_nodes < (UINT32_C(1) << STEP_NODE_BITS));
   BtcWork *b = btc_work(w, t);
   update_traits(b, p, t);
+  pack_topology(b, gp, t);
+  for (guint32 k = 0; k < b->n_cls; k++) {
+    b->cls[k].full_ns = class_transfer_ns(&b->cls[k], blk->size_bytes);
+    b->cls[k].compact_ns = class_transfer_ns(&b->cls[k], p->compact_bytes);
+  }
   if (++b->epoch == 0) {
     memset(b->node, 0, b->n_nodes * sizeof(BtcNode));
     b->epoch = 1;
@@ -486,7 +591,8 @@ static void btc_propagate(const void *params, const NetGeoParams *gp, const NetT
            .rng = rng,
            .b = b,
            .processing = ms(p->processing_ms),
-           .message = ms(p->message_ms)};
+           .message = ms(p->message_ms),
+           .use_compact = p->compact_bytes < blk->size_bytes};
   for (guint i = 0; i < blk->n_sources; i++) {
     guint32 s = blk->sources[i];
     BtcNode *n = bnode(b, s);
