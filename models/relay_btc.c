@@ -32,7 +32,7 @@
  * the share, so it does not depend on the blocks or on the order of anything. Reconstruction failures are
  * drawn from the block's stream, in the order of the label-setting steps.
  *
- * Label setting: steps (time, kind, node) in a radix heap: HAVE (the node has the block), INV (the node's
+ * Label setting: steps (time, kind, node) in a bucket queue: HAVE (the node has the block), INV (the node's
  * best first inv so far; stale entries are skipped) and REQ (the node's getdata or getblocktxn reaches the
  * sender of its first inv). Every step schedules only later steps, so processing them in time order gives
  * each node exactly what it knew by then, and the REQ steps at one uploader come in arrival order: its FIFO.
@@ -243,6 +243,11 @@ typedef struct {
   guint32 len, cap;
 } StepBucket;
 
+/* The step queue's buckets: 2^21 ns (2.1 ms) of step time each, 8192 of them (a window of 17.6 s). */
+#define Q_WIDTH_BITS 21
+#define Q_SHIFT (STEP_LOW_BITS + Q_WIDTH_BITS)
+#define Q_BUCKETS 8192
+
 /* Edges with the same latency mean, floor, host overhead and bandwidth form a link class (SimBlock's
  * topologies have 36, one per region pair): latency draws then need no per-edge work beyond the class
  * (net_latency_draw() gives exactly what net_edge_latency() gives, from the same random numbers), and the
@@ -277,10 +282,14 @@ typedef struct {
    * GATE_ASKED (asked or a source: ignores invs). A dense copy of the two fields every inv scan reads, so
    * the scan touches 8 bytes per peer; reset for each block. */
   SimTime *gate;
-  StepBucket bucket[65];  /* the radix heap: bucket i > 0 holds keys whose highest bit differing from
-                           * `last` is i - 1; bucket 0 keys <= last */
-  guint64 last, nonempty; /* bit i - 1 of nonempty: bucket i has keys */
-  gsize heap_len;
+  /* The step queue (see "a bucket queue of step keys" below). */
+  StepBucket *qb;                     /* Q_BUCKETS buckets, allocated on first use */
+  guint64 qmask[Q_BUCKETS / 64];      /* bit i: qb[i] has keys */
+  guint64 q_base;                     /* bucket number (key >> Q_SHIFT) of qb[0] */
+  guint32 q_cur;                      /* the current bucket: every earlier one is empty */
+  gboolean q_cur_sorted;              /* qb[q_cur] is sorted, largest first */
+  StepBucket q_over;                  /* keys beyond the window of Q_BUCKETS buckets */
+  gsize heap_len;                     /* keys queued */
   SimTime t0;
   /* Traits cache: valid for (seed, compact_share, churn_share). */
   guint8 *trait;
@@ -297,8 +306,11 @@ static void btc_work_free(gpointer data) {
   g_free(b->edge);
   g_free(b->rev_cls);
   g_free(b->cls);
-  for (guint i = 0; i < G_N_ELEMENTS(b->bucket); i++)
-    g_free(b->bucket[i].v);
+  if (b->qb)
+    for (guint i = 0; i < Q_BUCKETS; i++)
+      g_free(b->qb[i].v);
+  g_free(b->qb);
+  g_free(b->q_over.v);
   g_free(b->trait);
   g_free(b);
 }
@@ -406,66 +418,130 @@ static inline BtcNode *bnode(BtcWork *b, guint32 v) {
   return n;
 }
 
-/* ---- a radix heap of step keys ----
- * Keys only grow in label setting (each step schedules later steps), which a radix heap exploits: a key
- * sits in the bucket of the highest bit where it differs from the last minimum, pushes are appends, and a
- * pop refills bucket 0 from the lowest non-empty bucket. A key not above the last minimum (a step at the
- * same ns with a smaller kind or node) goes to bucket 0, which pops its own minimum first, so the order is
- * exactly that of the keys. */
-
-static inline guint bucket_of(guint64 key, guint64 last) {
-  return key <= last ? 0 : 64 - (guint)__builtin_clzll(key ^ last);
-}
+/* ---- a bucket queue of step keys ----
+ * Label setting pops the smallest pending key, and every step only schedules steps at or after its own
+ * time. Keys go to buckets of 2^Q_WIDTH_BITS ns of step time in a window of Q_BUCKETS buckets from q_base;
+ * a pop sorts the current bucket when it reaches it (a few keys: the latency jitter spreads the steps) and
+ * takes its smallest key; keys beyond the window wait in q_over until the window is empty, which then moves
+ * to the smallest of them. A key pushed into the current bucket (a step at the same time, or a little
+ * later) is inserted in order, so every pop returns the smallest key queued: the order is exactly that of
+ * the keys, (time, kind, node), and does not depend on the queue. About 45 instructions a key, where the
+ * radix heap this replaces took 190 (bucket moves and minimum scans). */
 
 static inline void bucket_add(StepBucket *bk, guint64 key) {
-  if (bk->len == bk->cap) {
-    bk->cap = bk->cap ? 2 * bk->cap : 64;
+  if (G_UNLIKELY(bk->len == bk->cap)) {
+    bk->cap = bk->cap ? 2 * bk->cap : 8;
     bk->v = g_renew(guint64, bk->v, bk->cap);
   }
   bk->v[bk->len++] = key;
 }
 
+static inline void queue_put(BtcWork *b, guint64 key) {
+  guint64 i = (key >> Q_SHIFT) - b->q_base; /* never below q_cur: steps do not go back in time */
+  if (G_UNLIKELY(i >= Q_BUCKETS)) {
+    bucket_add(&b->q_over, key);
+    return;
+  }
+  StepBucket *bk = &b->qb[i];
+  if (G_UNLIKELY(i == b->q_cur && b->q_cur_sorted)) { /* in order, largest first */
+    bucket_add(bk, key);
+    guint32 j = bk->len - 1;
+    for (; j > 0 && bk->v[j - 1] < key; j--)
+      bk->v[j] = bk->v[j - 1];
+    bk->v[j] = key;
+  } else {
+    bucket_add(bk, key);
+  }
+  b->qmask[i >> 6] |= UINT64_C(1) << (i & 63);
+}
+
 static void heap_push(BtcWork *b, SimTime t, guint kind, guint32 node) {
   guint64 dt = (guint64)(t - b->t0);
   if (dt > STEP_TIME_MAX) return; /* more than 18 minutes after the block left: treated as never */
-  guint64 key = dt << STEP_LOW_BITS | (guint64)kind << STEP_NODE_BITS | node;
-  guint i = bucket_of(key, b->last);
-  bucket_add(&b->bucket[i], key);
-  if (i) b->nonempty |= UINT64_C(1) << (i - 1);
+  queue_put(b, dt << STEP_LOW_BITS | (guint64)kind << STEP_NODE_BITS | node);
   b->heap_len++;
 }
 
-static guint64 heap_pop(BtcWork *b) {
-  StepBucket *b0 = &b->bucket[0];
-  if (b0->len == 0) {
-    guint i = (guint)__builtin_ctzll(b->nonempty) + 1;
-    StepBucket *bi = &b->bucket[i];
-    guint64 m = bi->v[0];
-    for (guint32 k = 1; k < bi->len; k++)
-      m = MIN(m, bi->v[k]);
-    b->last = m;
-    for (guint32 k = 0; k < bi->len; k++) {
-      guint j = bucket_of(bi->v[k], m); /* < i */
-      bucket_add(&b->bucket[j], bi->v[k]);
-      if (j) b->nonempty |= UINT64_C(1) << (j - 1);
-    }
-    bi->len = 0;
-    b->nonempty &= ~(UINT64_C(1) << (i - 1));
+static int cmp_key_desc(const void *pa, const void *pb) {
+  guint64 x = *(const guint64 *)pa, y = *(const guint64 *)pb;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static void sort_desc(guint64 *v, guint32 n) {
+  if (n > 24) {
+    qsort(v, n, sizeof *v, cmp_key_desc);
+    return;
   }
-  guint32 best = 0;
-  for (guint32 k = 1; k < b0->len; k++)
-    if (b0->v[k] < b0->v[best]) best = k;
-  guint64 key = b0->v[best];
-  b0->v[best] = b0->v[--b0->len];
-  b->heap_len--;
-  return key;
+  for (guint32 i = 1; i < n; i++) {
+    guint64 x = v[i];
+    guint32 j = i;
+    for (; j > 0 && v[j - 1] < x; j--)
+      v[j] = v[j - 1];
+    v[j] = x;
+  }
+}
+
+/* Moves the window to the smallest key beyond it; only when every bucket is empty. */
+static void queue_rebase(BtcWork *b) {
+  StepBucket *o = &b->q_over;
+  guint64 m = o->v[0];
+  for (guint32 k = 1; k < o->len; k++)
+    m = MIN(m, o->v[k]);
+  b->q_base = m >> Q_SHIFT;
+  b->q_cur = 0;
+  b->q_cur_sorted = FALSE;
+  guint32 keep = 0, n = o->len;
+  o->len = 0;
+  for (guint32 k = 0; k < n; k++) {
+    guint64 key = o->v[k];
+    if ((key >> Q_SHIFT) - b->q_base < Q_BUCKETS)
+      queue_put(b, key);
+    else
+      o->v[keep++] = key;
+  }
+  o->len = keep;
+}
+
+/* The smallest key queued; heap_len must be > 0. */
+static guint64 heap_pop(BtcWork *b) {
+  for (;;) {
+    StepBucket *bk = &b->qb[b->q_cur];
+    if (bk->len) {
+      if (!b->q_cur_sorted) {
+        sort_desc(bk->v, bk->len);
+        b->q_cur_sorted = TRUE;
+      }
+      guint64 key = bk->v[--bk->len];
+      if (bk->len == 0) b->qmask[b->q_cur >> 6] &= ~(UINT64_C(1) << (b->q_cur & 63));
+      b->heap_len--;
+      return key;
+    }
+    /* The next non-empty bucket after q_cur (whose own bit is clear: empty buckets have none), else the keys
+     * beyond the window. */
+    guint32 w = b->q_cur >> 6;
+    guint64 bits = b->qmask[w] >> (b->q_cur & 63) << (b->q_cur & 63);
+    while (!bits && ++w < Q_BUCKETS / 64)
+      bits = b->qmask[w];
+    if (bits) {
+      b->q_cur = w * 64 + (guint32)__builtin_ctzll(bits);
+      b->q_cur_sorted = FALSE;
+    } else {
+      queue_rebase(b);
+    }
+  }
 }
 
 static void heap_clear(BtcWork *b) {
-  for (guint i = 0; i < G_N_ELEMENTS(b->bucket); i++)
-    b->bucket[i].len = 0;
-  b->nonempty = 0;
-  b->last = 0;
+  if (!b->qb) b->qb = g_new0(StepBucket, Q_BUCKETS);
+  for (guint w = 0; w < Q_BUCKETS / 64; w++) {
+    for (guint64 m = b->qmask[w]; m; m &= m - 1)
+      b->qb[w * 64 + (guint)__builtin_ctzll(m)].len = 0;
+    b->qmask[w] = 0;
+  }
+  b->q_over.len = 0;
+  b->q_base = 0;
+  b->q_cur = 0;
+  b->q_cur_sorted = FALSE;
   b->heap_len = 0;
 }
 
