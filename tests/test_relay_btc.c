@@ -407,6 +407,41 @@ static void test_compact_traits(void) {
   CU_ASSERT(seeds_with_compact >= 1 && seeds_with_compact <= 11);
 }
 
+/* Steps far apart in time (the kernel's step queue holds 17.6 s in buckets, later steps aside): a line of
+ * four with 20 s links, and a hub whose leaves are 10 ms and 30 s away. Line: B inv 20 s, getdata at A
+ * 40 s, block 40 s + 10 ms + 20 s; each further hop adds 60.012 s (2 ms processing). Hub: the near leaves
+ * are served first, one at a time (10 ms transfer + 10 ms latency each, getdatas all at 20 ms); the far
+ * leaf's getdata reaches the hub at 60 s, when its link is long free. */
+static void test_far_steps(void) {
+  static const guint32 line[][2] = {{0, 1}, {1, 2}, {2, 3}};
+  Fixture f;
+  fixture_init(&f, make_topo(4, line, 3, 16e6, 40e6, 20000), "{\"compact_share\": 0}");
+  propagate(&f, 0, 20000, 1);
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 1), MS(60010));
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 2), MS(60010 + 60012));
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 3), MS(60010 + 2 * 60012));
+  fixture_clear(&f);
+
+  const guint n = 5;
+  g_autofree Link *links = star_links(n);
+  NetTopology *t = make_topo(n + 1, links, n, 16e6, 16e6, 10);
+  set_link_latency(t, 0, n, 30000);
+  fixture_init(&f, t, "{\"compact_share\": 0}");
+  propagate(&f, 0, 20000, 2);
+  g_autofree gboolean *seen = g_new0(gboolean, n);
+  for (guint32 v = 1; v < n; v++) {
+    SimTime h = relay_work_have(f.w, v);
+    gint64 k = (h - MS(20)) / MS(20); /* position in the hub's queue, 1..n-1 */
+    CU_ASSERT((h - MS(20)) % MS(20) == 0);
+    CU_ASSERT_FATAL(k >= 1 && k < (gint64)n);
+    CU_ASSERT_FALSE(seen[k]);
+    seen[k] = TRUE;
+  }
+  CU_ASSERT_EQUAL(relay_work_have(f.w, n), MS(60000 + 10 + 30000));
+  CU_ASSERT_EQUAL(relay_work_reached(f.w), n + 1);
+  fixture_clear(&f);
+}
+
 /* ---- stop_after and results through the RelayWork API ---- */
 
 static void test_stop_after(void) {
@@ -729,7 +764,7 @@ int register_suites(void) {
             TEST(test_compact_failure), TEST(test_compact_failure_rate), TEST(test_serial_uploads),
             TEST(test_serial_uploads_star), TEST(test_compact_traits), TEST(test_stop_after),
             TEST(test_processing_in_message), TEST(test_fail_size_control), TEST(test_fail_size_churn_table),
-            TEST(test_fail_size_by_sender));
+            TEST(test_fail_size_by_sender), TEST(test_far_steps));
   ADD_SUITE("geo-simblock", TEST(test_parse_valid), TEST(test_parse_cdf_not_monotone),
             TEST(test_parse_cdf_length), TEST(test_parse_cdf_last), TEST(test_parse_inter_region),
             TEST(test_parse_ordinary_nodes), TEST(test_topology_cdf), TEST(test_topology_without_cdf),
