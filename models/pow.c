@@ -53,6 +53,7 @@ struct PowMiner {
   gboolean selfish;
   double withhold_share;  /* strategy withholding: share of finds discarded */
   double empty_window_ms; /* the pool's empty-template window */
+  SimTime empty_window_ns; /* ... as a duration */
   GArray *withheld;       /* uint64_t ids */
   uint32_t pub_height;
   gboolean tie;
@@ -279,7 +280,10 @@ static void consider_head(PowMiner *m, SimCtx *ctx, const PowBlock *b) {
 
 static void accept_block(PowMiner *m, SimCtx *ctx, const PowBlock *b) {
   mark_known(m, b->obs.id);
-  add_recent(m, b);
+  if (m->world->uncle_params->max_uncles > 0)
+    add_recent(m, b);
+  else if (b->obs.height > m->max_known_height) /* no block ever references an uncle: no candidates kept */
+    m->max_known_height = b->obs.height;
   consider_head(m, ctx, b);
 }
 
@@ -360,7 +364,7 @@ static int64_t header_time(const PowBlock *parent, double t_s) {
  * The caller draws the next find where the rate changed. */
 static void switch_work(PowMiner *m, SimCtx *ctx) {
   m->work = m->head;
-  m->full_at = sim_ctx_now(ctx) + sim_time_from_s(m->empty_window_ms / 1e3);
+  m->full_at = sim_ctx_now(ctx) + m->empty_window_ns;
 }
 
 static void publish(PowMiner *m, SimCtx *ctx, const PowBlock *b) {
@@ -532,7 +536,12 @@ static void receive_block(PowMiner *m, SimCtx *ctx, uint64_t id) {
     g_array_append_val(waiting, id);
     return;
   }
-  /* Accept it, then every orphan that was waiting for it (depth first). */
+  /* Accept it, then every orphan that was waiting for it (depth first). Without orphans (nearly always) that
+   * is the block alone. */
+  if (g_hash_table_size(m->orphans) == 0) {
+    accept_block(m, ctx, b);
+    return;
+  }
   g_array_set_size(m->ready, 0);
   g_array_append_val(m->ready, id);
   while (m->ready->len > 0) {
@@ -736,6 +745,7 @@ PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error)
       m->withhold_share = cfg->pools[p].strategy == POW_STRATEGY_WITHHOLDING ? cfg->pools[p].withhold_share : 0;
       m->empty_window_ms =
           cfg->pools[p].empty_window_ms >= 0 ? cfg->pools[p].empty_window_ms : cfg->chain.empty_window_ms;
+      m->empty_window_ns = sim_time_from_s(m->empty_window_ms / 1e3);
       w->mut->miner_pool[k] = p;
       m->withheld = g_array_new(FALSE, FALSE, sizeof(uint64_t));
       m->head = m->work = &w->genesis;
