@@ -407,7 +407,7 @@ static void test_compact_traits(void) {
   CU_ASSERT(seeds_with_compact >= 1 && seeds_with_compact <= 11);
 }
 
-/* Steps far apart in time (the kernel's step queue holds 17.6 s in buckets, later steps aside): a line of
+/* Steps far apart in time (the kernel's step queue holds 2.1 s in buckets, later steps aside): a line of
  * four with 20 s links, and a hub whose leaves are 10 ms and 30 s away. Line: B inv 20 s, getdata at A
  * 40 s, block 40 s + 10 ms + 20 s; each further hop adds 60.012 s (2 ms processing). Hub: the near leaves
  * are served first, one at a time (10 ms transfer + 10 ms latency each, getdatas all at 20 ms); the far
