@@ -463,16 +463,7 @@ static void heap_push(BtcWork *b, SimTime t, guint kind, guint32 node) {
   b->heap_len++;
 }
 
-static int cmp_key_desc(const void *pa, const void *pb) {
-  guint64 x = *(const guint64 *)pa, y = *(const guint64 *)pb;
-  return x < y ? 1 : x > y ? -1 : 0;
-}
-
-static void sort_desc(guint64 *v, guint32 n) {
-  if (n > 24) {
-    qsort(v, n, sizeof *v, cmp_key_desc);
-    return;
-  }
+static inline void insertion_sort_desc(guint64 *v, guint32 n) {
   for (guint32 i = 1; i < n; i++) {
     guint64 x = v[i];
     guint32 j = i;
@@ -480,6 +471,35 @@ static void sort_desc(guint64 *v, guint32 n) {
       v[j] = v[j - 1];
     v[j] = x;
   }
+}
+
+/* Sorts keys largest first: insertion sort for a few, else quicksort (median of three; recursion on the
+ * smaller part, so the depth stays logarithmic) down to runs of a few. Inline comparisons: qsort()'s
+ * callback made the large buckets of workload C cost several times more. Keys are distinct (they name their node). */
+static void sort_desc(guint64 *v, guint32 n) {
+  while (n > 24) {
+    guint64 a = v[0], b = v[n / 2], c = v[n - 1];
+    guint64 pivot = a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
+    guint32 i = 0, j = n - 1;
+    for (;;) { /* Hoare partition: v[0..j] >= pivot >= v[j+1..n-1] */
+      while (v[i] > pivot) i++;
+      while (v[j] < pivot) j--;
+      if (i >= j) break;
+      guint64 t = v[i];
+      v[i++] = v[j];
+      v[j--] = t;
+    }
+    guint32 left = j + 1;
+    if (left < n - left) {
+      sort_desc(v, left);
+      v += left;
+      n -= left;
+    } else {
+      sort_desc(v + left, n - left);
+      n = left;
+    }
+  }
+  insertion_sort_desc(v, n);
 }
 
 /* Moves the window to the smallest key beyond it; only when every bucket is empty. */
@@ -509,7 +529,10 @@ static guint64 heap_pop(BtcWork *b) {
     StepBucket *bk = &b->qb[b->q_cur];
     if (bk->len) {
       if (!b->q_cur_sorted) {
-        sort_desc(bk->v, bk->len);
+        if (bk->len <= 24)
+          insertion_sort_desc(bk->v, bk->len);
+        else
+          sort_desc(bk->v, bk->len);
         b->q_cur_sorted = TRUE;
       }
       guint64 key = bk->v[--bk->len];
