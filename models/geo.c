@@ -196,7 +196,8 @@ static gpointer geo_init(const void *params, const PowWorld *world, SimEngine *e
    * ordinary nodes has one per node, so a search of the list for duplicates was quadratic: 0.3 G
    * instructions at 10 000 nodes). seen[node] is the last pool + 1 that listed the node. */
   GArray **nodes = g_new(GArray *, MAX(g->n_pools, 1));
-  for (guint pool = 0; pool < g->n_pools; pool++) nodes[pool] = g_array_new(FALSE, FALSE, sizeof(guint32));
+  for (guint pool = 0; pool < g->n_pools; pool++)
+    nodes[pool] = g_array_new(FALSE, FALSE, sizeof(guint32));
   g_autofree guint *seen = g_new0(guint, MAX(g->topo->n_nodes, 1));
   for (guint m = 0; m < g->n_miners; m++) {
     guint pool = pow_world_miner_pool(world, m, NULL);
@@ -208,7 +209,8 @@ static gpointer geo_init(const void *params, const PowWorld *world, SimEngine *e
        * list itself then (gateways are few; pools on ordinary nodes own their nodes). */
       gboolean dup = FALSE;
       if (seen[node] != 0)
-        for (guint j = 0; j < nodes[pool]->len && !dup; j++) dup = g_array_index(nodes[pool], guint32, j) == node;
+        for (guint j = 0; j < nodes[pool]->len && !dup; j++)
+          dup = g_array_index(nodes[pool], guint32, j) == node;
       seen[node] = pool + 1;
       if (!dup) g_array_append_val(nodes[pool], node);
     }

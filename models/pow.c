@@ -732,7 +732,8 @@ PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error)
       }
     }
     for (int64_t j = 0; j < pm; j++, k++) {
-      double share = weight ? cfg->pools[p].hash_share * (weight[j] / total) : cfg->pools[p].hash_share / (double)pm;
+      double share =
+          weight ? cfg->pools[p].hash_share * (weight[j] / total) : cfg->pools[p].hash_share / (double)pm;
       PowMiner *m = &w->miners[k];
       m->world = w;
       m->index = k;

@@ -127,8 +127,8 @@ static const SimParamSpec btc_params[] = {
      .choices = fail_size_choices,
      .def_str = "share",
      .offset = offsetof(BtcParams, fail_size),
-     .help = "what follows a failed compact block: \"share\": fail_share x the block; \"simblock\": the block x a "
-             "share drawn uniformly from SimBlock's failure-size table of the sender (its "
+     .help = "what follows a failed compact block: \"share\": fail_share x the block; \"simblock\": the "
+             "block x a share drawn uniformly from SimBlock's failure-size table of the sender (its "
              "CBR_FAILURE_BLOCK_SIZE_DISTRIBUTION_FOR_CONTROL_NODE, always 0.01, or for a churning sender "
              "..._FOR_CHURN_NODE, 0.01-0.96 with mean 0.087)"},
     {.name = "message_ms",
@@ -150,10 +150,11 @@ static const SimParamSpec btc_params[] = {
      .type = SIM_PARAM_BOOL,
      .def = 0,
      .offset = offsetof(BtcParams, processing_in_message),
-     .help = "true (SimBlock): processing_ms is part of every block and compact block message's delay (it holds "
-             "the sender's upload link, and a failed compact block pays it twice); a node relays and mines at "
-             "once when the block is complete. false: paid once per hop, between having the block and its "
-             "invs (and mining on it)"},
+     .help =
+         "true (SimBlock): processing_ms is part of every block and compact block message's delay (it holds "
+         "the sender's upload link, and a failed compact block pays it twice); a node relays and mines at "
+         "once when the block is complete. false: paid once per hop, between having the block and its "
+         "invs (and mining on it)"},
 };
 
 static SimTime ms(double v) {
@@ -191,7 +192,8 @@ static double simblock_fail_share(gboolean churn_sender, SimRng *rng) {
   }
   guint64 i = sim_rng_below(rng, BTC_CHURN_FAIL_ENTRIES);
   guint k = 0;
-  while (i >= btc_churn_fail_counts[k]) i -= btc_churn_fail_counts[k++];
+  while (i >= btc_churn_fail_counts[k])
+    i -= btc_churn_fail_counts[k++];
   return (double)(k + 1) / 100.0;
 }
 
@@ -284,13 +286,13 @@ typedef struct {
    * the scan touches 8 bytes per peer; reset for each block. */
   SimTime *gate;
   /* The step queue (see "a bucket queue of step keys" below). */
-  StepBucket *qb;                     /* Q_BUCKETS buckets, allocated on first use */
-  guint64 qmask[Q_BUCKETS / 64];      /* bit i: qb[i] has keys */
-  guint64 q_base;                     /* bucket number (key >> Q_SHIFT) of qb[0] */
-  guint32 q_cur;                      /* the current bucket: every earlier one is empty */
-  gboolean q_cur_sorted;              /* qb[q_cur] is sorted, largest first */
-  StepBucket q_over;                  /* keys beyond the window of Q_BUCKETS buckets */
-  gsize heap_len;                     /* keys queued */
+  StepBucket *qb;                /* Q_BUCKETS buckets, allocated on first use */
+  guint64 qmask[Q_BUCKETS / 64]; /* bit i: qb[i] has keys */
+  guint64 q_base;                /* bucket number (key >> Q_SHIFT) of qb[0] */
+  guint32 q_cur;                 /* the current bucket: every earlier one is empty */
+  gboolean q_cur_sorted;         /* qb[q_cur] is sorted, largest first */
+  StepBucket q_over;             /* keys beyond the window of Q_BUCKETS buckets */
+  gsize heap_len;                /* keys queued */
   SimTime t0;
   /* Traits cache: valid for (seed, compact_share, churn_share). */
   guint8 *trait;
@@ -358,7 +360,8 @@ static gboolean class_key_equal(gconstpointer a, gconstpointer b) {
 
 /* Packs `t` into b's edge and class tables for gp's jitter model, unless already done for them. */
 static void pack_topology(BtcWork *b, const NetGeoParams *gp, const NetTopology *t) {
-  if (b->packed_topo == t && b->packed_jitter == gp->jitter.model && b->packed_jitter_params == gp->jitter.params)
+  if (b->packed_topo == t && b->packed_jitter == gp->jitter.model &&
+      b->packed_jitter_params == gp->jitter.params)
     return;
   G_STATIC_ASSERT(sizeof(BtcClassKey) == 32);
   g_free(b->edge);
@@ -475,15 +478,18 @@ static inline void insertion_sort_desc(guint64 *v, guint32 n) {
 
 /* Sorts keys largest first: insertion sort for a few, else quicksort (median of three; recursion on the
  * smaller part, so the depth stays logarithmic) down to runs of a few. Inline comparisons: qsort()'s
- * callback made the large buckets of workload C cost several times more. Keys are distinct (they name their node). */
+ * callback made the large buckets of workload C cost several times more. Keys are distinct (they name their
+ * node). */
 static void sort_desc(guint64 *v, guint32 n) {
   while (n > 24) {
     guint64 a = v[0], b = v[n / 2], c = v[n - 1];
     guint64 pivot = a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
     guint32 i = 0, j = n - 1;
     for (;;) { /* Hoare partition: v[0..j] >= pivot >= v[j+1..n-1] */
-      while (v[i] > pivot) i++;
-      while (v[j] < pivot) j--;
+      while (v[i] > pivot)
+        i++;
+      while (v[j] < pivot)
+        j--;
       if (i >= j) break;
       guint64 t = v[i];
       v[i++] = v[j];
@@ -587,7 +593,8 @@ typedef struct {
 static void on_have(Ctx *c, guint32 v, BtcNode *n, SimTime now) {
   const NetTopology *t = c->t;
   BtcWork *b = c->b;
-  SimTime send = (n->flags & ST_SOURCE || c->p->processing_in_message ? now : now + c->processing) + c->message;
+  SimTime send =
+      (n->flags & ST_SOURCE || c->p->processing_in_message ? now : now + c->processing) + c->message;
   SimTime *gate = b->gate;
   const BtcClass *cls = b->cls;
   for (guint64 e = t->adj_off[v]; e < t->adj_off[v + 1]; e++) {
@@ -629,8 +636,9 @@ static void on_request(Ctx *c, guint32 u, BtcNode *un, SimTime now) {
   SimTime transfer = k->full_ns;
   gboolean compact = FALSE;
   if (un->flags & ST_RETRY) {
-    double share = p->fail_size == BTC_FAIL_SIZE_SIMBLOCK ? simblock_fail_share(b->trait[v] & TRAIT_CHURN, c->rng)
-                                                         : p->fail_share;
+    double share = p->fail_size == BTC_FAIL_SIZE_SIMBLOCK
+                       ? simblock_fail_share(b->trait[v] & TRAIT_CHURN, c->rng)
+                       : p->fail_share;
     transfer = class_transfer_ns(k, c->blk->size_bytes * share);
   } else if ((b->trait[v] & b->trait[u] & TRAIT_COMPACT) && c->use_compact) {
     transfer = k->compact_ns;

@@ -423,15 +423,16 @@ static void test_split_pool(void) {
   run_clear(&r);
 }
 
-/* miner_hash_sd: per-miner hash power max(1 + sd x N(0, 1), 1/400000), normalised to the pool's share (SimBlock's
- * Normal(400 000, 100 000) per node is sd 0.25). The shares sum to the pool's, their spread is the sd (the
- * sample sd of 4000 draws is within 0.25 +- 5 x 0.25 / sqrt(8000)), a pool without it stays equal, and the
- * blocks follow the drawn shares (chi-square at the 0.1% level over 8 miners). */
+/* miner_hash_sd: per-miner hash power max(1 + sd x N(0, 1), 1/400000), normalised to the pool's share
+ * (SimBlock's Normal(400 000, 100 000) per node is sd 0.25). The shares sum to the pool's, their spread is
+ * the sd (the sample sd of 4000 draws is within 0.25 +- 5 x 0.25 / sqrt(8000)), a pool without it stays
+ * equal, and the blocks follow the drawn shares (chi-square at the 0.1% level over 8 miners). */
 static void test_miner_hash_sd(void) {
-  const char *json = "{\"name\": \"spread\", \"seed\": 5, \"stop\": {\"heights\": 1},"
-                     " \"network\": {\"delay\": {\"model\": \"constant\", \"value_ms\": 0}},"
-                     " \"pools\": [{\"name\": \"Nodes\", \"hash_share\": 0.6, \"miners\": 4000, \"miner_hash_sd\": 0.25},"
-                     "            {\"name\": \"Flat\", \"hash_share\": 0.4, \"miners\": 10}]}";
+  const char *json =
+      "{\"name\": \"spread\", \"seed\": 5, \"stop\": {\"heights\": 1},"
+      " \"network\": {\"delay\": {\"model\": \"constant\", \"value_ms\": 0}},"
+      " \"pools\": [{\"name\": \"Nodes\", \"hash_share\": 0.6, \"miners\": 4000, \"miner_hash_sd\": 0.25},"
+      "            {\"name\": \"Flat\", \"hash_share\": 0.4, \"miners\": 10}]}";
   g_autoptr(SimScenario) sc = load(json, NULL);
   CU_ASSERT_FATAL(sc != NULL);
   g_autoptr(SimEngine) engine = sim_engine_new(sc->seed);
@@ -458,11 +459,12 @@ static void test_miner_hash_sd(void) {
 
   /* 8 miners of one pool with a wide spread, 20 000 blocks known to all at once: wins ~ shares. */
   Run r;
-  CU_ASSERT_FATAL(run_scenario(&r,
-                               "{\"name\": \"wins\", \"seed\": 3, \"stop\": {\"heights\": 20000, \"settle_heights\": 0},"
-                               " \"network\": {\"delay\": {\"model\": \"constant\", \"value_ms\": 0}},"
-                               " \"pools\": [{\"name\": \"P\", \"hash_share\": 1, \"miners\": 8, \"miner_hash_sd\": 0.5}]}",
-                               NULL));
+  CU_ASSERT_FATAL(run_scenario(
+      &r,
+      "{\"name\": \"wins\", \"seed\": 3, \"stop\": {\"heights\": 20000, \"settle_heights\": 0},"
+      " \"network\": {\"delay\": {\"model\": \"constant\", \"value_ms\": 0}},"
+      " \"pools\": [{\"name\": \"P\", \"hash_share\": 1, \"miners\": 8, \"miner_hash_sd\": 0.5}]}",
+      NULL));
   guint nm = 0;
   g_autofree AnMiner *m = pow_world_an_miners(r.world, &nm);
   CU_ASSERT_EQUAL_FATAL(nm, 8);
@@ -471,7 +473,8 @@ static void test_miner_hash_sd(void) {
   for (guint i = 0; i < an_chain_n_blocks(r.chain); i++) {
     const ObsBlock *b = an_chain_block_at(r.chain, i);
     AnBlockType type;
-    if (b->id == OBS_GENESIS_ID || !an_chain_block_type(r.chain, b->id, &type) || type != AN_BLOCK_MAIN) continue;
+    if (b->id == OBS_GENESIS_ID || !an_chain_block_type(r.chain, b->id, &type) || type != AN_BLOCK_MAIN)
+      continue;
     wins[b->miner]++;
     total++;
   }
@@ -483,7 +486,7 @@ static void test_miner_hash_sd(void) {
     hi = MAX(hi, m[i].hash_share);
   }
   CU_ASSERT(total > 19000);
-  CU_ASSERT(chi2 < 24.32); /* chi-square, 7 degrees of freedom, 0.1% */
+  CU_ASSERT(chi2 < 24.32);  /* chi-square, 7 degrees of freedom, 0.1% */
   CU_ASSERT(hi > 1.5 * lo); /* the spread is there to be detected */
   run_clear(&r);
 }

@@ -141,8 +141,9 @@ static void test_compact_failure(void) {
 static void test_processing_in_message(void) {
   static const guint32 links[][2] = {{0, 1}, {1, 2}};
   Fixture f;
-  fixture_init(&f, make_topo(3, links, 2, 16e6, 40e6, 50),
-               "{\"compact_share\": 0, \"message_ms\": 10, \"processing_ms\": 5, \"processing_in_message\": true}");
+  fixture_init(
+      &f, make_topo(3, links, 2, 16e6, 40e6, 50),
+      "{\"compact_share\": 0, \"message_ms\": 10, \"processing_ms\": 5, \"processing_in_message\": true}");
   propagate(&f, 0, 20000, 1);
   CU_ASSERT_EQUAL(relay_work_announce(f.w, 1), MS(60));
   CU_ASSERT_EQUAL(relay_work_have(f.w, 1), MS(185));
@@ -190,9 +191,10 @@ static double failed_share(Fixture *f, guint32 from, guint64 seed) {
 
 /* SimBlock's churn-node table, as counts of each hundredth 0.01 .. 0.96 (945 entries). */
 static const guint churn_table_counts[96] = {
-    546, 66, 39, 27, 21, 17, 14, 12, 11, 10, 9, 8, 7, 7, 6, 6, 5, 5, 5, 4, 4, 4, 4, 4, 3, 3, 3, 3, 3, 3, 3, 3,
-    2,   2,  2,  2,  2,  2,  2,  2,  2,  2,  2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    1,   1,  1,  1,  1,  1,  1,  1,  1,  1,  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    546, 66, 39, 27, 21, 17, 14, 12, 11, 10, 9, 8, 7, 7, 6, 6, 5, 5, 5, 4, 4, 4, 4, 4,
+    3,   3,  3,  3,  3,  3,  3,  3,  2,  2,  2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+    1,   1,  1,  1,  1,  1,  1,  1,  1,  1,  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1,   1,  1,  1,  1,  1,  1,  1,  1,  1,  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 
 /* A control (non-churning) sender always sends 0.01 of the block: 8 ms here. */
 static void test_fail_size_control(void) {
@@ -269,9 +271,10 @@ static void test_fail_size_by_sender(void) {
     NetTopology *t = make_topo(2, links, 1, 16e6, 40e6, 50);
     t->seed = topo_seed;
     Fixture f;
-    fixture_init(&f, t,
-                 "{\"compact_share\": 1, \"compact_fail\": 0, \"churn_share\": 0.5, \"churn_compact_fail\": 1, "
-                 "\"compact_bytes\": 10000, \"fail_size\": \"simblock\"}");
+    fixture_init(
+        &f, t,
+        "{\"compact_share\": 1, \"compact_fail\": 0, \"churn_share\": 0.5, \"churn_compact_fail\": 1, "
+        "\"compact_bytes\": 10000, \"fail_size\": \"simblock\"}");
     gboolean churn[2];
     for (guint32 v = 0; v < 2; v++) {
       fixture_propagate_at(&f, &relay_btc, 1 - v, 0, FAIL_BYTES, 1);
