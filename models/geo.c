@@ -296,12 +296,16 @@ static void geo_publish(const void *params, gpointer state, gpointer scratch, co
 
   /* Each other pool mines on the block once a gateway of its has imported it and its miners got new work. */
   SimTime import = g->relay->import_ns(p->relay.params, (double)b->gas_used);
+  /* A constant work distribution draws no random number: its value once per block (miners on ordinary
+   * nodes make this loop one step per node). */
+  gboolean constant = p->stratum.model == &sim_delay_constant.info;
+  SimTime fixed = constant ? sim_delay_sample(&p->stratum, &rng) : 0;
   for (guint m = 0; m < g->n_miners; m++) {
     if (m == from) continue;
     SimTime first = SIM_TIME_MAX;
     for (guint i = 0; i < g->miner_n_gw[m]; i++) first = MIN(first, relay_work_have(s->work, g->miner_gw[m][i]));
     if (first == SIM_TIME_MAX) continue; /* not connected to where the block went */
-    SimTime delay = first - now + import + sim_delay_sample(&p->stratum, &rng);
+    SimTime delay = first - now + import + (constant ? fixed : sim_delay_sample(&p->stratum, &rng));
     sim_ctx_send(ctx, g->miner_entity[m], delay, POW_EV_BLOCK, 0, b->id);
   }
   /* What the vantage points log: block messages and announcements (a fetched block is not a NewBlockMsg). */
