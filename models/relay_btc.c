@@ -245,11 +245,14 @@ typedef struct {
   guint32 len, cap;
 } StepBucket;
 
-/* The step queue's buckets: 2^18 ns (262 us) of step time each, 8192 of them (a window of 2.1 s). Wider
- * buckets hold more keys to sort when reached (2.1 ms buckets cost workload C 14% more instructions). */
+/* The step queue: fine buckets of 2^18 ns (262 us) of step time, grouped by 64 into coarse buckets (16.8
+ * ms), 128 of those (a window of 2.1 s). Wider fine buckets hold more keys to sort when reached (2.1 ms
+ * ones cost workload C 14% more instructions). */
 #define Q_WIDTH_BITS 18
 #define Q_SHIFT (STEP_LOW_BITS + Q_WIDTH_BITS)
-#define Q_BUCKETS 8192
+#define Q_FINE 64
+#define Q_CSHIFT (Q_SHIFT + 6)
+#define Q_COARSE 128
 
 /* Edges with the same latency mean, floor, host overhead and bandwidth form a link class (SimBlock's
  * topologies have 36, one per region pair): latency draws then need no per-edge work beyond the class
@@ -292,12 +295,16 @@ typedef struct {
    * this bitmap (1.25 KB at 10 000 nodes) answers that from L1 where gate[] (80 KB) does not. */
   guint64 *asked;
   /* The step queue (see "a bucket queue of step keys" below). */
-  StepBucket *qb;                /* Q_BUCKETS buckets, allocated on first use */
-  guint64 qmask[Q_BUCKETS / 64]; /* bit i: qb[i] has keys */
-  guint64 q_base;                /* bucket number (key >> Q_SHIFT) of qb[0] */
-  guint32 q_cur;                 /* the current bucket: every earlier one is empty */
-  gboolean q_cur_sorted;         /* qb[q_cur] is sorted, largest first */
-  StepBucket q_over;             /* keys beyond the window of Q_BUCKETS buckets */
+  StepBucket coarse[Q_COARSE]; /* keys of the coarse buckets after the current one, unsorted */
+  guint64 cmask[Q_COARSE / 64]; /* bit i: coarse[i] has keys */
+  guint64 q_base;               /* coarse bucket number (key >> Q_CSHIFT) of coarse[0] */
+  guint32 q_cur_c;              /* the current coarse bucket (valid with q_has_cur) */
+  gboolean q_has_cur;           /* its keys are in the fine buckets */
+  StepBucket fine[Q_FINE];      /* the current coarse bucket's keys, by fine bucket */
+  guint64 fmask;                /* bit i: fine[i] has keys */
+  guint32 q_cur_f;              /* the current fine bucket: every earlier one is empty */
+  gboolean q_cur_sorted;        /* fine[q_cur_f] is sorted, largest first */
+  StepBucket q_over;            /* keys beyond the window of Q_COARSE coarse buckets */
   gsize heap_len;                /* keys queued */
   SimTime t0;
   /* Traits cache: valid for (seed, compact_share, churn_share). */
@@ -316,10 +323,10 @@ static void btc_work_free(gpointer data) {
   g_free(b->edge);
   g_free(b->rev_cls);
   g_free(b->cls);
-  if (b->qb)
-    for (guint i = 0; i < Q_BUCKETS; i++)
-      g_free(b->qb[i].v);
-  g_free(b->qb);
+  for (guint i = 0; i < Q_COARSE; i++)
+    g_free(b->coarse[i].v);
+  for (guint i = 0; i < Q_FINE; i++)
+    g_free(b->fine[i].v);
   g_free(b->q_over.v);
   g_free(b->trait);
   g_free(b);
@@ -436,13 +443,15 @@ static inline BtcNode *bnode(BtcWork *b, guint32 v) {
 
 /* ---- a bucket queue of step keys ----
  * Label setting pops the smallest pending key, and every step only schedules steps at or after its own
- * time. Keys go to buckets of 2^Q_WIDTH_BITS ns of step time in a window of Q_BUCKETS buckets from q_base;
- * a pop sorts the current bucket when it reaches it (a few keys: the latency jitter spreads the steps) and
- * takes its smallest key; keys beyond the window wait in q_over until the window is empty, which then moves
- * to the smallest of them. A key pushed into the current bucket (a step at the same time, or a little
- * later) is inserted in order, so every pop returns the smallest key queued: the order is exactly that of
- * the keys, (time, kind, node), and does not depend on the queue. It takes a fraction of the instructions
- * of the radix heap it replaces, whose keys moved down buckets and were scanned for minima repeatedly. */
+ * time. Keys go to coarse buckets of 16.8 ms of step time, in a window of Q_COARSE of them from q_base;
+ * when a pop reaches a coarse bucket its keys are spread over 64 fine buckets of 262 us, and each fine
+ * bucket is sorted when reached (a few keys: the latency jitter spreads the steps). A key for the current
+ * coarse bucket goes straight to its fine bucket, in order if that is the current one. Keys beyond the
+ * window wait in q_over until the window is empty, which then moves to the smallest of them. So every pop
+ * returns the smallest key queued: the order is exactly that of the keys, (time, kind, node), and does not
+ * depend on the queue. Pushes append to one of a few coarse buckets (their tails stay in cache), where one
+ * level of 8192 fine buckets made each push a cache miss; and it takes a fraction of the instructions of the
+ * radix heap before it, whose keys moved down buckets and were scanned for minima repeatedly. */
 
 static inline void bucket_add(StepBucket *bk, guint64 key) {
   if (G_UNLIKELY(bk->len == bk->cap)) {
@@ -452,23 +461,32 @@ static inline void bucket_add(StepBucket *bk, guint64 key) {
   bk->v[bk->len++] = key;
 }
 
-static inline void queue_put(BtcWork *b, guint64 key) {
-  guint64 i = (key >> Q_SHIFT) - b->q_base; /* never below q_cur: steps do not go back in time */
-  if (G_UNLIKELY(i >= Q_BUCKETS)) {
-    bucket_add(&b->q_over, key);
-    return;
-  }
-  StepBucket *bk = &b->qb[i];
-  if (G_UNLIKELY(i == b->q_cur && b->q_cur_sorted)) { /* in order, largest first */
-    bucket_add(bk, key);
+/* A key of the current coarse bucket into its fine bucket. */
+static inline void fine_put(BtcWork *b, guint64 key) {
+  guint32 f = (guint32)(key >> Q_SHIFT) & (Q_FINE - 1); /* never below q_cur_f: steps do not go back */
+  StepBucket *bk = &b->fine[f];
+  bucket_add(bk, key);
+  if (G_UNLIKELY(f == b->q_cur_f && b->q_cur_sorted)) { /* in order, largest first */
     guint32 j = bk->len - 1;
     for (; j > 0 && bk->v[j - 1] < key; j--)
       bk->v[j] = bk->v[j - 1];
     bk->v[j] = key;
-  } else {
-    bucket_add(bk, key);
   }
-  b->qmask[i >> 6] |= UINT64_C(1) << (i & 63);
+  b->fmask |= UINT64_C(1) << f;
+}
+
+static inline void queue_put(BtcWork *b, guint64 key) {
+  guint64 i = (key >> Q_CSHIFT) - b->q_base;
+  if (b->q_has_cur && i == b->q_cur_c) {
+    fine_put(b, key);
+    return;
+  }
+  if (G_UNLIKELY(i >= Q_COARSE)) {
+    bucket_add(&b->q_over, key);
+    return;
+  }
+  bucket_add(&b->coarse[i], key);
+  b->cmask[i >> 6] |= UINT64_C(1) << (i & 63);
 }
 
 static void heap_push(BtcWork *b, SimTime t, guint kind, guint32 node) {
@@ -526,14 +544,13 @@ static void queue_rebase(BtcWork *b) {
   guint64 m = o->v[0];
   for (guint32 k = 1; k < o->len; k++)
     m = MIN(m, o->v[k]);
-  b->q_base = m >> Q_SHIFT;
-  b->q_cur = 0;
-  b->q_cur_sorted = FALSE;
+  b->q_base = m >> Q_CSHIFT;
+  b->q_has_cur = FALSE;
   guint32 keep = 0, n = o->len;
   o->len = 0;
   for (guint32 k = 0; k < n; k++) {
     guint64 key = o->v[k];
-    if ((key >> Q_SHIFT) - b->q_base < Q_BUCKETS)
+    if ((key >> Q_CSHIFT) - b->q_base < Q_COARSE)
       queue_put(b, key);
     else
       o->v[keep++] = key;
@@ -541,10 +558,32 @@ static void queue_rebase(BtcWork *b) {
   o->len = keep;
 }
 
+/* Makes the next non-empty coarse bucket after the current one current, its keys spread over the fine
+ * buckets; FALSE if there is none in the window. */
+static gboolean queue_next_coarse(BtcWork *b) {
+  guint32 from = b->q_has_cur ? b->q_cur_c + 1 : 0;
+  for (guint32 w = from >> 6; w < Q_COARSE / 64; w++) {
+    guint64 bits = w == from >> 6 ? b->cmask[w] >> (from & 63) << (from & 63) : b->cmask[w];
+    if (!bits) continue;
+    guint32 c = w * 64 + (guint32)__builtin_ctzll(bits);
+    b->q_cur_c = c;
+    b->q_has_cur = TRUE;
+    b->q_cur_f = 0;
+    b->q_cur_sorted = FALSE;
+    StepBucket *cb = &b->coarse[c];
+    for (guint32 k = 0; k < cb->len; k++)
+      fine_put(b, cb->v[k]);
+    cb->len = 0;
+    b->cmask[w] &= ~(UINT64_C(1) << (c & 63));
+    return TRUE;
+  }
+  return FALSE;
+}
+
 /* The smallest key queued; heap_len must be > 0. */
 static guint64 heap_pop(BtcWork *b) {
   for (;;) {
-    StepBucket *bk = &b->qb[b->q_cur];
+    StepBucket *bk = &b->fine[b->q_cur_f];
     if (bk->len) {
       if (!b->q_cur_sorted) {
         if (bk->len <= 24)
@@ -554,35 +593,35 @@ static guint64 heap_pop(BtcWork *b) {
         b->q_cur_sorted = TRUE;
       }
       guint64 key = bk->v[--bk->len];
-      if (bk->len == 0) b->qmask[b->q_cur >> 6] &= ~(UINT64_C(1) << (b->q_cur & 63));
+      if (bk->len == 0) b->fmask &= ~(UINT64_C(1) << b->q_cur_f);
       b->heap_len--;
       return key;
     }
-    /* The next non-empty bucket after q_cur (whose own bit is clear: empty buckets have none), else the keys
+    /* The next non-empty fine bucket (empty ones have no bit), else the next coarse bucket, else the keys
      * beyond the window. */
-    guint32 w = b->q_cur >> 6;
-    guint64 bits = b->qmask[w] >> (b->q_cur & 63) << (b->q_cur & 63);
-    while (!bits && ++w < Q_BUCKETS / 64)
-      bits = b->qmask[w];
-    if (bits) {
-      b->q_cur = w * 64 + (guint32)__builtin_ctzll(bits);
+    if (b->fmask) {
+      b->q_cur_f = (guint32)__builtin_ctzll(b->fmask);
       b->q_cur_sorted = FALSE;
-    } else {
+    } else if (!queue_next_coarse(b)) {
       queue_rebase(b);
     }
   }
 }
 
 static void heap_clear(BtcWork *b) {
-  if (!b->qb) b->qb = g_new0(StepBucket, Q_BUCKETS);
-  for (guint w = 0; w < Q_BUCKETS / 64; w++) {
-    for (guint64 m = b->qmask[w]; m; m &= m - 1)
-      b->qb[w * 64 + (guint)__builtin_ctzll(m)].len = 0;
-    b->qmask[w] = 0;
+  for (guint w = 0; w < Q_COARSE / 64; w++) {
+    for (guint64 m = b->cmask[w]; m; m &= m - 1)
+      b->coarse[w * 64 + (guint)__builtin_ctzll(m)].len = 0;
+    b->cmask[w] = 0;
   }
+  for (guint64 m = b->fmask; m; m &= m - 1)
+    b->fine[__builtin_ctzll(m)].len = 0;
+  b->fmask = 0;
   b->q_over.len = 0;
   b->q_base = 0;
-  b->q_cur = 0;
+  b->q_has_cur = FALSE;
+  b->q_cur_c = 0;
+  b->q_cur_f = 0;
   b->q_cur_sorted = FALSE;
   b->heap_len = 0;
 }
