@@ -75,7 +75,7 @@ AnChain *an_chain_new(const AnMiner *miners, guint n_miners, const char *const *
   for (guint m = 0; m < n_miners; m++)
     c->group_miners[fill[miners[m].group]++] = m;
   c->blocks = g_array_new(FALSE, FALSE, sizeof(Rec));
-  c->index = g_hash_table_new(g_int64_hash, g_int64_equal);
+  c->index = g_hash_table_new(an_id_hash, g_int64_equal);
   c->key_chunks = g_ptr_array_new_with_free_func(g_free);
   c->main_by_height = g_array_new(FALSE, FALSE, sizeof(guint));
   c->pools = g_new0(AnPoolResult, n_groups ? n_groups : 1);

@@ -54,7 +54,7 @@ AnProp *an_prop_new(const char *const *vantage_names, guint n_vantages) {
   AnProp *p = g_new0(AnProp, 1);
   p->n = n_vantages;
   p->names = names;
-  p->index = g_hash_table_new(g_int64_hash, g_int64_equal);
+  p->index = g_hash_table_new(an_id_hash, g_int64_equal);
   p->entries = g_ptr_array_new_with_free_func(g_free);
   p->rows = g_ptr_array_new();
   p->delay_excl = doubles_new();

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "rng.h"
+
 void an_csv_put_field(FILE *out, const char *s) {
   if (!strpbrk(s, ",\"\r\n")) {
     fputs(s, out);
@@ -105,4 +107,10 @@ gboolean an_csv_read_record(FILE *in, GPtrArray *fields, guint *line, GError **e
 gboolean an_input_unbounded(const char *path) {
   struct stat st;
   return stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+guint an_id_hash(gconstpointer key) {
+  guint64 x = *(const guint64 *)key;
+  x = sim_mix64(x);
+  return (guint)(x ^ (x >> 32));
 }

@@ -6,6 +6,11 @@
 #include <jansson.h>
 #include <stdio.h>
 
+/* A GHashFunc for 64-bit keys (block ids) that mixes all 64 bits: GLib 2.74's g_int64_hash keeps only the
+ * low 32, and block ids ((miner + 1) << 32 | sequence) then collide by sequence number, so a run whose
+ * thousand miners mine a block or two each made every lookup walk the whole table. Use with g_int64_equal. */
+guint an_id_hash(gconstpointer key);
+
 /* Writes `s` as one field: quoted when it holds a separator, a quote or a line break, quotes doubled. */
 void an_csv_put_field(FILE *out, const char *s);
 

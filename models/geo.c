@@ -195,20 +195,34 @@ static gpointer geo_init(const void *params, const PowWorld *world, SimEngine *e
   g->n_pools = cfg->n_pools;
   g->pool_gw = g_new0(guint32 *, MAX(g->n_pools, 1));
   g->pool_n_gw = g_new0(guint, MAX(g->n_pools, 1));
-  for (guint pool = 0; pool < g->n_pools; pool++) {
-    GArray *nodes = g_array_new(FALSE, FALSE, sizeof(guint32));
-    for (guint m = 0; m < g->n_miners; m++) {
-      if (pow_world_miner_pool(world, m, NULL) != pool) continue;
-      for (guint i = 0; i < g->miner_n_gw[m]; i++) {
-        guint32 node = g->miner_gw[m][i];
-        gboolean dup = FALSE;
-        for (guint j = 0; j < nodes->len && !dup; j++) dup = g_array_index(nodes, guint32, j) == node;
-        if (!dup) g_array_append_val(nodes, node);
-      }
+  /* Each pool's distinct nodes in the order its miners list them: one pass over the miners (a pool on
+   * ordinary nodes has one per node, so a search of the list for duplicates was quadratic: 0.3 G
+   * instructions at 10 000 nodes). seen[node] is the last pool + 1 that listed the node. */
+  GArray **nodes = g_new(GArray *, MAX(g->n_pools, 1));
+  for (guint pool = 0; pool < g->n_pools; pool++)
+    nodes[pool] = g_array_new(FALSE, FALSE, sizeof(guint32));
+  g_autofree guint *seen = g_new0(guint, MAX(g->topo->n_nodes, 1));
+  for (guint m = 0; m < g->n_miners; m++) {
+    guint pool = pow_world_miner_pool(world, m, NULL);
+    if (pool >= g->n_pools) continue;
+    for (guint i = 0; i < g->miner_n_gw[m]; i++) {
+      guint32 node = g->miner_gw[m][i];
+      if (seen[node] == pool + 1) continue;
+      /* A node listed by another pool in between is listed again if this pool had it before: check the
+       * list itself then (gateways are few; pools on ordinary nodes own their nodes). */
+      gboolean dup = FALSE;
+      if (seen[node] != 0)
+        for (guint j = 0; j < nodes[pool]->len && !dup; j++)
+          dup = g_array_index(nodes[pool], guint32, j) == node;
+      seen[node] = pool + 1;
+      if (!dup) g_array_append_val(nodes[pool], node);
     }
-    g->pool_n_gw[pool] = nodes->len;
-    g->pool_gw[pool] = (guint32 *)g_array_free(nodes, FALSE);
   }
+  for (guint pool = 0; pool < g->n_pools; pool++) {
+    g->pool_n_gw[pool] = nodes[pool]->len;
+    g->pool_gw[pool] = (guint32 *)g_array_free(nodes[pool], FALSE);
+  }
+  g_free(nodes);
   return g;
 }
 
@@ -289,12 +303,16 @@ static void geo_publish(const void *params, gpointer state, gpointer scratch, co
 
   /* Each other pool mines on the block once a gateway of its has imported it and its miners got new work. */
   SimTime import = g->relay->import_ns(p->relay.params, (double)b->gas_used);
+  /* A constant work distribution draws no random number: its value once per block (miners on ordinary
+   * nodes make this loop one step per node). */
+  gboolean constant = p->stratum.model == &sim_delay_constant.info;
+  SimTime fixed = constant ? sim_delay_sample(&p->stratum, &rng) : 0;
   for (guint m = 0; m < g->n_miners; m++) {
     if (m == from) continue;
     SimTime first = SIM_TIME_MAX;
     for (guint i = 0; i < g->miner_n_gw[m]; i++) first = MIN(first, relay_work_have(s->work, g->miner_gw[m][i]));
     if (first == SIM_TIME_MAX) continue; /* not connected to where the block went */
-    SimTime delay = first - now + import + sim_delay_sample(&p->stratum, &rng);
+    SimTime delay = first - now + import + (constant ? fixed : sim_delay_sample(&p->stratum, &rng));
     sim_ctx_send(ctx, g->miner_entity[m], delay, POW_EV_BLOCK, 0, b->id);
   }
   /* What the vantage points log: block messages and announcements (a fetched block is not a NewBlockMsg). */

@@ -19,10 +19,22 @@ typedef struct {
 
 
 struct PowMiner {
+  /* What every block delivery reads or writes, together in the first cache line (a miner's record is a
+   * cache miss per delivery when miners sit on a thousand nodes). */
   const PowWorld *world;
   guint index;
+  gboolean selfish;
+  const PowBlock *head;
+  const PowBlock *work;    /* the parent its miners work on: the head, or after its own block for a while the
+                            * old parent (one-miner forks come from that window) */
+  SimTime full_at;         /* before this the miners have only the empty template of `work` */
+  SimTime empty_window_ns; /* the pool's empty-template window, as a duration */
+  uint32_t max_known_height;
+  guint n_orphan_parents;  /* the size of `orphans`, kept here: the table's own field is another miss */
+
   guint group;
   SimEntityId entity;
+  double share;           /* own share of the total hash power */
   double mean_interval_s; /* fixed difficulty: target interval / own share */
   double hashrate_hps;    /* byzantium: own share of the total hash rate */
   guint32 pool_member;    /* index among its pool's miners */
@@ -42,21 +54,14 @@ struct PowMiner {
   guint n_chunks;
   uint32_t n_blocks;
 
-  /* Own view of the chain. */
-  const PowBlock *head;
-  const PowBlock *work;   /* the parent its miners work on: the head, or after its own block for a while the
-                           * old parent (one-miner forks come from that window) */
-  SimTime full_at;        /* before this the miners have only the empty template of `work` */
-  /* Selfish mining (Eyal-Sirer): own blocks not yet published, in height order; the height of the public
-   * chain as this miner sees it; whether a published tie race is on. */
-  gboolean selfish;
+  /* Selfish mining (Eyal-Sirer, `selfish` above): own blocks not yet published, in height order; the height
+   * of the public chain as this miner sees it; whether a published tie race is on. */
   double withhold_share;  /* strategy withholding: share of finds discarded */
   double empty_window_ms; /* the pool's empty-template window */
   GArray *withheld;       /* uint64_t ids */
   uint32_t pub_height;
   gboolean tie;
   GArray *recent;        /* ids of known blocks near the head: uncle candidates */
-  uint32_t max_known_height;
   GHashTable *orphans;   /* parent id -> GArray of ids waiting for it */
   GArray *ready;         /* scratch stack for connecting orphans */
   GArray *trace_next;    /* trace-driven mining: indices of its trace blocks, in time order */
@@ -187,6 +192,11 @@ const SimParamSpec pow_pool_params[] = {
     {.name = "coinbase", .type = SIM_PARAM_STRING, .def_str = "", .offset = offsetof(PowPoolSpec, coinbase),
      .help = "the address (0x + 40 hex digits) EMC logs (sim run --emc-logs) give as the Coinbase of this pool's "
              "blocks, e.g. its real one; only for a pool of one miner; empty: a synthetic address per miner"},
+    {.name = "miner_hash_sd", .type = SIM_PARAM_NUMBER, .min = 0, .max = 10, .def = 0,
+     .offset = offsetof(PowPoolSpec, miner_hash_sd),
+     .help = "spread of its miners' hash power: miner j gets hash_share x w_j / sum(w), w_j = max(1 + "
+             "miner_hash_sd x N(0, 1), 1 / 400000), drawn once per run from a stream of the pool's own; 0: "
+             "equal shares (SimBlock: Normal(400 000, 100 000) per node, at least 1, i.e. 0.25)"},
 };
 const guint pow_pool_n_params = G_N_ELEMENTS(pow_pool_params);
 
@@ -280,7 +290,10 @@ static void consider_head(PowMiner *m, SimCtx *ctx, const PowBlock *b) {
 
 static void accept_block(PowMiner *m, SimCtx *ctx, const PowBlock *b) {
   mark_known(m, b->obs.id);
-  add_recent(m, b);
+  if (m->world->uncle_params->max_uncles > 0)
+    add_recent(m, b);
+  else if (b->obs.height > m->max_known_height) /* no block ever references an uncle: no candidates kept */
+    m->max_known_height = b->obs.height;
   consider_head(m, ctx, b);
 }
 
@@ -361,7 +374,7 @@ static int64_t header_time(const PowBlock *parent, double t_s) {
  * The caller draws the next find where the rate changed. */
 static void switch_work(PowMiner *m, SimCtx *ctx) {
   m->work = m->head;
-  m->full_at = sim_ctx_now(ctx) + sim_time_from_s(m->empty_window_ms / 1e3);
+  m->full_at = sim_ctx_now(ctx) + m->empty_window_ns;
 }
 
 static void publish(PowMiner *m, SimCtx *ctx, const PowBlock *b) {
@@ -529,22 +542,29 @@ static void receive_block(PowMiner *m, SimCtx *ctx, uint64_t id) {
     if (!waiting) {
       waiting = g_array_new(FALSE, FALSE, sizeof(uint64_t));
       g_hash_table_insert(m->orphans, g_memdup2(&b->obs.parent, sizeof(uint64_t)), waiting);
+      m->n_orphan_parents++;
     }
     g_array_append_val(waiting, id);
     return;
   }
-  /* Accept it, then every orphan that was waiting for it (depth first). */
+  /* Accept it, then every orphan that was waiting for it (depth first). Without orphans (nearly always) that
+   * is the block alone. */
+  if (m->n_orphan_parents == 0) {
+    accept_block(m, ctx, b);
+    return;
+  }
   g_array_set_size(m->ready, 0);
   g_array_append_val(m->ready, id);
   while (m->ready->len > 0) {
     uint64_t next = g_array_index(m->ready, uint64_t, m->ready->len - 1);
     g_array_set_size(m->ready, m->ready->len - 1);
     accept_block(m, ctx, world_block(w, next));
-    if (g_hash_table_size(m->orphans) == 0) continue;
+    if (m->n_orphan_parents == 0) continue;
     GArray *waiting = g_hash_table_lookup(m->orphans, &next);
     if (waiting) {
       g_array_append_vals(m->ready, waiting->data, waiting->len);
       g_hash_table_remove(m->orphans, &next);
+      m->n_orphan_parents--;
     }
   }
 }
@@ -719,12 +739,28 @@ PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error)
   w->miners = g_new0(PowMiner, w->n_miners);
   guint k = 0;
   for (guint p = 0; p < cfg->n_pools; p++) {
-    double share = cfg->pools[p].hash_share / (double)cfg->pools[p].miners;
-    for (int64_t j = 0; j < cfg->pools[p].miners; j++, k++) {
+    /* Each miner's share of the pool: equal, or drawn weights normalised to the pool's share. */
+    const int64_t pm = cfg->pools[p].miners;
+    const double sd = cfg->pools[p].miner_hash_sd;
+    g_autofree double *weight = NULL;
+    double total = 0;
+    if (sd > 0) {
+      SimRng wr;
+      sim_rng_init(&wr, cfg->seed, SIM_RNG_SETUP_BASE + 0x10000 + p);
+      weight = g_new(double, pm);
+      for (int64_t j = 0; j < pm; j++) {
+        double x = 1 + sd * gsl_ran_ugaussian(sim_rng_gsl(&wr));
+        total += weight[j] = MAX(x, 1.0 / 400000);
+      }
+    }
+    for (int64_t j = 0; j < pm; j++, k++) {
+      double share =
+          weight ? cfg->pools[p].hash_share * (weight[j] / total) : cfg->pools[p].hash_share / (double)pm;
       PowMiner *m = &w->miners[k];
       m->world = w;
       m->index = k;
       m->group = p;
+      m->share = share;
       m->mean_interval_s = cfg->chain.target_interval_s / share;
       m->hashrate_hps = cfg->chain.hashrate_hps * share;
       m->pool_member = (guint32)j;
@@ -732,6 +768,7 @@ PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error)
       m->withhold_share = cfg->pools[p].strategy == POW_STRATEGY_WITHHOLDING ? cfg->pools[p].withhold_share : 0;
       m->empty_window_ms =
           cfg->pools[p].empty_window_ms >= 0 ? cfg->pools[p].empty_window_ms : cfg->chain.empty_window_ms;
+      m->empty_window_ns = sim_time_from_s(m->empty_window_ms / 1e3);
       w->mut->miner_pool[k] = p;
       m->withheld = g_array_new(FALSE, FALSE, sizeof(uint64_t));
       m->head = m->work = &w->genesis;
@@ -950,8 +987,7 @@ const ObsBlock *pow_world_block(const PowWorld *w, uint64_t id) {
 AnMiner *pow_world_an_miners(const PowWorld *w, guint *n_miners) {
   AnMiner *a = g_new0(AnMiner, w->n_miners);
   for (guint i = 0; i < w->n_miners; i++) {
-    const PowPoolSpec *p = &w->cfg->pools[w->miners[i].group];
-    a[i].hash_share = p->hash_share / (double)p->miners;
+    a[i].hash_share = w->miners[i].share;
     a[i].group = w->miners[i].group;
   }
   *n_miners = w->n_miners;

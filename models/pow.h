@@ -44,6 +44,7 @@ typedef struct {
   double withhold_share; /* withholding: share of its found blocks that infiltrated miners discard */
   double empty_window_ms; /* its own empty-template window; < 0: chain.empty_window_ms */
   char *coinbase;         /* "0x" + 40 hex digits written as its blocks' Coinbase in EMC logs; "" = synthetic */
+  double miner_hash_sd;   /* relative spread of its miners' hash power (0: equal; see pow_pool_params) */
 } PowPoolSpec;
 
 enum { POW_STRATEGY_HONEST = 0, POW_STRATEGY_SELFISH = 1, POW_STRATEGY_WITHHOLDING = 2 };

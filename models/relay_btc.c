@@ -4,29 +4,35 @@
  * Rules (SimBlock's Node.receiveMessage / sendNextBlockMessage, dsg-titech/simblock; BENCH.md):
  *  - A node that has the block validates it for `processing_ms`, then sends an inv to every peer that has
  *    not yet asked for it (a peer that has asked, or the miner, ignores invs: SimBlock's downloadingBlocks
- *    check). A miner sends its own block's invs at once.
+ *    check). A miner sends its own block's invs at once. With `processing_in_message` (SimBlock) the
+ *    processing is instead part of each block message's delay at the sender, and the receiver relays at once.
  *  - The first inv a node receives makes it send getdata back to that peer; later invs are ignored.
  *  - Each node uploads one block message at a time, in the order the requests arrived (a FIFO queue). A
- *    message to u takes bytes * 8 / min(up, down) (net_transfer_ns, with the inter-region cap) plus the
- *    latency; with `upload_until_arrival` the next upload starts only when it has arrived (SimBlock starts
- *    the next one in BlockMessageTask.run, at arrival), else when it has left.
+ *    message to u takes bytes * 8 / min(up, down) (net_transfer_ns, with the inter-region cap if the
+ *    scenario sets one; SimBlock has none) plus the latency; with `upload_until_arrival` the next upload
+ *    starts only when it has arrived (SimBlock starts the next one in BlockMessageTask.run, at arrival),
+ *    else when it has left.
  *  - Between two compact-block nodes the message is a compact block of `compact_bytes`; the receiver fails
- *    to reconstruct it with probability `compact_fail` (`churn_compact_fail` for churning nodes), asks for
- *    the missing part (getblocktxn, one more latency) and the sender queues `fail_share` x the block.
+ *    to reconstruct it with probability `compact_fail` (`churn_compact_fail` for churning receivers), asks
+ *    for the missing part (getblocktxn, one more latency) and the sender queues the rest: `fail_share` x the
+ *    block, or with `fail_size` "simblock" the block x a share drawn from SimBlock's failure-size table of
+ *    the sender (mostly 0.01; see simblock_fail_share).
  *  - inv, getdata and getblocktxn take the latency plus `message_ms` (SimBlock adds 10 ms to each).
  *
- * Departures from SimBlock, all deliberate: processing is paid once per hop before relaying, where SimBlock
- * adds it to every block message's delay (so also to a compact block that failed); the block after a failed
- * reconstruction is `fail_share` x the block (default the full block), where SimBlock draws the missing share
- * from a table (mostly 1-10%); links are idle at the start of each block (relay.h), where SimBlock's queues
- * carry over between blocks; a source ignores invs that arrive before its own time.
+ * Departures from SimBlock, all deliberate: links are idle at the start of each block (relay.h), where
+ * SimBlock's queues carry over between blocks; every block spreads to every node, where SimBlock's nodes
+ * relay only a block that becomes their head (a competing block of the same height stops one hop after the
+ * nodes that had the other first); times are in ns, where SimBlock rounds latencies and transfers to whole
+ * ms; a source ignores invs that arrive before its own time. With the defaults (`processing_in_message`
+ * false, `fail_size` "share" with `fail_share` 1) processing is paid once per hop and the whole block
+ * follows a failed compact block; the bench scenarios set SimBlock's rules.
  *
  * Who uses compact blocks, and who churns, is a trait of the node for the whole run (as SimBlock draws
  * useCBR and isChurnNode once per node): a SplitMix64 hash of (topology seed, node, trait) compared with
  * the share, so it does not depend on the blocks or on the order of anything. Reconstruction failures are
  * drawn from the block's stream, in the order of the label-setting steps.
  *
- * Label setting: steps (time, kind, node) in a radix heap: HAVE (the node has the block), INV (the node's
+ * Label setting: steps (time, kind, node) in a bucket queue: HAVE (the node has the block), INV (the node's
  * best first inv so far; stale entries are skipped) and REQ (the node's getdata or getblocktxn reaches the
  * sender of its first inv). Every step schedules only later steps, so processing them in time order gives
  * each node exactly what it knew by then, and the REQ steps at one uploader come in arrival order: its FIFO.
@@ -48,9 +54,14 @@ typedef struct {
   double churn_share;
   double churn_compact_fail;
   double fail_share;
+  int fail_size; /* BTC_FAIL_SIZE_* */
   double message_ms;
   gboolean upload_until_arrival;
+  gboolean processing_in_message;
 } BtcParams;
+
+enum { BTC_FAIL_SIZE_SHARE = 0, BTC_FAIL_SIZE_SIMBLOCK = 1 };
+static const char *const fail_size_choices[] = {"share", "simblock", NULL};
 
 static const SimParamSpec btc_params[] = {
     {.name = "processing_ms",
@@ -109,9 +120,17 @@ static const SimParamSpec btc_params[] = {
      .max = 1,
      .def = 1,
      .offset = offsetof(BtcParams, fail_share),
-     .help =
-         "after a failed reconstruction, this share of the block is sent (1: the full block; SimBlock draws "
-         "the missing transactions' share, mostly 0.01-0.1)"},
+     .help = "with fail_size \"share\": after a failed reconstruction, this share of the block is sent (1: "
+             "the full block)"},
+    {.name = "fail_size",
+     .type = SIM_PARAM_ENUM,
+     .choices = fail_size_choices,
+     .def_str = "share",
+     .offset = offsetof(BtcParams, fail_size),
+     .help = "what follows a failed compact block: \"share\": fail_share x the block; \"simblock\": the "
+             "block x a share drawn uniformly from SimBlock's failure-size table of the sender (its "
+             "CBR_FAILURE_BLOCK_SIZE_DISTRIBUTION_FOR_CONTROL_NODE, always 0.01, or for a churning sender "
+             "..._FOR_CHURN_NODE, 0.01-0.96 with mean 0.087)"},
     {.name = "message_ms",
      .type = SIM_PARAM_NUMBER,
      .unit = "ms",
@@ -127,6 +146,15 @@ static const SimParamSpec btc_params[] = {
      .offset = offsetof(BtcParams, upload_until_arrival),
      .help = "an uploader starts its next block message when the previous one arrived (SimBlock), so each "
              "holds the link for latency + transfer; false: once it has left (transfer only)"},
+    {.name = "processing_in_message",
+     .type = SIM_PARAM_BOOL,
+     .def = 0,
+     .offset = offsetof(BtcParams, processing_in_message),
+     .help =
+         "true (SimBlock): processing_ms is part of every block and compact block message's delay (it holds "
+         "the sender's upload link, and a failed compact block pays it twice); a node relays and mines at "
+         "once when the block is complete. false: paid once per hop, between having the block and its "
+         "invs (and mining on it)"},
 };
 
 static SimTime ms(double v) {
@@ -136,7 +164,37 @@ static SimTime ms(double v) {
 static SimTime btc_import_ns(const void *params, double gas_used) {
   const BtcParams *p = params;
   (void)gas_used;
-  return ms(p->processing_ms);
+  return p->processing_in_message ? 0 : ms(p->processing_ms);
+}
+
+/* ---- SimBlock's failure-size tables (SimulationConfiguration.java, commit 5fc7f9f) ----
+ * After a failed compact block SimBlock's sender (Node.getFailedBlockSize, run by the sending node, so its
+ * own isChurnNode picks the table, whereas the failure rate follows the receiver's) sends BLOCK_SIZE x an
+ * entry drawn uniformly (Random.nextInt) from one of two sorted tables of hundredths: 210 entries, all 0.01,
+ * for a control node; 945 entries for a churning node, stored here as counts of 0.01, 0.02, ..., 0.96. The
+ * Java float products are exact hundredths of the block at the bench sizes; SimBlock then rounds the
+ * transfer to whole ms, which we do not. */
+#define BTC_CONTROL_FAIL_ENTRIES 210
+static const guint16 btc_churn_fail_counts[96] = {
+    546, 66, 39, 27, 21, 17, 14, 12, 11, 10, 9, 8, 7, 7, 6, 6, 5, 5, 5, 4, 4, 4, 4, 4,
+    3,   3,  3,  3,  3,  3,  3,  3,  2,  2,  2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+    1,   1,  1,  1,  1,  1,  1,  1,  1,  1,  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1,   1,  1,  1,  1,  1,  1,  1,  1,  1,  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+#define BTC_CHURN_FAIL_ENTRIES 945
+
+/* The share of the block a sender sends after a failed compact block under fail_size "simblock": one
+ * uniform draw of a table index, as SimBlock (the control table is constant, but its index is drawn all the
+ * same, so both kinds of sender use one random number). */
+static double simblock_fail_share(gboolean churn_sender, SimRng *rng) {
+  if (!churn_sender) {
+    (void)sim_rng_below(rng, BTC_CONTROL_FAIL_ENTRIES);
+    return 0.01;
+  }
+  guint64 i = sim_rng_below(rng, BTC_CHURN_FAIL_ENTRIES);
+  guint k = 0;
+  while (i >= btc_churn_fail_counts[k])
+    i -= btc_churn_fail_counts[k++];
+  return (double)(k + 1) / 100.0;
 }
 
 /* ---- per-node traits: a stable hash of (seed, node, trait) ---- */
@@ -165,8 +223,8 @@ typedef struct {
   guint32 flags;       /* ST_*: ASKED (requested the block, or a source: ignores invs), DONE (HAVE processed),
                         * RETRY (its pending request is a getblocktxn) */
   guint32 inv_from;    /* sender of its best first inv so far */
-  guint32 in_edge;     /* edge inv_from -> node (the block comes this way) */
-  guint32 inv_edge;    /* edge node -> inv_from (getdata goes this way) */
+  guint32 in_cls;      /* link class of the edge inv_from -> node (the block comes this way) */
+  guint32 inv_cls;     /* link class of the edge node -> inv_from (getdata goes this way) */
   SimTime have;        /* the block is complete here (full block arrived or compact block rebuilt) */
   SimTime first_push;  /* first block or compact block message */
   SimTime announce;    /* best first inv so far; final once ASKED */
@@ -187,19 +245,67 @@ typedef struct {
   guint32 len, cap;
 } StepBucket;
 
+/* The step queue: fine buckets of 2^18 ns (262 us) of step time, grouped by 64 into coarse buckets (16.8
+ * ms), 128 of those (a window of 2.1 s). Wider fine buckets hold more keys to sort when reached (2.1 ms
+ * ones cost workload C 14% more instructions). */
+#define Q_WIDTH_BITS 18
+#define Q_SHIFT (STEP_LOW_BITS + Q_WIDTH_BITS)
+#define Q_FINE 64
+#define Q_CSHIFT (Q_SHIFT + 6)
+#define Q_COARSE 128
+
+/* Edges with the same latency mean, floor, host overhead and bandwidth form a link class (SimBlock's
+ * topologies have 36, one per region pair): latency draws then need no per-edge work beyond the class
+ * (net_latency_draw() gives exactly what net_edge_latency() gives, from the same random numbers), and the
+ * transfer times of the block and of its compact form are computed once per class and block. */
+typedef struct {
+  SimTime floor_ns;
+  double tx_ns_per_byte; /* net_edge_transfer_ns()'s factor */
+  SimTime full_ns;       /* transfer of the block being relayed, and of its compact block */
+  SimTime compact_ns;
+  NetLatencyDraw draw;
+} BtcClass;
+
+typedef struct {
+  SimTime mean_ns, floor_ns, host_ns;
+  double tx_ns_per_byte;
+} BtcClassKey;
+
 typedef struct {
   guint32 n_nodes;
   guint64 n_edges;
   guint32 epoch;
   BtcNode *node;
+  /* The topology packed for the kernel (built on first use for a topology and jitter model): per edge its
+   * head, its class and its reverse edge's class in one word, to | cls << 32 | rev_cls << 48, when there
+   * are at most 2^16 classes (`narrow`; SimBlock's topologies have 36); else to | cls << 32, and the
+   * reverse classes in rev_cls. */
+  const NetTopology *packed_topo;
+  const void *packed_jitter, *packed_jitter_params;
+  guint64 *edge;
+  guint32 *rev_cls;
+  gboolean narrow;
+  BtcClass *cls;
+  guint32 n_cls;
   /* Per node, what an inv sender must beat: SIM_TIME_MAX (no inv yet), the best first inv so far, or
    * GATE_ASKED (asked or a source: ignores invs). A dense copy of the two fields every inv scan reads, so
    * the scan touches 8 bytes per peer; reset for each block. */
   SimTime *gate;
-  StepBucket bucket[65];  /* the radix heap: bucket i > 0 holds keys whose highest bit differing from
-                           * `last` is i - 1; bucket 0 keys <= last */
-  guint64 last, nonempty; /* bit i - 1 of nonempty: bucket i has keys */
-  gsize heap_len;
+  /* Bit u: node u ignores invs (gate[u] == GATE_ASKED). Most peers a node scans have asked already, and
+   * this bitmap (1.25 KB at 10 000 nodes) answers that from L1 where gate[] (80 KB) does not. */
+  guint64 *asked;
+  /* The step queue (see "a bucket queue of step keys" below). */
+  StepBucket coarse[Q_COARSE]; /* keys of the coarse buckets after the current one, unsorted */
+  guint64 cmask[Q_COARSE / 64]; /* bit i: coarse[i] has keys */
+  guint64 q_base;               /* coarse bucket number (key >> Q_CSHIFT) of coarse[0] */
+  guint32 q_cur_c;              /* the current coarse bucket (valid with q_has_cur) */
+  gboolean q_has_cur;           /* its keys are in the fine buckets */
+  StepBucket fine[Q_FINE];      /* the current coarse bucket's keys, by fine bucket */
+  guint64 fmask;                /* bit i: fine[i] has keys */
+  guint32 q_cur_f;              /* the current fine bucket: every earlier one is empty */
+  gboolean q_cur_sorted;        /* fine[q_cur_f] is sorted, largest first */
+  StepBucket q_over;            /* keys beyond the window of Q_COARSE coarse buckets */
+  gsize heap_len;                /* keys queued */
   SimTime t0;
   /* Traits cache: valid for (seed, compact_share, churn_share). */
   guint8 *trait;
@@ -213,8 +319,15 @@ static void btc_work_free(gpointer data) {
   if (!b) return;
   g_free(b->node);
   g_free(b->gate);
-  for (guint i = 0; i < G_N_ELEMENTS(b->bucket); i++)
-    g_free(b->bucket[i].v);
+  g_free(b->asked);
+  g_free(b->edge);
+  g_free(b->rev_cls);
+  g_free(b->cls);
+  for (guint i = 0; i < Q_COARSE; i++)
+    g_free(b->coarse[i].v);
+  for (guint i = 0; i < Q_FINE; i++)
+    g_free(b->fine[i].v);
+  g_free(b->q_over.v);
   g_free(b->trait);
   g_free(b);
 }
@@ -227,6 +340,7 @@ static BtcWork *btc_work(RelayWork *w, const NetTopology *t) {
   b->n_edges = t->n_edges;
   b->node = g_new0(BtcNode, MAX(t->n_nodes, 1));
   b->gate = g_new(SimTime, MAX(t->n_nodes, 1));
+  b->asked = g_new0(guint64, t->n_nodes / 64 + 1);
   b->trait = g_new0(guint8, MAX(t->n_nodes, 1));
   relay_work_set_ext(w, &relay_btc, b, btc_work_free);
   return b;
@@ -245,78 +359,270 @@ static void update_traits(BtcWork *b, const BtcParams *p, const NetTopology *t) 
   b->trait_churn = p->churn_share;
 }
 
+static guint class_key_hash(gconstpointer p) {
+  const BtcClassKey *k = p;
+  guint64 tx;
+  memcpy(&tx, &k->tx_ns_per_byte, sizeof tx);
+  guint64 h = (guint64)k->mean_ns * UINT64_C(0x9E3779B97F4A7C15) ^
+              (guint64)k->floor_ns * UINT64_C(0xC2B2AE3D27D4EB4F) ^ tx * UINT64_C(0x165667B19E3779F9) ^
+              (guint64)k->host_ns * UINT64_C(0x27D4EB2F165667C5);
+  return (guint)(h ^ h >> 32);
+}
+
+static gboolean class_key_equal(gconstpointer a, gconstpointer b) {
+  return memcmp(a, b, sizeof(BtcClassKey)) == 0; /* no padding: four 8-byte fields */
+}
+
+/* Packs `t` into b's edge and class tables for gp's jitter model, unless already done for them. */
+static void pack_topology(BtcWork *b, const NetGeoParams *gp, const NetTopology *t) {
+  if (b->packed_topo == t && b->packed_jitter == gp->jitter.model &&
+      b->packed_jitter_params == gp->jitter.params)
+    return;
+  G_STATIC_ASSERT(sizeof(BtcClassKey) == 32);
+  g_free(b->edge);
+  g_free(b->rev_cls);
+  g_free(b->cls);
+  b->edge = g_new(guint64, MAX(t->n_edges, 1));
+  b->rev_cls = g_new(guint32, MAX(t->n_edges, 1));
+  GArray *keys = g_array_new(FALSE, FALSE, sizeof(BtcClassKey));
+  GHashTable *index = g_hash_table_new_full(class_key_hash, class_key_equal, g_free, NULL);
+  for (guint64 e = 0; e < t->n_edges; e++) {
+    BtcClassKey k = {.mean_ns = t->lat_mean_ns[e],
+                     .floor_ns = t->lat_floor_ns[e],
+                     .host_ns = t->lat_host_ns ? t->lat_host_ns[e] : 0,
+                     .tx_ns_per_byte = t->tx_ns_per_byte[e]};
+    gpointer hit;
+    guint32 c;
+    if (g_hash_table_lookup_extended(index, &k, NULL, &hit)) {
+      c = GPOINTER_TO_UINT(hit);
+    } else {
+      c = keys->len;
+      g_array_append_val(keys, k);
+      g_hash_table_insert(index, g_memdup2(&k, sizeof k), GUINT_TO_POINTER(c));
+    }
+    b->edge[e] = (guint64)t->adj[e] | (guint64)c << 32;
+  }
+  g_hash_table_destroy(index);
+  for (guint64 e = 0; e < t->n_edges; e++)
+    b->rev_cls[e] = (guint32)(b->edge[t->rev[e]] >> 32);
+  b->narrow = keys->len <= (1u << 16);
+  if (b->narrow)
+    for (guint64 e = 0; e < t->n_edges; e++)
+      b->edge[e] |= (guint64)b->rev_cls[e] << 48;
+  b->n_cls = keys->len;
+  b->cls = g_new0(BtcClass, MAX(keys->len, 1));
+  for (guint32 c = 0; c < keys->len; c++) {
+    const BtcClassKey *k = &g_array_index(keys, BtcClassKey, c);
+    b->cls[c].floor_ns = k->floor_ns;
+    b->cls[c].tx_ns_per_byte = k->tx_ns_per_byte;
+    net_latency_draw_init(&b->cls[c].draw, gp, k->mean_ns, k->host_ns);
+  }
+  g_array_free(keys, TRUE);
+  b->packed_topo = t;
+  b->packed_jitter = gp->jitter.model;
+  b->packed_jitter_params = gp->jitter.params;
+}
+
+/* Transfer time of `bytes` at a class's bandwidth: net_edge_transfer_ns() for any edge of the class. */
+static inline SimTime class_transfer_ns(const BtcClass *k, double bytes) {
+  double ns = bytes * k->tx_ns_per_byte;
+  return ns < (double)SIM_DURATION_MAX ? (SimTime)(ns + 0.5) : SIM_DURATION_MAX;
+}
+
 static inline BtcNode *bnode(BtcWork *b, guint32 v) {
   BtcNode *n = &b->node[v];
   if (n->epoch != b->epoch) {
     n->epoch = b->epoch;
     n->flags = 0;
-    n->inv_from = n->in_edge = n->inv_edge = 0;
+    n->inv_from = n->in_cls = n->inv_cls = 0;
     n->have = n->first_push = n->announce = SIM_TIME_MAX;
     n->upload_free = 0;
   }
   return n;
 }
 
-/* ---- a radix heap of step keys ----
- * Keys only grow in label setting (each step schedules later steps), which a radix heap exploits: a key
- * sits in the bucket of the highest bit where it differs from the last minimum, pushes are appends, and a
- * pop refills bucket 0 from the lowest non-empty bucket. A key not above the last minimum (a step at the
- * same ns with a smaller kind or node) goes to bucket 0, which pops its own minimum first, so the order is
- * exactly that of the keys. */
-
-static inline guint bucket_of(guint64 key, guint64 last) {
-  return key <= last ? 0 : 64 - (guint)__builtin_clzll(key ^ last);
-}
+/* ---- a bucket queue of step keys ----
+ * Label setting pops the smallest pending key, and every step only schedules steps at or after its own
+ * time. Keys go to coarse buckets of 16.8 ms of step time, in a window of Q_COARSE of them from q_base;
+ * when a pop reaches a coarse bucket its keys are spread over 64 fine buckets of 262 us, and each fine
+ * bucket is sorted when reached (a few keys: the latency jitter spreads the steps). A key for the current
+ * coarse bucket goes straight to its fine bucket, in order if that is the current one. Keys beyond the
+ * window wait in q_over until the window is empty, which then moves to the smallest of them. So every pop
+ * returns the smallest key queued: the order is exactly that of the keys, (time, kind, node), and does not
+ * depend on the queue. Pushes append to one of a few coarse buckets (their tails stay in cache), where one
+ * level of 8192 fine buckets made each push a cache miss; and it takes a fraction of the instructions of the
+ * radix heap before it, whose keys moved down buckets and were scanned for minima repeatedly. */
 
 static inline void bucket_add(StepBucket *bk, guint64 key) {
-  if (bk->len == bk->cap) {
-    bk->cap = bk->cap ? 2 * bk->cap : 64;
+  if (G_UNLIKELY(bk->len == bk->cap)) {
+    bk->cap = bk->cap ? 2 * bk->cap : 8;
     bk->v = g_renew(guint64, bk->v, bk->cap);
   }
   bk->v[bk->len++] = key;
 }
 
+/* A key of the current coarse bucket into its fine bucket. */
+static inline void fine_put(BtcWork *b, guint64 key) {
+  guint32 f = (guint32)(key >> Q_SHIFT) & (Q_FINE - 1); /* never below q_cur_f: steps do not go back */
+  StepBucket *bk = &b->fine[f];
+  bucket_add(bk, key);
+  if (G_UNLIKELY(f == b->q_cur_f && b->q_cur_sorted)) { /* in order, largest first */
+    guint32 j = bk->len - 1;
+    for (; j > 0 && bk->v[j - 1] < key; j--)
+      bk->v[j] = bk->v[j - 1];
+    bk->v[j] = key;
+  }
+  b->fmask |= UINT64_C(1) << f;
+}
+
+static inline void queue_put(BtcWork *b, guint64 key) {
+  guint64 i = (key >> Q_CSHIFT) - b->q_base;
+  if (b->q_has_cur && i == b->q_cur_c) {
+    fine_put(b, key);
+    return;
+  }
+  if (G_UNLIKELY(i >= Q_COARSE)) {
+    bucket_add(&b->q_over, key);
+    return;
+  }
+  bucket_add(&b->coarse[i], key);
+  b->cmask[i >> 6] |= UINT64_C(1) << (i & 63);
+}
+
 static void heap_push(BtcWork *b, SimTime t, guint kind, guint32 node) {
   guint64 dt = (guint64)(t - b->t0);
   if (dt > STEP_TIME_MAX) return; /* more than 18 minutes after the block left: treated as never */
-  guint64 key = dt << STEP_LOW_BITS | (guint64)kind << STEP_NODE_BITS | node;
-  guint i = bucket_of(key, b->last);
-  bucket_add(&b->bucket[i], key);
-  if (i) b->nonempty |= UINT64_C(1) << (i - 1);
+  queue_put(b, dt << STEP_LOW_BITS | (guint64)kind << STEP_NODE_BITS | node);
   b->heap_len++;
 }
 
-static guint64 heap_pop(BtcWork *b) {
-  StepBucket *b0 = &b->bucket[0];
-  if (b0->len == 0) {
-    guint i = (guint)__builtin_ctzll(b->nonempty) + 1;
-    StepBucket *bi = &b->bucket[i];
-    guint64 m = bi->v[0];
-    for (guint32 k = 1; k < bi->len; k++)
-      m = MIN(m, bi->v[k]);
-    b->last = m;
-    for (guint32 k = 0; k < bi->len; k++) {
-      guint j = bucket_of(bi->v[k], m); /* < i */
-      bucket_add(&b->bucket[j], bi->v[k]);
-      if (j) b->nonempty |= UINT64_C(1) << (j - 1);
-    }
-    bi->len = 0;
-    b->nonempty &= ~(UINT64_C(1) << (i - 1));
+static inline void insertion_sort_desc(guint64 *v, guint32 n) {
+  for (guint32 i = 1; i < n; i++) {
+    guint64 x = v[i];
+    guint32 j = i;
+    for (; j > 0 && v[j - 1] < x; j--)
+      v[j] = v[j - 1];
+    v[j] = x;
   }
-  guint32 best = 0;
-  for (guint32 k = 1; k < b0->len; k++)
-    if (b0->v[k] < b0->v[best]) best = k;
-  guint64 key = b0->v[best];
-  b0->v[best] = b0->v[--b0->len];
-  b->heap_len--;
-  return key;
+}
+
+/* Sorts keys largest first: insertion sort for a few, else quicksort (median of three; recursion on the
+ * smaller part, so the depth stays logarithmic) down to runs of a few. Inline comparisons: qsort()'s
+ * callback made the large buckets of workload C cost several times more. Keys are distinct (they name their
+ * node). */
+static void sort_desc(guint64 *v, guint32 n) {
+  while (n > 24) {
+    guint64 a = v[0], b = v[n / 2], c = v[n - 1];
+    guint64 pivot = a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
+    guint32 i = 0, j = n - 1;
+    for (;;) { /* Hoare partition: v[0..j] >= pivot >= v[j+1..n-1] */
+      while (v[i] > pivot)
+        i++;
+      while (v[j] < pivot)
+        j--;
+      if (i >= j) break;
+      guint64 t = v[i];
+      v[i++] = v[j];
+      v[j--] = t;
+    }
+    guint32 left = j + 1;
+    if (left < n - left) {
+      sort_desc(v, left);
+      v += left;
+      n -= left;
+    } else {
+      sort_desc(v + left, n - left);
+      n = left;
+    }
+  }
+  insertion_sort_desc(v, n);
+}
+
+/* Moves the window to the smallest key beyond it; only when every bucket is empty. */
+static void queue_rebase(BtcWork *b) {
+  StepBucket *o = &b->q_over;
+  guint64 m = o->v[0];
+  for (guint32 k = 1; k < o->len; k++)
+    m = MIN(m, o->v[k]);
+  b->q_base = m >> Q_CSHIFT;
+  b->q_has_cur = FALSE;
+  guint32 keep = 0, n = o->len;
+  o->len = 0;
+  for (guint32 k = 0; k < n; k++) {
+    guint64 key = o->v[k];
+    if ((key >> Q_CSHIFT) - b->q_base < Q_COARSE)
+      queue_put(b, key);
+    else
+      o->v[keep++] = key;
+  }
+  o->len = keep;
+}
+
+/* Makes the next non-empty coarse bucket after the current one current, its keys spread over the fine
+ * buckets; FALSE if there is none in the window. */
+static gboolean queue_next_coarse(BtcWork *b) {
+  guint32 from = b->q_has_cur ? b->q_cur_c + 1 : 0;
+  for (guint32 w = from >> 6; w < Q_COARSE / 64; w++) {
+    guint64 bits = w == from >> 6 ? b->cmask[w] >> (from & 63) << (from & 63) : b->cmask[w];
+    if (!bits) continue;
+    guint32 c = w * 64 + (guint32)__builtin_ctzll(bits);
+    b->q_cur_c = c;
+    b->q_has_cur = TRUE;
+    b->q_cur_f = 0;
+    b->q_cur_sorted = FALSE;
+    StepBucket *cb = &b->coarse[c];
+    for (guint32 k = 0; k < cb->len; k++)
+      fine_put(b, cb->v[k]);
+    cb->len = 0;
+    b->cmask[w] &= ~(UINT64_C(1) << (c & 63));
+    return TRUE;
+  }
+  return FALSE;
+}
+
+/* The smallest key queued; heap_len must be > 0. */
+static guint64 heap_pop(BtcWork *b) {
+  for (;;) {
+    StepBucket *bk = &b->fine[b->q_cur_f];
+    if (bk->len) {
+      if (!b->q_cur_sorted) {
+        if (bk->len <= 24)
+          insertion_sort_desc(bk->v, bk->len);
+        else
+          sort_desc(bk->v, bk->len);
+        b->q_cur_sorted = TRUE;
+      }
+      guint64 key = bk->v[--bk->len];
+      if (bk->len == 0) b->fmask &= ~(UINT64_C(1) << b->q_cur_f);
+      b->heap_len--;
+      return key;
+    }
+    /* The next non-empty fine bucket (empty ones have no bit), else the next coarse bucket, else the keys
+     * beyond the window. */
+    if (b->fmask) {
+      b->q_cur_f = (guint32)__builtin_ctzll(b->fmask);
+      b->q_cur_sorted = FALSE;
+    } else if (!queue_next_coarse(b)) {
+      queue_rebase(b);
+    }
+  }
 }
 
 static void heap_clear(BtcWork *b) {
-  for (guint i = 0; i < G_N_ELEMENTS(b->bucket); i++)
-    b->bucket[i].len = 0;
-  b->nonempty = 0;
-  b->last = 0;
+  for (guint w = 0; w < Q_COARSE / 64; w++) {
+    for (guint64 m = b->cmask[w]; m; m &= m - 1)
+      b->coarse[w * 64 + (guint)__builtin_ctzll(m)].len = 0;
+    b->cmask[w] = 0;
+  }
+  for (guint64 m = b->fmask; m; m &= m - 1)
+    b->fine[__builtin_ctzll(m)].len = 0;
+  b->fmask = 0;
+  b->q_over.len = 0;
+  b->q_base = 0;
+  b->q_has_cur = FALSE;
+  b->q_cur_c = 0;
+  b->q_cur_f = 0;
+  b->q_cur_sorted = FALSE;
   b->heap_len = 0;
 }
 
@@ -330,58 +636,72 @@ typedef struct {
   SimRng *rng;
   BtcWork *b;
   SimTime processing, message;
+  gboolean use_compact; /* the block is larger than a compact block */
   guint64 reached, messages;
 } Ctx;
 
 /* v has the block at `now`: invs to every peer that has not asked for it yet. */
 static void on_have(Ctx *c, guint32 v, BtcNode *n, SimTime now) {
   const NetTopology *t = c->t;
-  SimTime send = (n->flags & ST_SOURCE ? now : now + c->processing) + c->message;
-  SimTime *gate = c->b->gate;
+  BtcWork *b = c->b;
+  SimTime send =
+      (n->flags & ST_SOURCE || c->p->processing_in_message ? now : now + c->processing) + c->message;
+  SimTime *gate = b->gate;
+  const BtcClass *cls = b->cls;
+  const guint64 *asked = b->asked;
+  const guint64 cls_mask = b->narrow ? 0xFFFF : 0xFFFFFFFF;
   for (guint64 e = t->adj_off[v]; e < t->adj_off[v + 1]; e++) {
-    guint32 u = t->adj[e];
-    SimTime g = gate[u];
-    if (g == GATE_ASKED) continue;
+    guint64 pe = b->edge[e];
+    guint32 u = (guint32)pe;
+    if ((asked[u >> 6] >> (u & 63)) & 1) continue;
     c->messages++;
-    if (send + t->lat_floor_ns[e] >= g) continue; /* cannot be its first inv: no draw */
-    SimTime a = send + net_edge_latency(c->gp, t, e, c->rng);
+    SimTime g = gate[u];
+    guint32 ci = (guint32)((pe >> 32) & cls_mask);
+    const BtcClass *k = &cls[ci];
+    if (send + k->floor_ns >= g) continue; /* cannot be its first inv: no draw */
+    SimTime a = send + net_latency_draw(&k->draw, c->rng);
     if (a >= g) continue;
-    BtcNode *un = bnode(c->b, u);
+    BtcNode *un = bnode(b, u);
     gate[u] = un->announce = a;
     un->inv_from = v;
-    un->in_edge = (guint32)e;
-    un->inv_edge = t->rev[e];
-    heap_push(c->b, a, K_INV, u);
+    un->in_cls = ci;
+    un->inv_cls = b->narrow ? (guint32)(pe >> 48) : b->rev_cls[e];
+    heap_push(b, a, K_INV, u);
   }
 }
 
-/* u's first inv: getdata back along inv_edge, queued at the sender when it arrives. */
+/* u's first inv: getdata back to its sender, queued there when it arrives. */
 static void on_inv(Ctx *c, guint32 u, BtcNode *un, SimTime now) {
   un->flags |= ST_ASKED;
   c->b->gate[u] = GATE_ASKED;
+  c->b->asked[u >> 6] |= UINT64_C(1) << (u & 63);
   c->messages++;
-  SimTime g = now + c->message + net_edge_latency(c->gp, c->t, un->inv_edge, c->rng);
+  SimTime g = now + c->message + net_latency_draw(&c->b->cls[un->inv_cls].draw, c->rng);
   heap_push(c->b, g, K_REQ, u);
 }
 
 /* u's request (getdata, or getblocktxn with ST_RETRY) reaches the sender v of its first inv: the block
  * message leaves when v's upload link is free. */
 static void on_request(Ctx *c, guint32 u, BtcNode *un, SimTime now) {
-  const NetTopology *t = c->t;
   const BtcParams *p = c->p;
   BtcWork *b = c->b;
-  guint64 e = un->in_edge;
+  const BtcClass *k = &b->cls[un->in_cls];
   guint32 v = un->inv_from;
   BtcNode *vn = bnode(b, v);
-  double size = c->blk->size_bytes, bytes = size;
+  SimTime transfer = k->full_ns;
   gboolean compact = FALSE;
-  if (un->flags & ST_RETRY)
-    bytes = p->fail_share * size;
-  else if ((b->trait[v] & b->trait[u] & TRAIT_COMPACT) && p->compact_bytes < size)
-    bytes = p->compact_bytes, compact = TRUE;
+  if (un->flags & ST_RETRY) {
+    double share = p->fail_size == BTC_FAIL_SIZE_SIMBLOCK
+                       ? simblock_fail_share(b->trait[v] & TRAIT_CHURN, c->rng)
+                       : p->fail_share;
+    transfer = class_transfer_ns(k, c->blk->size_bytes * share);
+  } else if ((b->trait[v] & b->trait[u] & TRAIT_COMPACT) && c->use_compact) {
+    transfer = k->compact_ns;
+    compact = TRUE;
+  }
   SimTime start = MAX(now, vn->upload_free);
-  SimTime sent = start + net_transfer_ns(t, v, u, bytes);
-  SimTime arrive = sent + net_edge_latency(c->gp, t, e, c->rng);
+  SimTime sent = start + transfer + (p->processing_in_message ? c->processing : 0);
+  SimTime arrive = sent + net_latency_draw(&k->draw, c->rng);
   vn->upload_free = p->upload_until_arrival ? arrive : sent;
   c->messages++;
   if (arrive < un->first_push) un->first_push = arrive;
@@ -391,7 +711,7 @@ static void on_request(Ctx *c, guint32 u, BtcNode *un, SimTime now) {
       /* getblocktxn back to v, which queues the rest of the block. */
       c->messages++;
       un->flags |= ST_RETRY;
-      heap_push(b, arrive + c->message + net_edge_latency(c->gp, t, un->inv_edge, c->rng), K_REQ, u);
+      heap_push(b, arrive + c->message + net_latency_draw(&b->cls[un->inv_cls].draw, c->rng), K_REQ, u);
       return;
     }
   }
@@ -408,6 +728,11 @@ static void btc_propagate(const void *params, const NetGeoParams *gp, const NetT
   g_return_if_fail(t->n_nodes < (UINT32_C(1) << STEP_NODE_BITS));
   BtcWork *b = btc_work(w, t);
   update_traits(b, p, t);
+  pack_topology(b, gp, t);
+  for (guint32 k = 0; k < b->n_cls; k++) {
+    b->cls[k].full_ns = class_transfer_ns(&b->cls[k], blk->size_bytes);
+    b->cls[k].compact_ns = class_transfer_ns(&b->cls[k], p->compact_bytes);
+  }
   if (++b->epoch == 0) {
     memset(b->node, 0, b->n_nodes * sizeof(BtcNode));
     b->epoch = 1;
@@ -415,13 +740,18 @@ static void btc_propagate(const void *params, const NetGeoParams *gp, const NetT
   heap_clear(b);
   for (guint32 v = 0; v < t->n_nodes; v++)
     b->gate[v] = SIM_TIME_MAX;
+  memset(b->asked, 0, (t->n_nodes / 64 + 1) * sizeof *b->asked);
   b->t0 = SIM_TIME_MAX;
   for (guint i = 0; i < blk->n_sources; i++)
     b->t0 = MIN(b->t0, blk->source_t[i]);
   /* Joining nodes not synced when the block leaves ignore every inv (as a node that has asked does), so
    * they never request, have or relay it; a source among them still has its own block (below). */
   for (guint32 i = net_joining_first_unavailable(t, b->t0); i < t->n_joining; i++)
-    b->gate[t->join_node[i]] = GATE_ASKED;
+  {
+    guint32 j = t->join_node[i];
+    b->gate[j] = GATE_ASKED;
+    b->asked[j >> 6] |= UINT64_C(1) << (j & 63);
+  }
   Ctx c = {.p = p,
            .gp = gp,
            .t = t,
@@ -429,12 +759,14 @@ static void btc_propagate(const void *params, const NetGeoParams *gp, const NetT
            .rng = rng,
            .b = b,
            .processing = ms(p->processing_ms),
-           .message = ms(p->message_ms)};
+           .message = ms(p->message_ms),
+           .use_compact = p->compact_bytes < blk->size_bytes};
   for (guint i = 0; i < blk->n_sources; i++) {
     guint32 s = blk->sources[i];
     BtcNode *n = bnode(b, s);
     n->flags |= ST_ASKED | ST_SOURCE;
     b->gate[s] = GATE_ASKED;
+    b->asked[s >> 6] |= UINT64_C(1) << (s & 63);
     if (blk->source_t[i] < n->have) {
       n->have = blk->source_t[i];
       heap_push(b, n->have, K_HAVE, s);

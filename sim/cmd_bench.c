@@ -157,11 +157,12 @@ static const struct {
   const char *name;
   const char *peers;
 } bench_peers[] = {
-    {"bench-a", "peers: SimBlock 23.5-25.7 s, 307 MB"},
-    {"bench-b", "peers: SimBlock 28 s, 301 MB, 8.0% stale; CBlockSim 25 s, 33 MB, 4.6% stale (own topology); "
-                "target >= 50x SimBlock (<= 0.56 s), < 64 MB"},
-    {"bench-c", "peers: SimBlock 119 s wall (86 s CPU), 709 MB; CBlockSim 47 s, 558 MB (8223 nodes); "
-                "target < 3 s, < 300 MB"},
+    {"bench-a", "peers: SimBlock 23.5-25.7 s, 307 MB (not side by side)"},
+    {"bench-b", "peers: SimBlock 12.3-15.2 s wall, 300 MB, 8.0% stale (side by side: "
+                "scenarios/bench/simblock-side-by-side.sh); CBlockSim 25 s, 33 MB, 4.6% stale (own topology); "
+                "target >= 50x SimBlock side by side (<= 0.25 s), < 64 MB"},
+    {"bench-c", "peers: SimBlock 39.5-40.2 s wall, 689 MB (side by side); CBlockSim 47 s, 558 MB (8223 nodes); "
+                "target >= 100x SimBlock side by side (<= 0.4 s), < 300 MB"},
     {"bench-d", "peers: RBlockSim 1 worker 105 s wall (52 s CPU), 606 MB; target >= 30x (<= 3.5 s)"},
 };
 

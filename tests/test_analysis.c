@@ -3,6 +3,7 @@
 #include "chain.h"
 #include "cunit-main.h"
 #include "chain-fixture.h"
+#include "util.h"
 
 #include <gsl/gsl_rng.h>
 #include <math.h>
@@ -644,11 +645,29 @@ static void test_runs_csv_long(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(runs, "\n1,0,1,1\n"));
 }
 
+/* Block ids of a thousand miners' first blocks ((miner + 1) << 32 | 0) differ only in their high 32 bits:
+ * an_id_hash gives them distinct hash values and spreads them over the low bits a table of 2048 slots uses
+ * (GLib 2.74's g_int64_hash gives them all 0). */
+static void test_id_hash(void) {
+  g_autoptr(GHashTable) values = g_hash_table_new(g_direct_hash, g_direct_equal);
+  guint slots[2048] = {0}, max_slot = 0;
+  for (guint64 m = 0; m < 1000; m++) {
+    guint64 id = (m + 1) << 32;
+    guint h = an_id_hash(&id);
+    g_hash_table_add(values, GUINT_TO_POINTER(h));
+    max_slot = MAX(max_slot, ++slots[h & 2047]);
+    guint64 again = id;
+    CU_ASSERT_EQUAL(an_id_hash(&again), h);
+  }
+  CU_ASSERT_EQUAL(g_hash_table_size(values), 1000);
+  CU_ASSERT(max_slot <= 6); /* 1000 keys in 2048 slots: a fuller slot than 6 has probability ~1e-4 */
+}
+
 int register_suites(void) {
   ADD_SUITE("chain", TEST(test_heavier_branch_wins), TEST(test_longest_chain), TEST(test_tie_breaks), TEST(test_types_and_rewards),
             TEST(test_window), TEST(test_add_errors), TEST(test_finalize_errors));
   ADD_SUITE("runs", TEST(test_runs), TEST(test_runs_next_same_miner), TEST(test_runs_interleaved_groups), TEST(test_runs_miner_none),
             TEST(test_expected_iid), TEST(test_runs_statistical), TEST(test_runs_csv_long));
-  ADD_SUITE("outputs", TEST(test_one_miner_forks), TEST(test_json), TEST(test_csv));
+  ADD_SUITE("outputs", TEST(test_one_miner_forks), TEST(test_json), TEST(test_csv), TEST(test_id_hash));
   return 0;
 }

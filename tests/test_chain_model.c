@@ -423,6 +423,74 @@ static void test_split_pool(void) {
   run_clear(&r);
 }
 
+/* miner_hash_sd: per-miner hash power max(1 + sd x N(0, 1), 1/400000), normalised to the pool's share
+ * (SimBlock's Normal(400 000, 100 000) per node is sd 0.25). The shares sum to the pool's, their spread is
+ * the sd (the sample sd of 4000 draws is within 0.25 +- 5 x 0.25 / sqrt(8000)), a pool without it stays
+ * equal, and the blocks follow the drawn shares (chi-square at the 0.1% level over 8 miners). */
+static void test_miner_hash_sd(void) {
+  const char *json =
+      "{\"name\": \"spread\", \"seed\": 5, \"stop\": {\"heights\": 1},"
+      " \"network\": {\"delay\": {\"model\": \"constant\", \"value_ms\": 0}},"
+      " \"pools\": [{\"name\": \"Nodes\", \"hash_share\": 0.6, \"miners\": 4000, \"miner_hash_sd\": 0.25},"
+      "            {\"name\": \"Flat\", \"hash_share\": 0.4, \"miners\": 10}]}";
+  g_autoptr(SimScenario) sc = load(json, NULL);
+  CU_ASSERT_FATAL(sc != NULL);
+  g_autoptr(SimEngine) engine = sim_engine_new(sc->seed);
+  PowWorld *w = pow_world_new(&sc->pow, engine, NULL);
+  CU_ASSERT_FATAL(w != NULL);
+  guint n = 0;
+  g_autofree AnMiner *a = pow_world_an_miners(w, &n);
+  CU_ASSERT_EQUAL_FATAL(n, 4010);
+  double sum = 0, sum2 = 0, flat = 0;
+  for (guint i = 0; i < 4000; i++) {
+    double x = a[i].hash_share / 0.6 * 4000; /* relative to an equal share */
+    sum += x;
+    sum2 += x * x;
+  }
+  for (guint i = 4000; i < n; i++) {
+    CU_ASSERT_EQUAL(a[i].hash_share, 0.4 / 10);
+    flat += a[i].hash_share;
+  }
+  CU_ASSERT_DOUBLE_EQUAL(sum, 4000, 1e-6);
+  CU_ASSERT_DOUBLE_EQUAL(flat, 0.4, 1e-12);
+  double sd = sqrt(sum2 / 4000 - 1);
+  CU_ASSERT(fabs(sd - 0.25) < 5 * 0.25 / sqrt(8000));
+  pow_world_free(w);
+
+  /* 8 miners of one pool with a wide spread, 20 000 blocks known to all at once: wins ~ shares. */
+  Run r;
+  CU_ASSERT_FATAL(run_scenario(
+      &r,
+      "{\"name\": \"wins\", \"seed\": 3, \"stop\": {\"heights\": 20000, \"settle_heights\": 0},"
+      " \"network\": {\"delay\": {\"model\": \"constant\", \"value_ms\": 0}},"
+      " \"pools\": [{\"name\": \"P\", \"hash_share\": 1, \"miners\": 8, \"miner_hash_sd\": 0.5}]}",
+      NULL));
+  guint nm = 0;
+  g_autofree AnMiner *m = pow_world_an_miners(r.world, &nm);
+  CU_ASSERT_EQUAL_FATAL(nm, 8);
+  guint64 wins[8] = {0}, total = 0;
+  double lo = 1, hi = 0;
+  for (guint i = 0; i < an_chain_n_blocks(r.chain); i++) {
+    const ObsBlock *b = an_chain_block_at(r.chain, i);
+    AnBlockType type;
+    if (b->id == OBS_GENESIS_ID || !an_chain_block_type(r.chain, b->id, &type) || type != AN_BLOCK_MAIN)
+      continue;
+    wins[b->miner]++;
+    total++;
+  }
+  double chi2 = 0;
+  for (guint i = 0; i < 8; i++) {
+    double e = m[i].hash_share * (double)total;
+    chi2 += ((double)wins[i] - e) * ((double)wins[i] - e) / e;
+    lo = MIN(lo, m[i].hash_share);
+    hi = MAX(hi, m[i].hash_share);
+  }
+  CU_ASSERT(total > 19000);
+  CU_ASSERT(chi2 < 24.32);  /* chi-square, 7 degrees of freedom, 0.1% */
+  CU_ASSERT(hi > 1.5 * lo); /* the spread is there to be detected */
+  run_clear(&r);
+}
+
 /* A world whose blocks would come faster than 1 ms (a mean that rounds to 0 ns stops the clock) or slower
  * than 1e6 s is refused even when built without the scenario loader, which refuses such values first. */
 static void test_interval_bounds(void) {
@@ -470,6 +538,6 @@ int register_suites(void) {
             TEST(test_rule_predicates), TEST(test_byzantium_difficulty),
             TEST(test_one_miner_forks_and_empty_blocks), TEST(test_selfish_mining),
             TEST(test_delay_raises_stale_share), TEST(test_reproducible), TEST(test_split_pool),
-            TEST(test_interval_bounds));
+            TEST(test_interval_bounds), TEST(test_miner_hash_sd));
   return 0;
 }

@@ -1,5 +1,6 @@
-/* test_relay_btc.c: the bitcoin-compact relay on hand-built topologies with hand-computed arrival times, and
- * the SimBlock-style geo options (out-degree CDF, inter-region bandwidth cap, miners on ordinary nodes). */
+/* test_relay_btc.c: the bitcoin-compact relay on hand-built topologies with hand-computed arrival times,
+ * SimBlock's failure-size table, and the SimBlock-style geo options (out-degree CDF, inter-region bandwidth
+ * cap, miners on ordinary nodes). */
 #include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <string.h>
@@ -132,6 +133,171 @@ static void test_compact_failure(void) {
   }
 }
 
+/* SimBlock's rule for processing (processing_in_message): it is part of each block message's delay at the
+ * sender and the receiver relays at once. The line of test_line_message_ms (10 ms per inv and getdata, 5 ms
+ * processing, 10 ms transfer, 50 ms latency): B inv 60, getdata at A 120, block 120 + 10 + 5 + 50 = 185;
+ * C inv 185 + 10 + 50 = 245 (no processing before the invs), getdata at B 305, block 305 + 65 = 370. A miner
+ * mines on the block at once: the import time is 0. */
+static void test_processing_in_message(void) {
+  static const guint32 links[][2] = {{0, 1}, {1, 2}};
+  Fixture f;
+  fixture_init(
+      &f, make_topo(3, links, 2, 16e6, 40e6, 50),
+      "{\"compact_share\": 0, \"message_ms\": 10, \"processing_ms\": 5, \"processing_in_message\": true}");
+  propagate(&f, 0, 20000, 1);
+  CU_ASSERT_EQUAL(relay_work_announce(f.w, 1), MS(60));
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 1), MS(185));
+  CU_ASSERT_EQUAL(relay_work_announce(f.w, 2), MS(245));
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 2), MS(370));
+  CU_ASSERT_EQUAL(relay_btc.import_ns(f.relay.params, 0), 0);
+  fixture_clear(&f);
+
+  /* The processing holds the upload link (until arrival) and a failed compact block pays it twice: A - B,
+   * 100 000-byte block as a 10 000-byte compact block (5 ms) that fails: compact block at 100 + 5 + 5 + 50 =
+   * 160, getblocktxn at A 210, the rest (fail_share 0.5: 25 ms) at 210 + 25 + 5 + 50 = 290. */
+  fixture_init(&f, make_topo(2, links, 1, 16e6, 40e6, 50),
+               "{\"compact_share\": 1, \"compact_fail\": 1, \"compact_bytes\": 10000, \"fail_share\": 0.5, "
+               "\"processing_ms\": 5, \"processing_in_message\": true}");
+  propagate(&f, 0, 100000, 1);
+  CU_ASSERT_EQUAL(relay_work_first_push(f.w, 1), MS(160));
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 1), MS(290));
+  fixture_clear(&f);
+
+  /* Two leaves of a star, latencies 10 and 20 ms: getdatas at 20 and 40; the first upload holds the link
+   * for 50 + 5 + 10 ms (100 000 bytes at 16 Mb/s, processing, latency): leaf 1 at 85, leaf 2's block leaves
+   * at 85 and arrives 85 + 50 + 5 + 20 = 160. */
+  static const guint32 star[][2] = {{0, 1}, {0, 2}};
+  NetTopology *t = make_topo(3, star, 2, 16e6, 16e6, 0);
+  set_link_latency(t, 0, 1, 10);
+  set_link_latency(t, 0, 2, 20);
+  fixture_init(&f, t, "{\"compact_share\": 0, \"processing_ms\": 5, \"processing_in_message\": true}");
+  propagate(&f, 0, 100000, 1);
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 1), MS(85));
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 2), MS(160));
+  fixture_clear(&f);
+}
+
+/* ---- SimBlock's failure-size table (fail_size "simblock") ----
+ * A - B with every compact block failing: B's block is complete at getblocktxn + share x the full block's
+ * transfer + latency. A 1.6 MB block at 16 Mb/s takes 800 ms whole; its compact block (10 000 bytes) 5 ms.
+ * The compact block arrives at 100 + 5 + 50 = 155, getblocktxn reaches A at 205, so B has the block at
+ * 205 + 800 x share + 50 ms: the share can be read back from B's time. */
+#define FAIL_BYTES 1600000.0
+static double failed_share(Fixture *f, guint32 from, guint64 seed) {
+  fixture_propagate_at(f, &relay_btc, from, 0, FAIL_BYTES, seed);
+  guint32 to = 1 - from;
+  return (double)(relay_work_have(f->w, to) - MS(255)) / (double)MS(800);
+}
+
+/* SimBlock's churn-node table, as counts of each hundredth 0.01 .. 0.96 (945 entries). */
+static const guint churn_table_counts[96] = {
+    546, 66, 39, 27, 21, 17, 14, 12, 11, 10, 9, 8, 7, 7, 6, 6, 5, 5, 5, 4, 4, 4, 4, 4,
+    3,   3,  3,  3,  3,  3,  3,  3,  2,  2,  2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+    1,   1,  1,  1,  1,  1,  1,  1,  1,  1,  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1,   1,  1,  1,  1,  1,  1,  1,  1,  1,  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+
+/* A control (non-churning) sender always sends 0.01 of the block: 8 ms here. */
+static void test_fail_size_control(void) {
+  static const guint32 links[][2] = {{0, 1}};
+  Fixture f;
+  fixture_init(&f, make_topo(2, links, 1, 16e6, 40e6, 50),
+               "{\"compact_share\": 1, \"compact_fail\": 1, \"compact_bytes\": 10000, \"churn_share\": 0, "
+               "\"fail_size\": \"simblock\"}");
+  for (guint64 seed = 1; seed <= 50; seed++) {
+    fixture_propagate_at(&f, &relay_btc, 0, 0, FAIL_BYTES, seed);
+    CU_ASSERT_EQUAL(relay_work_first_push(f.w, 1), MS(155));
+    CU_ASSERT_EQUAL(relay_work_have(f.w, 1), MS(205 + 8 + 50));
+  }
+  /* fail_share is not read with "simblock" (its default 1 would give 1055 ms). */
+  CU_ASSERT_EQUAL(relay_work_messages(f.w), 5);
+  fixture_clear(&f);
+}
+
+/* A churning sender draws from the 945-entry table: every share is a whole hundredth in [0.01, 0.96], and
+ * the counts agree with the table (chi-square at the 0.1% level over bins grouped to >= 20 expected; the
+ * draws are fixed by the seeds). */
+static void test_fail_size_churn_table(void) {
+  static const guint32 links[][2] = {{0, 1}};
+  Fixture f;
+  fixture_init(&f, make_topo(2, links, 1, 16e6, 40e6, 50),
+               "{\"compact_share\": 1, \"compact_fail\": 0, \"churn_share\": 1, \"churn_compact_fail\": 1, "
+               "\"compact_bytes\": 10000, \"fail_size\": \"simblock\"}");
+  const guint n = 6000;
+  guint count[97] = {0};
+  guint bad = 0;
+  double sum = 0;
+  for (guint i = 0; i < n; i++) {
+    double share = failed_share(&f, 0, 1000 + i);
+    double h = share * 100;
+    long k = lround(h);
+    if (fabs(h - (double)k) > 1e-6 || k < 1 || k > 96) {
+      bad++;
+      continue;
+    }
+    count[k]++;
+    sum += share;
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  double chi2 = 0;
+  guint df = 0;
+  double obs = 0, exp_ = 0;
+  for (guint k = 1; k <= 96; k++) {
+    obs += count[k];
+    exp_ += n * churn_table_counts[k - 1] / 945.0;
+    if (exp_ >= 20 || k == 96) {
+      chi2 += (obs - exp_) * (obs - exp_) / exp_;
+      df++;
+      obs = exp_ = 0;
+    }
+  }
+  double crit = gsl_cdf_chisq_Qinv(0.001, df - 1);
+  CU_ASSERT(chi2 < crit);
+  if (chi2 >= crit) fprintf(stderr, "\n  chi2 %g >= %g (df %u)\n", chi2, crit, df - 1);
+  /* The table's mean is 8243 / 94500 = 0.0872; the draws' sd is about 0.16, so 5 sigma over 6000 is 0.01. */
+  CU_ASSERT(fabs(sum / n - 8243.0 / 94500) < 0.01);
+  /* The commonest share, 0.01, is 546 / 945 of the draws (5 sigma). */
+  CU_ASSERT(fabs(count[1] - n * 546.0 / 945) < 5 * sqrt(n * (546.0 / 945) * (399.0 / 945)));
+  fixture_clear(&f);
+}
+
+/* The sender's churn trait picks the table (Node.getFailedBlockSize runs on the sender), the receiver's
+ * picks the failure rate. With half the nodes churning, compact_fail 0 and churn_compact_fail 1, a block
+ * fails exactly when its receiver churns, which reveals each node's trait; then a churning receiver of a
+ * control sender always gets 0.01, and one of a churning sender does not (P(50 x 0.01) = 1e-12). */
+static void test_fail_size_by_sender(void) {
+  static const guint32 links[][2] = {{0, 1}};
+  guint pairs_checked[2] = {0, 0};
+  for (guint64 topo_seed = 1; topo_seed <= 40; topo_seed++) {
+    NetTopology *t = make_topo(2, links, 1, 16e6, 40e6, 50);
+    t->seed = topo_seed;
+    Fixture f;
+    fixture_init(
+        &f, t,
+        "{\"compact_share\": 1, \"compact_fail\": 0, \"churn_share\": 0.5, \"churn_compact_fail\": 1, "
+        "\"compact_bytes\": 10000, \"fail_size\": \"simblock\"}");
+    gboolean churn[2];
+    for (guint32 v = 0; v < 2; v++) {
+      fixture_propagate_at(&f, &relay_btc, 1 - v, 0, FAIL_BYTES, 1);
+      churn[v] = relay_work_have(f.w, v) != relay_work_first_push(f.w, v);
+    }
+    for (guint32 s = 0; s < 2; s++) {
+      if (!churn[1 - s]) continue; /* the receiver must churn for a failure */
+      guint not_one = 0;
+      for (guint64 seed = 1; seed <= 50; seed++)
+        not_one += fabs(failed_share(&f, s, seed) - 0.01) > 1e-9;
+      if (churn[s]) {
+        CU_ASSERT(not_one > 0);
+      } else {
+        CU_ASSERT_EQUAL(not_one, 0);
+      }
+      pairs_checked[churn[s]]++;
+    }
+    fixture_clear(&f);
+  }
+  /* Both kinds of pair occur among the 40 fixed topology seeds. */
+  CU_ASSERT(pairs_checked[0] > 0 && pairs_checked[1] > 0);
+}
+
 /* With compact_fail 0.5 about half the compact blocks of a star fail (5 sigma over 400 leaves). */
 static void test_compact_failure_rate(void) {
   const guint n = 400;
@@ -242,6 +408,41 @@ static void test_compact_traits(void) {
   }
   /* The centre itself is compact for about half the seeds (12 seeds: P(0 or 12) = 5e-4; fixed seeds). */
   CU_ASSERT(seeds_with_compact >= 1 && seeds_with_compact <= 11);
+}
+
+/* Steps far apart in time (the kernel's step queue holds 2.1 s in buckets, later steps aside): a line of
+ * four with 20 s links, and a hub whose leaves are 10 ms and 30 s away. Line: B inv 20 s, getdata at A
+ * 40 s, block 40 s + 10 ms + 20 s; each further hop adds 60.012 s (2 ms processing). Hub: the near leaves
+ * are served first, one at a time (10 ms transfer + 10 ms latency each, getdatas all at 20 ms); the far
+ * leaf's getdata reaches the hub at 60 s, when its link is long free. */
+static void test_far_steps(void) {
+  static const guint32 line[][2] = {{0, 1}, {1, 2}, {2, 3}};
+  Fixture f;
+  fixture_init(&f, make_topo(4, line, 3, 16e6, 40e6, 20000), "{\"compact_share\": 0}");
+  propagate(&f, 0, 20000, 1);
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 1), MS(60010));
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 2), MS(60010 + 60012));
+  CU_ASSERT_EQUAL(relay_work_have(f.w, 3), MS(60010 + 2 * 60012));
+  fixture_clear(&f);
+
+  const guint n = 5;
+  g_autofree Link *links = star_links(n);
+  NetTopology *t = make_topo(n + 1, links, n, 16e6, 16e6, 10);
+  set_link_latency(t, 0, n, 30000);
+  fixture_init(&f, t, "{\"compact_share\": 0}");
+  propagate(&f, 0, 20000, 2);
+  g_autofree gboolean *seen = g_new0(gboolean, n);
+  for (guint32 v = 1; v < n; v++) {
+    SimTime h = relay_work_have(f.w, v);
+    gint64 k = (h - MS(20)) / MS(20); /* position in the hub's queue, 1..n-1 */
+    CU_ASSERT((h - MS(20)) % MS(20) == 0);
+    CU_ASSERT_FATAL(k >= 1 && k < (gint64)n);
+    CU_ASSERT_FALSE(seen[k]);
+    seen[k] = TRUE;
+  }
+  CU_ASSERT_EQUAL(relay_work_have(f.w, n), MS(60000 + 10 + 30000));
+  CU_ASSERT_EQUAL(relay_work_reached(f.w), n + 1);
+  fixture_clear(&f);
 }
 
 /* ---- stop_after and results through the RelayWork API ---- */
@@ -564,7 +765,9 @@ int register_suites(void) {
   ADD_SUITE("relay-btc-wire-in", TEST(test_joining_line), TEST(test_joining_star), TEST(test_host_overhead));
   ADD_SUITE("relay-btc", TEST(test_line_timing), TEST(test_line_message_ms), TEST(test_compact),
             TEST(test_compact_failure), TEST(test_compact_failure_rate), TEST(test_serial_uploads),
-            TEST(test_serial_uploads_star), TEST(test_compact_traits), TEST(test_stop_after));
+            TEST(test_serial_uploads_star), TEST(test_compact_traits), TEST(test_stop_after),
+            TEST(test_processing_in_message), TEST(test_fail_size_control), TEST(test_fail_size_churn_table),
+            TEST(test_fail_size_by_sender), TEST(test_far_steps));
   ADD_SUITE("geo-simblock", TEST(test_parse_valid), TEST(test_parse_cdf_not_monotone),
             TEST(test_parse_cdf_length), TEST(test_parse_cdf_last), TEST(test_parse_inter_region),
             TEST(test_parse_ordinary_nodes), TEST(test_topology_cdf), TEST(test_topology_without_cdf),

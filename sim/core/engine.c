@@ -98,6 +98,7 @@ struct SimPart {
   _Alignas(128) SimCtx ctx; /* first: a handler's ctx is its partition */
   SimEntity **chunks;       /* the engine's chunk table (copied: one load less) */
   guint n_entities;
+  void *const *states;      /* the engine's dense copy of every entity's state pointer (for prefetches) */
 
   /* Heap: heap[0] is the minimum; children of i are 4i+1..4i+4. heap[0] sits 96 bytes into a
    * 128-byte-aligned block, so every group of four children fills exactly two aligned cache lines.
@@ -180,6 +181,9 @@ struct SimEngine {
   SimEntity **chunks;
   guint n_chunks;
   guint n_entities;
+  void **states; /* entity id -> its state, as in its record: the loop prefetches the next handler's state
+                  * without first loading the record (one miss instead of two in a row) */
+  guint states_cap;
   uint64_t master_seed;
 
   SimTime stop_time;
@@ -422,6 +426,7 @@ static void part_init(SimPart *p, SimEngine *engine, guint id) {
   p->n_parts = 1;
   p->chunks = engine->chunks;
   p->n_entities = engine->n_entities;
+  p->states = (void *const *)engine->states;
   p->cancel = engine->cancel;
   p->promise = SIM_TIME_MAX;
   p->sent_min = SIM_TIME_MAX;
@@ -496,6 +501,7 @@ void sim_engine_free(SimEngine *engine) {
   g_free(engine->part_of);
   for (guint i = 0; i < engine->n_chunks; i++) g_aligned_free(engine->chunks[i]);
   g_free(engine->chunks);
+  g_free(engine->states);
   g_free(engine->uf);
   g_free(engine->state_bytes);
   g_array_unref(engine->links);
@@ -523,10 +529,16 @@ SimEntityId sim_engine_add_entity(SimEngine *engine, const SimEntityKind *kind, 
   ent->state = state;
   ent->kind = kind;
   sim_rng_init(&ent->rng, engine->master_seed, id);
+  if (id == engine->states_cap) {
+    engine->states_cap = MAX(2 * engine->states_cap, 64);
+    engine->states = g_renew(void *, engine->states, engine->states_cap);
+  }
+  engine->states[id] = state;
   engine->n_entities++;
   for (guint i = 0; i < engine->n_parts; i++) {
     engine->parts[i].chunks = engine->chunks;
     engine->parts[i].n_entities = engine->n_entities;
+    engine->parts[i].states = (void *const *)engine->states;
   }
   engine->prepared = FALSE;
   return id;
@@ -664,6 +676,7 @@ static SimStopReason part_run_until(SimPart *p, uint64_t limit, SimTime bound) {
         const SimEntity *ne = part_entity(p, next->dst);
         __builtin_prefetch(ne);
         __builtin_prefetch((const char *)ne + 64);
+        __builtin_prefetch(p->states[next->dst]); /* the first line of its state */
       }
     }
     p->root_free = TRUE;
