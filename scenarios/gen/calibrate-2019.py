@@ -30,9 +30,9 @@ uncle count (100 sqrt(uncles) / main); the empty share, binomial over all blocks
 binomial over the one-miner forks. Repeat with --seeds 1,2,3 to average replicates (errors then shrink by
 sqrt(seeds)).
 
-Runs are kept in --out (default results/calibrate-2019/), one directory per (knob values, seed, heights,
---set); a run whose directory holds a complete result is not run again, so an interrupted calibration
-resumes where it stopped.
+Runs are kept in --out (default results/calibrate-2019/), one directory per (sim binary, scenario file,
+--set; then knob values, seed, heights); a run whose directory holds a complete result is not run again, so
+an interrupted calibration resumes where it stopped, and a rebuilt binary or an edited scenario starts afresh.
 """
 import argparse, concurrent.futures, hashlib, json, math, os, subprocess, sys, time
 
@@ -110,6 +110,14 @@ def main():
         return d
 
     current = {k["name"]: get(k["path"]) for k in KNOBS}
+    # Kept runs are found again only for the same binary, scenario file and --set: after any change of the
+    # model (a rebuild that changes the binary) everything runs again.
+    h = hashlib.sha1()
+    for path in (a.sim, a.scenario):
+        with open(path, "rb") as f:
+            h.update(f.read())
+    h.update("\n".join(a.set).encode())
+    tag = "%s-%s" % (os.path.basename(a.scenario).removesuffix(".json"), h.hexdigest()[:10])
     print("# %s, %d heights, seeds %s%s; starting values: %s" % (
         a.scenario, a.heights, a.seeds, "".join("; --set " + s for s in a.set),
         ", ".join("%s %s %s" % (k["path"], fmt(current[k["name"]]), k["unit"]) for k in KNOBS)), flush=True)
@@ -119,9 +127,7 @@ def main():
         sets = ["stop.heights=%d" % a.heights] + list(a.set) + \
                ["%s=%s" % (k["path"], fmt(values[k["name"]])) for k in KNOBS]
         key = ",".join("%s=%s" % (k["name"], fmt(values[k["name"]])) for k in KNOBS) + ",seed=%d,h=%d" % (seed, a.heights)
-        if a.set:
-            key += ",set-" + hashlib.sha1("\n".join(a.set).encode()).hexdigest()[:8]
-        d = os.path.join(a.out, os.path.basename(a.scenario).removesuffix(".json"), key)
+        d = os.path.join(a.out, tag, key)
         if os.path.exists(os.path.join(d, ".sim-result")):
             return json.load(open(os.path.join(d, "summary.json"))), None
         cmd = [a.sim, "run", a.scenario, "--quiet", "--seed", str(seed), "--threads", str(a.threads), "--out", d]

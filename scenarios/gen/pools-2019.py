@@ -83,6 +83,12 @@ vantages = [{"name": v["name"], "city": VANTAGE_CITY[v["name"]], "peers": v["max
 # Ordinary nodes: the 2019 count of listening nodes (ethernodes, as reported by The Block). The data-centre
 # nodes (vantage points, pool gateways) come on top; they are fewer than the count's rounding.
 NODES = eth["node_population"]["listening_nodes_approx"]
+
+# The three calibrated knobs, each from its own published target (calibration_targets) and nothing else:
+# re-derive them with scenarios/gen/calibrate-2019.py whenever the model changes (README "Calibrated").
+STRATUM_MEDIAN_MS = 400  # work-distribution delay median -> uncles per 100 main blocks 6.9-7.6
+EMPTY_WINDOW_MS = 208    # empty-template window -> empty blocks 1.43% of all
+RECOMMIT_S = 1.65        # template refresh interval -> one-miner forks with the same tx set 56%
 geth = eth["geth_1_8_23_relay"]
 scenario = {
     "name": "pools-2019",
@@ -109,11 +115,12 @@ scenario = {
         "European-run pools in Frankfurt/New York/Singapore and the like; see gateways.",
         "Relay: Geth 1.8.23 (push to sqrt(peers lacking it), at least 4; announce after import; fetch after 500 ms; "
         "5 s fetch timeout). Import time 10 ms + 25 ms per Mgas is a choice (no source).",
-        "Calibration, three knobs for three published calibration targets and nothing else: the stratum (work "
-        "distribution) delay median (425 ms) for uncles per 100 main blocks (6.9-7.6); the empty-template window "
-        "(193 ms, re-calibrated with the transaction model) for the empty-block share (1.43%); the template refresh interval (1.6 s; Geth's default is 3 s) "
-        "for the share of one-miner forks with the same transaction set (56%). Propagation statistics, runs, "
-        "commit times are checks and are not tuned.",
+        "Calibration, three knobs for three published calibration targets and nothing else, by "
+        f"scenarios/gen/calibrate-2019.py at {NODES:,} nodes: the stratum (work distribution) delay median "
+        f"({STRATUM_MEDIAN_MS} ms) for uncles per 100 main blocks (6.9-7.6); the empty-template window "
+        f"({EMPTY_WINDOW_MS} ms) for the empty-block share (1.43%); the template refresh interval ({RECOMMIT_S} s; "
+        "Geth's default is 3 s) for the share of one-miner forks with the same transaction set (56%). "
+        "Propagation statistics, runs, commit times are checks and are not tuned.",
         "Pool behaviour: after a pool finds a block its own miners get work on it only after the work distribution "
         "delay, so they may find a second block on the old parent (a one-miner fork); after any new work they mine "
         "an empty template first.",
@@ -127,7 +134,7 @@ scenario = {
         "block_reward_eth": eth["chain"]["block_reward_eth"],
         "header_bytes": 540,
         "block_gas_limit": eth["chain"]["block_gas_limit"],
-        "empty_window_ms": 193, "recommit_s": 1.6,
+        "empty_window_ms": EMPTY_WINDOW_MS, "recommit_s": RECOMMIT_S,
     },
     "uncles": {"model": "ethereum", "max_uncles": eth["chain"]["max_uncles_per_block"],
                "generations": eth["chain"]["max_uncle_generations"], "uncle_base": 8, "nephew_divisor": 32},
@@ -139,7 +146,7 @@ scenario = {
         "relay": {"model": "geth-1.8.23", "push_min": 4, "verify_ms": 5, "import_base_ms": 10,
                   "import_ms_per_mgas": 25, "arrive_timeout_ms": geth["fetcher_arrive_timeout_ms"],
                   "fetch_timeout_ms": geth["fetcher_fetch_timeout_ms"], "fetch_fail_prob": 0},
-        "stratum": {"model": "lognormal", "median_ms": 425, "sigma": 1.0},
+        "stratum": {"model": "lognormal", "median_ms": STRATUM_MEDIAN_MS, "sigma": 1.0},
         "regions": {"names": reg["names"], "latency_ms": reg["latency_ms_mean"], "upload_bps": reg["upload_bps"],
                     "download_bps": reg["download_bps"], "node_share": share},
         "cities": {"names": cities, "region": [CITY_REGION[c] for c in cities], "rtt_ms": rtt_ms},
