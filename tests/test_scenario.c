@@ -9,7 +9,7 @@
 
 /* Tests run from the source root (meson's workdir). */
 static void test_shipped_scenarios_load(void) {
-  const char *dirs[] = {"scenarios", "scenarios/bench"};
+  const char *dirs[] = {"scenarios", "scenarios/bench", "scenarios/scale"};
   guint loaded = 0;
   for (guint d = 0; d < G_N_ELEMENTS(dirs); d++) {
     GDir *dir = g_dir_open(dirs[d], 0, NULL);

@@ -1,10 +1,19 @@
 #!/usr/bin/env python3
-"""pools-2019.py: writes scenarios/pools-2019.json from the published inputs in scenarios/data.
+"""pools-2019.py: writes scenarios/pools-2019.json and scenarios/scale/100k-day.json from the published
+inputs in scenarios/data.
 
-Run from the repository root: python3 scenarios/gen/pools-2019.py. Every number in the scenario comes
-from scenarios/data (cited in the scenario's comment) or is a documented choice made here.
+Run from the repository root: python3 scenarios/gen/pools-2019.py [--out DIR] (DIR defaults to scenarios/;
+the scale scenario goes to DIR/scale/). Every number in the scenarios comes
+from scenarios/data (cited in the scenario's comment) or is a documented choice made here. Both files are
+written by every run, from one model, so that the scale scenario stays in step with the month: they differ
+only in name, comment, node count and heights.
 """
-import csv, json, math, os, sys
+import argparse, copy, csv, json, math, os, sys
+
+ap = argparse.ArgumentParser(description="Writes pools-2019.json and scale/100k-day.json from scenarios/data.")
+ap.add_argument("--out", metavar="DIR", default=os.path.join(os.path.dirname(__file__), ".."),
+                help="directory to write into (default: scenarios/, beside this script's folder)")
+args = ap.parse_args()
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data")
 eth = json.load(open(os.path.join(DATA, "ethereum-2019.json")))
@@ -77,12 +86,19 @@ for p in pools:
     if p["name"] != "Others":
         p["coinbase"] = addr[SCRIPT_NAME.get(p["name"], p["name"]).lower()]
 
-vantages = [
-    {"name": "WE", "city": "Lisbon", "peers": 1500},
-    {"name": "CE", "city": "Prague", "peers": 800},
-    {"name": "NA", "city": "New York", "peers": 800},
-    {"name": "EA", "city": "Shanghai", "peers": 800},
-]
+# Vantage points: peer counts are the study's (--maxpeers of its Geth run scripts), the cities are choices.
+VANTAGE_CITY = {"WE": "Lisbon", "CE": "Prague", "NA": "New York", "EA": "Shanghai"}
+vantages = [{"name": v["name"], "city": VANTAGE_CITY[v["name"]], "peers": v["max_peers"]} for v in eth["vantage_points"]]
+
+# Ordinary nodes: the 2019 count of listening nodes (ethernodes, as reported by The Block). The data-centre
+# nodes (vantage points, pool gateways) come on top; they are fewer than the count's rounding.
+NODES = eth["node_population"]["listening_nodes_approx"]
+
+# The three calibrated knobs, each from its own published target (calibration_targets) and nothing else:
+# re-derive them with scenarios/gen/calibrate-2019.py whenever the model changes (README "Calibrated").
+STRATUM_MEDIAN_MS = 400  # work-distribution delay median -> uncles per 100 main blocks 6.9-7.6
+EMPTY_WINDOW_MS = 187    # empty-template window -> empty blocks 1.43% of all
+RECOMMIT_S = 1.65        # template refresh interval -> one-miner forks with the same tx set 56%
 geth = eth["geth_1_8_23_relay"]
 scenario = {
     "name": "pools-2019",
@@ -98,9 +114,9 @@ scenario = {
         "Commit times, out-of-order share and transaction propagation are checks, not tuned.",
         "Network: SimBlock's 2019 region tables (latency, bandwidth); node shares per region from the Ethereum "
         "country shares (US 36.9%, DE+FR 26.7%, SG 4.8%), the remaining 31.5% spread by Bitcoin's 2019 "
-        "regional shares. 2000 ordinary nodes (the 2019 count of listening nodes was about 8,200): a choice for "
-        "speed; runs at 2000, 2500 and 4000 nodes give the same first-seen shares within 1.5 points and vantage "
-        "delay medians within 7 ms (README); --set network.nodes=4000 for more. Each node dials 8 peers (Geth: maxpeers 25 / 3), half of them in its own region "
+        f"regional shares. {NODES:,} ordinary nodes, the 2019 count of listening nodes (ethernodes as "
+        "reported by The Block; ethereum-2019.json node_population.listening_nodes_approx); the vantage points and pool gateways "
+        "come on top. Each node dials 8 peers (Geth: maxpeers 25 / 3), half of them in its own region "
         "(geo_bias 0.5, a choice).",
         "Data-centre nodes (pool gateways, vantage points) at 1 Gb/s, latency between two data centres = half the "
         "measured RTT between their cities (WonderNetwork, Nov 2018). Vantage points WE (Lisbon, 1500 peers), CE "
@@ -109,11 +125,12 @@ scenario = {
         "European-run pools in Frankfurt/New York/Singapore and the like; see gateways.",
         "Relay: Geth 1.8.23 (push to sqrt(peers lacking it), at least 4; announce after import; fetch after 500 ms; "
         "5 s fetch timeout). Import time 10 ms + 25 ms per Mgas is a choice (no source).",
-        "Calibration, three knobs for three published calibration targets and nothing else: the stratum (work "
-        "distribution) delay median (425 ms) for uncles per 100 main blocks (6.9-7.6); the empty-template window "
-        "(193 ms, re-calibrated with the transaction model) for the empty-block share (1.43%); the template refresh interval (1.6 s; Geth's default is 3 s) "
-        "for the share of one-miner forks with the same transaction set (56%). Propagation statistics, runs, "
-        "commit times are checks and are not tuned.",
+        "Calibration, three knobs for three published calibration targets and nothing else, by "
+        f"scenarios/gen/calibrate-2019.py at {NODES:,} nodes: the stratum (work distribution) delay median "
+        f"({STRATUM_MEDIAN_MS} ms) for uncles per 100 main blocks (6.9-7.6); the empty-template window "
+        f"({EMPTY_WINDOW_MS} ms) for the empty-block share (1.43%); the template refresh interval ({RECOMMIT_S} s; "
+        "Geth's default is 3 s) for the share of one-miner forks with the same transaction set (56%). "
+        "Propagation statistics, runs, commit times are checks and are not tuned.",
         "Pool behaviour: after a pool finds a block its own miners get work on it only after the work distribution "
         "delay, so they may find a second block on the old parent (a one-miner fork); after any new work they mine "
         "an empty template first.",
@@ -127,20 +144,20 @@ scenario = {
         "block_reward_eth": eth["chain"]["block_reward_eth"],
         "header_bytes": 540,
         "block_gas_limit": eth["chain"]["block_gas_limit"],
-        "empty_window_ms": 193, "recommit_s": 1.6,
+        "empty_window_ms": EMPTY_WINDOW_MS, "recommit_s": RECOMMIT_S,
         "first_block_number": eth["window"]["first_block"],
     },
     "uncles": {"model": "ethereum", "max_uncles": eth["chain"]["max_uncles_per_block"],
                "generations": eth["chain"]["max_uncle_generations"], "uncle_base": 8, "nephew_divisor": 32},
     "network": {
         "model": "geo",
-        "nodes": 2000, "out_peers": 8, "max_peers": geth["default_max_peers"], "geo_bias": 0.5,
+        "nodes": NODES, "out_peers": 8, "max_peers": geth["default_max_peers"], "geo_bias": 0.5,
         "dc_upload_bps": 1e9, "dc_download_bps": 1e9, "gateway_peers": 50,
         "jitter": {"model": "pareto"},
         "relay": {"model": "geth-1.8.23", "push_min": 4, "verify_ms": 5, "import_base_ms": 10,
                   "import_ms_per_mgas": 25, "arrive_timeout_ms": geth["fetcher_arrive_timeout_ms"],
                   "fetch_timeout_ms": geth["fetcher_fetch_timeout_ms"], "fetch_fail_prob": 0},
-        "stratum": {"model": "lognormal", "median_ms": float(sys.argv[1]) if len(sys.argv) > 1 else 425, "sigma": 1.0},
+        "stratum": {"model": "lognormal", "median_ms": STRATUM_MEDIAN_MS, "sigma": 1.0},
         "regions": {"names": reg["names"], "latency_ms": reg["latency_ms_mean"], "upload_bps": reg["upload_bps"],
                     "download_bps": reg["download_bps"], "node_share": share},
         "cities": {"names": cities, "region": [CITY_REGION[c] for c in cities], "rtt_ms": rtt_ms},
@@ -155,8 +172,27 @@ scenario = {
 }
 if missing:
     print("note: RTT not measured for", missing, file=sys.stderr)
-out = os.path.join(os.path.dirname(__file__), "..", "pools-2019.json")
-with open(out, "w") as f:
-    json.dump(scenario, f, indent=2)
-    f.write("\n")
-print("wrote", os.path.normpath(out), "node shares", dict(zip(reg["names"], share)), file=sys.stderr)
+
+# ---- the scale scenario: the same model at 100,000 nodes for one day of blocks ----
+SCALE_NODES = 100000
+DAY_HEIGHTS = 6659  # BENCH.md's workload D, RBlockSim's day (24 h at 13 s), so that the figures compare
+scale = copy.deepcopy(scenario)
+scale["name"] = "100k-day"
+scale["comment"] = [
+    "Scale scenario: pools-2019.json's model (every section but the node count and the heights) at "
+    "%s ordinary nodes for one day of blocks, %s heights (BENCH.md's workload D: RBlockSim's 24 h at 13 s). "
+    "RBlockSim's authors report about 48 GB for 100,000 nodes; BENCH.md's target here is under 2 GB. "
+    "Written by scenarios/gen/pools-2019.py together with pools-2019.json, so the two stay in step; "
+    "the month's comment follows." % (f"{SCALE_NODES:,}", f"{DAY_HEIGHTS:,}"),
+] + scenario["comment"]
+scale["stop"]["heights"] = DAY_HEIGHTS
+scale["network"]["nodes"] = SCALE_NODES
+
+for doc, rel in ((scenario, "pools-2019.json"), (scale, os.path.join("scale", "100k-day.json"))):
+    out = os.path.join(args.out, rel)
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as f:
+        json.dump(doc, f, indent=2)
+        f.write("\n")
+    print("wrote", os.path.normpath(out), file=sys.stderr)
+print("node shares", dict(zip(reg["names"], share)), file=sys.stderr)

@@ -70,8 +70,17 @@ contains "$tmp/out" "geth-1.8.23" "models relay lists geth"
 contains "$tmp/out" "bitcoin-compact" "models relay lists bitcoin-compact"
 
 # --- validate ---
-expect_rc 0 "validate shipped scenarios" -- "$SIM" validate scenarios/*.json
+expect_rc 0 "validate shipped scenarios" -- "$SIM" validate scenarios/*.json scenarios/scale/*.json
 contains "$tmp/out" "scenarios/pools-2019.json: ok" "validate ok line"
+contains "$tmp/out" "scenarios/scale/100k-day.json: ok" "validate ok line of the scale scenario"
+# The generated scenarios are what their generator writes from scenarios/data today (nothing hand-edited).
+if python3 scenarios/gen/pools-2019.py --out "$tmp/gen" 2>"$tmp/err"; then
+  for f in pools-2019.json scale/100k-day.json; do
+    if cmp -s "$tmp/gen/$f" "scenarios/$f"; then ok; else bad "scenarios/$f differs from what scenarios/gen/pools-2019.py writes"; fi
+  done
+else
+  bad "scenarios/gen/pools-2019.py: $(cat "$tmp/err")"
+fi
 for f in tests/data/bad/*.json; do
   expect_rc 2 "validate $f" -- "$SIM" validate "$f"
   if diff -u "${f%.json}.err" "$tmp/err" >"$tmp/diff"; then ok; else bad "message for $f: $(cat "$tmp/diff")"; fi
