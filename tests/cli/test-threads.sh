@@ -91,7 +91,7 @@ for w in "the transaction world is changed by every miner's handler" "numa: " "t
 done
 # The relay's line: its threads, the month's groups and lookahead (a 6-ms European link), its windows.
 rl=$(grep '^relay: ' "$tmp/out")
-if printf '%s' "$rl" | grep -qE "^relay: each block's relay on 2 threads over 20[0-9][0-9] fixed groups \(largest [0-9]+ nodes\), lookahead 6\.000 ms \(link node [0-9]+ -> node [0-9]+\); [0-9.]+ windows per block, [0-9.]+ steps per window, [0-9.]+% of messages between groups; work balance [0-9.]+ .*barrier wait s per thread: [0-9.]+,[0-9.]+$"; then
+if printf '%s' "$rl" | grep -qE "^relay: each block's relay on 2 threads over 82[0-9][0-9] fixed groups \(largest [0-9]+ nodes\), lookahead 6\.000 ms \(link node [0-9]+ -> node [0-9]+\); [0-9.]+ windows per block, [0-9.]+ steps per window, [0-9.]+% of messages between groups; work balance [0-9.]+ .*barrier wait s per thread: [0-9.]+,[0-9.]+$"; then
   ok
 else
   bad "--stats relay line: $rl"
