@@ -98,7 +98,7 @@ NODES = eth["node_population"]["listening_nodes_approx"]
 # re-derive them with scenarios/gen/calibrate-2019.py whenever the model changes (README "Calibrated").
 STRATUM_MEDIAN_MS = 400  # work-distribution delay median -> uncles per 100 main blocks 6.9-7.6
 EMPTY_WINDOW_MS = 192    # empty-template window -> empty blocks 1.43% of all
-RECOMMIT_S = 1.65        # template refresh interval -> one-miner forks with the same tx set 56%
+RECOMMIT_S = 1.6         # template refresh interval -> one-miner forks with the same tx set 56%
 geth = eth["geth_1_8_23_relay"]
 scenario = {
     "name": "pools-2019",
