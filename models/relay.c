@@ -32,23 +32,32 @@ enum { DONE_NO = 0, DONE_YES = 1, DONE_UNAVAILABLE = 2 };
 #define STEP_NODE_BITS 22
 #define STEP_KEY_SHIFT (STEP_NODE_BITS + 2)
 #define STEP_TIME_MAX ((UINT64_C(1) << STEP_TIME_BITS) - 1)
+#define STEP_NODE_MASK ((UINT32_C(1) << STEP_NODE_BITS) - 1)
 
 /* Everything the Geth kernel reads and writes of directed edge e = v->u, in one 16-byte record stored in
  * v's adjacency order, so that scanning a node's edges brings in all it needs:
- *  - word: cross (bit 63: u is in another group) | u (bits 41..62) | sent (bit 40: v sent u the block or
- *    an announcement) | when v heard from u, in ns after the block's first source (bits 0..39; all ones:
- *    not heard). The sent and heard bits are reset at the start of each propagation. Only v's thread
- *    writes the record: v's sends, and what v hears (applied by v's thread, at once inside a group, at the
- *    window's end from another group).
+ *  - word: cross (bit 63: u is in another group) | u (bits 42..62) | lazy (bit 41) | sent (bit 40: v sent
+ *    u the block or an announcement) | heard (bits 0..39): when v heard from u, in ns after the block's
+ *    first source (all ones: not heard). u sends v at most one message per block (a push or an
+ *    announcement), arriving at its send time plus a latency drawn from the stream of (block, edge u->v):
+ *    a pure function of the block and the edge. Where that latency was not needed when the message was
+ *    applied (the message could not be first at v), the draw is left for later: lazy is set and heard holds
+ *    the send time plus the link's floor, a lower bound; v's first decision at or after that bound draws it
+ *    (the same value) and stores the arrival. So what v knows is exact, whoever applied the message and
+ *    whenever. The sent, lazy and heard bits are reset at the start of each propagation. Only v's worker
+ *    writes the record: v's sends, and what v hears.
  *  - rev: the reverse edge u->v; cls: the link class (edges with the same latency mean, floor and
  *    bandwidth share one). */
 #define EDGE_HEARD_BITS 40
 #define EDGE_HEARD_NONE ((UINT64_C(1) << EDGE_HEARD_BITS) - 1)
 #define EDGE_SENT_BIT (UINT64_C(1) << EDGE_HEARD_BITS)
-#define EDGE_TO_SHIFT (EDGE_HEARD_BITS + 1)
-#define EDGE_TO_MASK ((UINT64_C(1) << STEP_NODE_BITS) - 1)
+#define EDGE_LAZY_BIT (UINT64_C(1) << (EDGE_HEARD_BITS + 1))
+#define EDGE_TO_SHIFT (EDGE_HEARD_BITS + 2)
+#define EDGE_TO_BITS 21
+#define EDGE_TO_MASK ((UINT64_C(1) << EDGE_TO_BITS) - 1)
 #define EDGE_CROSS_BIT (UINT64_C(1) << 63)
 #define EDGE_STATE_MASK (EDGE_SENT_BIT | EDGE_HEARD_NONE)
+#define EDGE_RESET_MASK (EDGE_LAZY_BIT | EDGE_SENT_BIT | EDGE_HEARD_NONE)
 
 /* Spin this long at a barrier, and between blocks, before sleeping on a futex. */
 #define SPIN_NS 20000
@@ -616,7 +625,7 @@ typedef struct {
   NetLatencyDraw draw;
 } LinkClass;
 
-/* A message to another group, kept until the window's end, as its sender's thread wrote it: when it left
+/* A message to another worker, kept until the window's end, as its sender's thread wrote it: when it left
  * (a push: when its last byte left; an announcement: when it was sent), its kind and receiver, the reverse
  * edge (receiver -> sender; it gives the receiver's thread the edge's random stream and the sender) and
  * the edge's class: the receiver's thread reads nothing else of the sender's but, for an announcement, when
@@ -632,20 +641,9 @@ typedef struct {
 #define MSG_TO_SHIFT 40
 #define MSG_ANNOUNCE_BIT (UINT64_C(1) << 62)
 
-/* What a message decided at the window's end does besides telling its receiver of the sender (applied at
- * once: no decision reads it), applied after every decision of the window, so that each decision sees the
- * receiver as of the window's end whatever order the mailboxes are read in. */
-typedef struct {
-  SimTime t;
-  guint32 node;
-  guint32 what; /* EFFECT_* */
-} Effect;
-
-enum { EFFECT_FULL = 0, EFFECT_FIRST_PUSH = 1, EFFECT_ANNOUNCE = 2 };
-
-/* Thread s's messages to thread d. Every directed edge carries at most one message per block (a node
- * pushes at most once, and announces only over edges it did not push over), so the capacity is the number
- * of edges from s's nodes to d's. Only s appends; at the end of window k it publishes the length in
+/* Worker s's messages to worker d (s != d). Every directed edge carries at most one message per block (a
+ * node pushes at most once, and announces only over edges it did not push over), so the capacity is the
+ * number of edges from s's nodes to d's. Only s appends; at the end of window k it publishes the length in
  * pub[k & 1], which d reads after the barrier (d is done with pub[(k - 1) & 1] before s can write it
  * again). */
 typedef struct {
@@ -658,7 +656,8 @@ typedef struct {
 /* What a thread publishes at the barrier: a lower bound on every step it may still take or cause, and its
  * specials still to reach. */
 /* What a thread publishes at the barrier: a lower bound on every step its workers may still take or cause,
- * their specials still to reach, and their work in the window (steps, messages sent and messages received:
+ * their specials still to reach, and their work in the window (steps, messages sent and messages sent to
+ * other groups, which cost as much again to apply, wherever they are applied:
  * the sum, and the busiest worker's). */
 typedef struct {
   _Alignas(64) SimTime bound;
@@ -666,7 +665,7 @@ typedef struct {
   guint32 remaining;
 } Slot;
 
-enum { STREAM_PUSH_TARGETS = 1, STREAM_PUSH = 2, STREAM_ANNOUNCE = 3 };
+enum { STREAM_PUSH_TARGETS = 1, STREAM_MSG = 2 };
 
 /* One worker's hot state during a window, in locals, so that stores into the per-edge and per-node arrays
  * do not make the compiler reload it; kept in the worker between windows. */
@@ -688,9 +687,8 @@ typedef struct {
   SimTime t0;
   SimTime wait, timeout, last_decision_after_have;
   SimTime bound; /* least time at which a message sent this window can make a step */
-  guint64 messages, deferred, received;
-  Effect *effects; /* kept for the end of the inbox */
-  guint32 n_effects;
+  guint64 messages, deferred, posted, received, draws;
+  guint me; /* the worker's index */
 } Geth;
 
 /* A worker: a fixed, contiguous run of groups and everything it writes. The workers are as many as the
@@ -704,7 +702,6 @@ typedef struct {
   guint64 *fifo[2];
   guint32 *scratch; /* edge indices for choosing push targets */
   guint32 *read;    /* per sending worker: its next message to apply */
-  Effect *effects;  /* capacity: twice the edges from other workers' nodes to its nodes */
   /* This block's state between windows. */
   Geth g;
   gsize fifo_head[2], fifo_len[2];
@@ -869,9 +866,76 @@ static void barrier_reduce(Kernel *k, guint p, const Slot *mine, SimTime *next, 
 /* ---- one worker's part of a block ---- */
 
 /* The random stream of one purpose of one node or edge (the kernel's numbers) of this block: its values do
- * not depend on who draws them or when. */
-static inline void stream_init(const Geth *g, SimRng *r, guint purpose, guint64 id) {
-  sim_rng_init(r, g->key, (guint64)purpose << 56 | id);
+ * not depend on who draws them or when. SplitMix64 (Steele, Lea and Flood, OOPSLA 2014: a Weyl sequence
+ * through a 64-bit finaliser; it passes BigCrush) seeded from (block key, purpose, id) through the same
+ * finaliser: a stream costs two mixes to open and one per word, where a Philox4x64-10 block costs about
+ * 230 instructions, and the relay opens one per message it draws for. Jitter models other than "pareto"
+ * and "none" draw through gsl from a Philox stream keyed the same way (MsgRng.slow). */
+typedef struct {
+  guint64 s;
+} Mix;
+
+static inline void mix_init(Mix *m, guint64 key, guint purpose, guint64 id) {
+  m->s = sim_mix64(key ^ sim_mix64((guint64)purpose << 56 ^ id));
+}
+
+static inline guint64 mix_next(Mix *m) {
+  m->s += UINT64_C(0x9E3779B97F4A7C15);
+  return sim_mix64(m->s);
+}
+
+/* Uniform integer in [0, n), n >= 1, without modulo bias (Lemire's method, as sim_rng_below). */
+static inline guint64 mix_below(Mix *m, guint64 n) {
+  unsigned __int128 x = (unsigned __int128)mix_next(m) * n;
+  guint64 low = (guint64)x;
+  if (G_UNLIKELY(low < n)) {
+    guint64 threshold = -n % n;
+    while (low < threshold) {
+      x = (unsigned __int128)mix_next(m) * n;
+      low = (guint64)x;
+    }
+  }
+  return (guint64)(x >> 64);
+}
+
+/* The stream of one message (purpose STREAM_MSG, the directed edge it crosses). */
+typedef struct {
+  Mix m;
+  gboolean slow;
+  SimRng r; /* slow only */
+} MsgRng;
+
+static inline void msg_rng_init(const Geth *g, MsgRng *r, const LinkClass *c, guint32 e) {
+  r->slow = c->draw.kind == NET_DRAW_MODEL;
+  if (G_UNLIKELY(r->slow))
+    sim_rng_init(&r->r, g->key, (guint64)STREAM_MSG << 56 | e);
+  else
+    mix_init(&r->m, g->key, STREAM_MSG, e);
+}
+
+/* Uniform in [0, 1), 53 bits. */
+static inline double msg_uniform(MsgRng *r) {
+  guint64 w = G_UNLIKELY(r->slow) ? sim_rng_u64(&r->r) : mix_next(&r->m);
+  return (double)(w >> 11) * 0x1.0p-53;
+}
+
+/* A latency of class c: net_latency_draw() with the uniform from this stream. */
+static inline SimTime msg_latency(const LinkClass *c, MsgRng *r) {
+  const NetLatencyDraw *d = &c->draw;
+  SimTime x;
+  switch (d->kind) {
+  case NET_DRAW_FIXED:
+    return d->fixed_ns;
+  case NET_DRAW_PARETO: {
+    double u = ((double)(mix_next(&r->m) >> 11) + 0.5) * 0x1.0p-53; /* (0, 1) */
+    double x_ns = d->scale_ns * net_exp2_pos(net_neg_log2_uniform(u) * d->inv_shape);
+    x = x_ns < (double)SIM_DURATION_MAX ? (SimTime)(x_ns + 0.5) : SIM_DURATION_MAX;
+    break;
+  }
+  default:
+    return net_latency_draw(d, &r->r);
+  }
+  return (x < 0 ? 0 : sim_duration_clamp(x)) + d->host_ns;
 }
 
 static inline guint32 edge_to(guint64 word) {
@@ -904,111 +968,124 @@ static inline guint64 step_key(const Geth *g, SimTime t, guint32 node, guint32 k
   return dt << STEP_KEY_SHIFT | (guint64)node << 2 | kind;
 }
 
-/* Records at the receiver that it heard from the sender at `at` (over the reverse edge `rev`). */
-static inline void mark_heard(Geth *g, guint32 rev, SimTime at) {
+/* Records at the receiver that it hears from the sender at `at` (record `rev`: receiver -> sender). */
+static inline void heard_exact(Geth *g, guint32 rev, SimTime at) {
   PackedEdge *r = &g->pe[rev];
-  guint64 x = r->word;
-  guint64 rel = heard_rel(g, at);
-  if (rel < (x & EDGE_HEARD_NONE)) r->word = (x & ~EDGE_HEARD_NONE) | rel;
+  r->word = (r->word & ~(EDGE_LAZY_BIT | EDGE_HEARD_NONE)) | heard_rel(g, at);
 }
 
-/* An effect on node `to`: at once (inside a group), or kept for the end of the inbox (`later`). */
-static inline void effect(Geth *g, gboolean later, guint32 to, guint32 what, SimTime t) {
-  if (later) {
-    g->effects[g->n_effects++] = (Effect){.t = t, .node = to, .what = what};
-  } else if (what == EFFECT_FULL) {
-    relax_full(g, to, t);
-  } else {
-    SimTime *x = what == EFFECT_FIRST_PUSH ? &g->first_push[to] : &g->announce[to];
-    if (t < *x) *x = t;
-  }
+/* The same with the latency not drawn: sent at `sent` over a link of least latency `floor`. Not stored when
+ * the receiver has made its last decision before the message can arrive (nothing reads it then). */
+static inline void heard_lazy(Geth *g, guint32 to, guint32 rev, SimTime sent, SimTime floor) {
+  SimTime lb = sent + floor;
+  if (g->done[to] && lb > g->have[to] + g->last_decision_after_have) return;
+  PackedEdge *r = &g->pe[rev];
+  r->word = (r->word & ~EDGE_HEARD_NONE) | EDGE_LAZY_BIT | heard_rel(g, lb);
 }
 
-/* Exactness where it matters, speed elsewhere: a message whose arrival cannot change any node's first
- * arrival (its receiver already has the block, or an announcement whose fetch could not beat the
- * receiver's current best) only updates what the receiver knows, timed with the pair's mean latency
- * instead of a jitter draw, and is skipped when the receiver has no decision left that it could change.
- * Vantage points and gateways (the specials) always get exact draws. The receiver decides with what it
- * knows when it decides: inside a group when the message is sent, from another group at the window's end
- * (`later`). The message goes over edge `e` (its random stream) to `to`, whose edge back is `rev`. */
+/* Record e (v -> u) as v's decision at a time with heard word `after` sees it: a lazy record whose bound is
+ * before then gets its latency drawn (the stream of edge u -> v) and stored exact; one after then reads as
+ * not heard. */
+static inline guint64 edge_seen(Geth *g, guint32 e, guint64 x, guint64 after) {
+  if (G_LIKELY(!(x & EDGE_LAZY_BIT))) return x;
+  if ((x & EDGE_HEARD_NONE) >= after) return x; /* its lower bound is later: not heard yet */
+  guint32 f = g->pe[e].rev;
+  const LinkClass *c = &g->cls[g->pe[f].cls];
+  SimTime sent = g->t0 + (SimTime)(x & EDGE_HEARD_NONE) - c->floor_ns;
+  MsgRng r;
+  msg_rng_init(g, &r, c, f);
+  g->draws++;
+  guint64 y = (x & ~(EDGE_LAZY_BIT | EDGE_HEARD_NONE)) | heard_rel(g, sent + msg_latency(c, &r));
+  g->pe[e].word = y;
+  return y;
+}
+
+/* Speed where it cannot matter. What a message does is a minimum of values that depend on the block and
+ * the edge alone: the receiver's full-block time (a push's arrival, an announcement's fetch), a special's
+ * first block message and first announcement (all pushes and announcements count), and what the receiver
+ * knows of the sender (the arrival). A message that cannot lower any of these minima as they stand when it
+ * is applied (the receiver has the block or will sooner; the fetch cannot beat what it has; the special's
+ * first message is earlier) is recorded lazily at the receiver (heard_lazy), without its draw; the draw is
+ * made only if a decision of the receiver needs it, and gives the same value (edge_seen). So no result
+ * depends on when or by which worker a message is applied, which is what lets a worker apply its own
+ * nodes' messages at once and others' at the window's end. The message goes over edge `e` (its random
+ * stream) to `to`, whose edge back is `rev`. */
 
 /* A push whose last byte left at q. */
-static inline __attribute__((always_inline)) void push_decide(Geth *g, gboolean later, guint32 e, guint32 to,
-                                                              guint32 rev, guint32 cls, SimTime q) {
+static inline __attribute__((always_inline)) void push_decide(Geth *g, guint32 e, guint32 to, guint32 rev,
+                                                              guint32 cls, SimTime q) {
   const LinkClass *c = &g->cls[cls];
+  SimTime lb = q + c->floor_ns;
   gboolean special = g->special[to];
-  /* No draw when the push cannot be first: the receiver already has (or will sooner get) the block,
-   * and for a vantage point, its first block message is earlier still. */
-  if (q + c->floor_ns >= MIN(g->have[to], special ? g->first_push[to] : SIM_TIME_MAX)) {
-    mark_heard(g, rev, q + c->mean_ns);
+  if (lb >= g->have[to] && (!special || lb >= g->first_push[to])) {
+    heard_lazy(g, to, rev, q, c->floor_ns);
     return;
   }
-  SimRng r;
-  stream_init(g, &r, STREAM_PUSH, e);
-  SimTime arr = q + net_latency_draw(&c->draw, &r);
-  mark_heard(g, rev, arr);
-  if (special) effect(g, later, to, EFFECT_FIRST_PUSH, arr);
-  effect(g, later, to, EFFECT_FULL, arr);
+  MsgRng r;
+  msg_rng_init(g, &r, c, e);
+  g->draws++;
+  SimTime arr = q + msg_latency(c, &r);
+  heard_exact(g, rev, arr);
+  if (special && arr < g->first_push[to]) g->first_push[to] = arr;
+  relax_full(g, to, arr);
 }
 
 /* An announcement sent at `now` by a node whose upload link is free from `upload_free`. */
-static inline __attribute__((always_inline)) void announce_decide(Geth *g, gboolean later, guint32 e,
-                                                                  guint32 to, guint32 rev, guint32 cls,
-                                                                  SimTime now, SimTime upload_free) {
+static inline __attribute__((always_inline)) void announce_decide(Geth *g, guint32 e, guint32 to, guint32 rev,
+                                                                  guint32 cls, SimTime now,
+                                                                  SimTime upload_free) {
   const GethParams *p = g->p;
   const LinkClass *c = &g->cls[cls];
-  if (g->done[to]) {
-    /* Only what `to` knows changes, and only if it still has a decision to take after this arrives; a
-     * vantage point's first announcement is earlier than its block or it came with no push at all. */
-    SimTime a = now + c->mean_ns;
-    if (a <= g->have[to] + g->last_decision_after_have) mark_heard(g, rev, a);
+  /* The fetch cannot complete before now + arriveTimeout and five latencies. */
+  gboolean fetch = !g->done[to] && g->have[to] > now + g->wait + 4 * c->floor_ns;
+  if (!fetch && (!g->special[to] || now + c->floor_ns >= g->announce[to])) {
+    heard_lazy(g, to, rev, now, c->floor_ns);
     return;
   }
-  /* The fetch cannot complete before now + arriveTimeout: no draw if that cannot beat what `to` has (and,
-   * for a vantage point, if this cannot be its first announcement either). */
-  gboolean special = g->special[to];
-  if (g->have[to] <= now + g->wait + 4 * c->floor_ns &&
-      (!special || now + c->floor_ns >= MIN(g->announce[to], g->first_push[to]))) {
-    mark_heard(g, rev, now + c->mean_ns);
-    return;
-  }
-  SimRng r;
-  stream_init(g, &r, STREAM_ANNOUNCE, e);
-  SimTime lat = net_latency_draw(&c->draw, &r);
+  MsgRng r;
+  msg_rng_init(g, &r, c, e);
+  g->draws++;
+  SimTime lat = msg_latency(c, &r);
   SimTime a = now + lat;
-  mark_heard(g, rev, a);
-  if (special) effect(g, later, to, EFFECT_ANNOUNCE, a);
+  heard_exact(g, rev, a);
+  if (g->special[to] && a < g->announce[to]) g->announce[to] = a;
+  if (!fetch) return;
   /* The peer's fetcher requests the block arriveTimeout after the announcement: header request and
    * reply, body request, then the body over our upload link; an unanswered request costs fetchTimeout
    * and is retried. The latency draw is reused for the exchange's four messages. */
   SimTime req = a + g->wait;
   if (p->fetch_fail_prob > 0)
-    while (sim_rng_uniform(&r) < p->fetch_fail_prob)
+    while (msg_uniform(&r) < p->fetch_fail_prob)
       req += g->timeout;
   SimTime start = MAX(req + 3 * lat, upload_free);
-  effect(g, later, to, EFFECT_FULL, start + c->transfer_ns + lat);
+  relax_full(g, to, start + c->transfer_ns + lat);
 }
 
 /* A message over edge e (record `pr`, word `x` before it was marked sent) of kind `announce`, sent at t:
- * decided at once inside a group, else into the mailbox of the receiver's thread. `step_lb`: the earliest
- * step it can cause. */
+ * applied at once inside the worker, else put in the mailbox of the receiver's worker. A message to another
+ * group bounds the next window (`step_lb`: the earliest step it can cause), wherever it is applied, so
+ * that the windows do not depend on how the groups are shared among workers. */
 static inline void send_msg(Geth *g, guint32 e, const PackedEdge *pr, guint64 x, gboolean announce, SimTime t,
                             SimTime upload_free, SimTime step_lb) {
   guint32 to = edge_to(x);
   if (x & EDGE_CROSS_BIT) {
-    Mailbox *mb = &g->out[g->worker_of[to]];
-    mb->msg[mb->len++] = (Msg){.word = MIN((guint64)(t - g->t0), MSG_TIME_MASK) |
-                                       (guint64)to << MSG_TO_SHIFT | (announce ? MSG_ANNOUNCE_BIT : 0),
-                               .rev = pr->rev,
-                               .cls = pr->cls};
     g->deferred++;
     if (step_lb < g->bound) g->bound = step_lb;
-    return;
+    guint d = g->worker_of[to];
+    if (d != g->me) {
+      g->posted++;
+      Mailbox *mb = &g->out[d];
+      mb->msg[mb->len++] = (Msg){.word = MIN((guint64)(t - g->t0), MSG_TIME_MASK) |
+                                         (guint64)to << MSG_TO_SHIFT | (announce ? MSG_ANNOUNCE_BIT : 0),
+                                 .rev = pr->rev,
+                                 .cls = pr->cls};
+      return;
+    }
   }
   if (announce)
-    announce_decide(g, FALSE, e, to, pr->rev, pr->cls, t, upload_free);
+    announce_decide(g, e, to, pr->rev, pr->cls, t, upload_free);
   else
-    push_decide(g, FALSE, e, to, pr->rev, pr->cls, t);
+    push_decide(g, e, to, pr->rev, pr->cls, t);
 }
 
 static inline void geth_push(Geth *g, guint32 v, SimTime now) {
@@ -1018,7 +1095,7 @@ static inline void geth_push(Geth *g, guint32 v, SimTime now) {
   guint32 n = 0;
   for (guint32 e = g->off[v], end = g->off[v + 1]; e < end; e++) {
     scratch[n] = e;
-    n += (pe[e].word & EDGE_HEARD_NONE) >= after; /* the peer has not told us it has it */
+    n += (edge_seen(g, e, pe[e].word, after) & EDGE_HEARD_NONE) >= after; /* the peer has not told us */
   }
   if (n == 0) {
     g->upload_free[v] = 0; /* nothing sent: the link was never busy */
@@ -1026,11 +1103,11 @@ static inline void geth_push(Geth *g, guint32 v, SimTime now) {
   }
   guint64 k = (guint64)sqrt((double)n); /* exact floor for n < 2^52 */
   k = MIN(n, MAX(k, (guint64)g->p->push_min));
-  SimRng r;
-  stream_init(g, &r, STREAM_PUSH_TARGETS, v);
+  Mix r;
+  mix_init(&r, g->key, STREAM_PUSH_TARGETS, v);
   SimTime q = now;
   for (guint64 i = 0; i < k; i++) {
-    guint64 j = i + sim_rng_below(&r, n - i);
+    guint64 j = i + mix_below(&r, n - i);
     guint32 e = scratch[j];
     scratch[j] = scratch[i];
     scratch[i] = e;
@@ -1050,8 +1127,9 @@ static inline void geth_announce(Geth *g, guint32 v, SimTime now) {
   guint64 after = heard_after(g, now);
   for (guint32 e = g->off[v], end = g->off[v + 1]; e < end; e++) {
     PackedEdge *pr = &g->pe[e];
-    guint64 x = pr->word;
-    /* Skipped if pushed there (sent bit set) or the peer has it (heard before `after`): one range check. */
+    guint64 x = edge_seen(g, e, pr->word, after);
+    /* Skipped if pushed there (sent bit set) or the peer has it (heard before `after`): one range check (a
+     * lazy record left lazy has its bound at or after `after`: not heard). */
     if ((x & EDGE_STATE_MASK) - after >= EDGE_SENT_BIT - after) continue;
     pr->word = x | EDGE_SENT_BIT;
     g->messages++;
@@ -1060,13 +1138,12 @@ static inline void geth_announce(Geth *g, guint32 v, SimTime now) {
   }
 }
 
-/* Decides the messages that other groups sent to this thread's nodes in the last window (those published in
- * pub[parity]), then applies what they do to the receivers: every decision sees the receivers as of the
- * window's end, so the order of the mailboxes cannot matter. */
+/* Applies the messages that other workers sent to this worker's nodes in the last window (those published
+ * in pub[parity]); in any order, with the same result (send_msg). */
 static void apply_inbox(Kernel *k, Worker *W, Geth *g, guint parity) {
   guint n = k->n_workers;
-  g->n_effects = 0;
   for (guint s = 0; s < n; s++) {
+    if (s == W->index) continue;
     const Mailbox *mb = &k->mb[(gsize)s * n + W->index];
     guint32 end = mb->pub[parity];
     g->received += end - W->read[s];
@@ -1076,15 +1153,11 @@ static void apply_inbox(Kernel *k, Worker *W, Geth *g, guint parity) {
       SimTime t = g->t0 + (SimTime)(m->word & MSG_TIME_MASK);
       const PackedEdge *back = &g->pe[m->rev];
       if (m->word & MSG_ANNOUNCE_BIT)
-        announce_decide(g, TRUE, back->rev, to, m->rev, m->cls, t, g->upload_free[edge_to(back->word)]);
+        announce_decide(g, back->rev, to, m->rev, m->cls, t, g->upload_free[edge_to(back->word)]);
       else
-        push_decide(g, TRUE, back->rev, to, m->rev, m->cls, t);
+        push_decide(g, back->rev, to, m->rev, m->cls, t);
     }
     W->read[s] = end;
-  }
-  for (guint32 i = 0; i < g->n_effects; i++) {
-    const Effect *f = &g->effects[i];
-    effect(g, FALSE, f->node, f->what, f->t);
   }
 }
 
@@ -1112,7 +1185,7 @@ static void worker_begin(Kernel *k, Worker *W) {
                 .wait = b->wait,
                 .timeout = b->timeout,
                 .last_decision_after_have = b->last_decision_after_have,
-                .effects = W->effects};
+                .me = W->index};
   Geth *g = &W->g;
   const guint32 lo = W->lo, hi = W->hi;
   for (guint32 v = lo; v < hi; v++) {
@@ -1121,7 +1194,7 @@ static void worker_begin(Kernel *k, Worker *W) {
   }
   /* Nothing sent or heard yet. A fill of every record costs less than a stamp checked on each access. */
   for (guint32 e = g->off[lo], end = g->off[hi]; e < end; e++)
-    g->pe[e].word = (g->pe[e].word & ~EDGE_STATE_MASK) | EDGE_HEARD_NONE;
+    g->pe[e].word = (g->pe[e].word & ~EDGE_RESET_MASK) | EDGE_HEARD_NONE;
   queue_reset(&W->q);
   for (guint d = 0; d < k->n_workers; d++) {
     g->out[d].len = 0;
@@ -1162,7 +1235,7 @@ static void worker_begin(Kernel *k, Worker *W) {
 static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, guint64 *work) {
   const BlockSpec *b = &k->blk;
   Geth g = W->g;
-  guint64 work0 = W->steps + g.messages + g.received;
+  guint64 work0 = W->steps + g.messages + g.deferred;
   if (win > 0) apply_inbox(k, W, &g, (guint)(win - 1) & 1);
   SimTime end = start < SIM_TIME_MAX - k->window ? start + k->window : SIM_TIME_MAX;
   guint64 dt_end = (guint64)(end - g.t0);
@@ -1183,7 +1256,7 @@ static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, g
     if (G_UNLIKELY(q->heap_len) && q->heap[0] < key) key = q->heap[0], from = 2;
     if (key == UINT64_MAX) break;
     SimTime now = g.t0 + (SimTime)(key >> STEP_KEY_SHIFT);
-    guint32 v = (guint32)(key >> 2) & (guint32)EDGE_TO_MASK;
+    guint32 v = (guint32)(key >> 2) & STEP_NODE_MASK;
     guint32 kind = (guint32)(key & 3);
     /* A superseded arrival is dropped wherever it is, so that the bound below is a live step's. */
     gboolean stale = kind == STEP_HAVE && (g.done[v] || now != g.have[v]);
@@ -1237,7 +1310,7 @@ static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, g
   W->steps = steps;
   W->remaining = remaining;
   W->g = g;
-  *work += steps + g.messages + g.received - work0;
+  *work += steps + g.messages + g.deferred - work0;
   return MIN(g.bound, key == UINT64_MAX ? SIM_TIME_MAX : g.t0 + (SimTime)(key >> STEP_KEY_SHIFT));
 }
 
@@ -1329,7 +1402,6 @@ static void layout_free(Kernel *k) {
     g_free(W->fifo[1]);
     g_free(W->scratch);
     g_free(W->read);
-    g_free(W->effects);
     g_aligned_free(W);
     if (k->threads[i]) g_aligned_free(k->threads[i]);
   }
@@ -1388,17 +1460,12 @@ static void layout_build(Kernel *k, guint threads) {
     }
   }
   for (guint32 v = 0; v < k->n_nodes; v++)
-    for (guint32 e = k->off[v]; e < k->off[v + 1]; e++)
-      if (k->pe[e].word & EDGE_CROSS_BIT)
-        k->mb[(gsize)k->worker_of[v] * n + k->worker_of[edge_to(k->pe[e].word)]].cap++;
+    for (guint32 e = k->off[v]; e < k->off[v + 1]; e++) {
+      guint s = k->worker_of[v], d = k->worker_of[edge_to(k->pe[e].word)];
+      if (s != d) k->mb[(gsize)s * n + d].cap++;
+    }
   for (gsize i = 0; i < (gsize)n * n; i++)
     k->mb[i].msg = g_new(Msg, MAX(k->mb[i].cap, 1));
-  for (guint d = 0; d < n; d++) {
-    gsize in = 0;
-    for (guint s = 0; s < n; s++)
-      in += k->mb[(gsize)s * n + d].cap;
-    k->workers[d]->effects = g_new(Effect, 2 * in + 1);
-  }
   k->sched = (Schedule){.all = TRUE};
 }
 
@@ -1567,7 +1634,7 @@ static gboolean schedule_all(RelayWork *w, Kernel *k) {
 static void geth_propagate(const void *params, const NetGeoParams *gp, const NetTopology *t,
                            const RelayBlock *b, guint32 stop_after, SimRng *rng, RelayWork *w) {
   const GethParams *p = params;
-  g_return_if_fail(t->n_nodes < (UINT32_C(1) << STEP_NODE_BITS) && w->n_nodes == t->n_nodes);
+  g_return_if_fail(t->n_nodes < (UINT32_C(1) << EDGE_TO_BITS) && w->n_nodes == t->n_nodes);
   gint64 c0 = mono_ns();
   Kernel *k = kernel_get(w, gp, t);
   BlockSpec *bs = &k->blk;
@@ -1636,6 +1703,8 @@ static void geth_propagate(const void *params, const NetGeoParams *gp, const Net
     messages += W->g.messages;
     st->steps += W->steps;
     st->deferred += W->g.deferred;
+    st->posted += W->g.posted;
+    st->draws += W->g.draws;
     st->wait_s[i] += k->wait_s[i];
   }
   w->reached = reached;

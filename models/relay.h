@@ -21,20 +21,24 @@
  *    pairs: ~0 ms links), the cutoff as high as keeps every group within 1/RELAY_GROUPS_BALANCE of the
  *    nodes. The lookahead L is the least floor over links between groups.
  *  - Conservative windows inside each block: a window starts at a lower bound T of every pending step
- *    anywhere and takes every step with time < T + L (at most RELAY_WINDOW_MAX_NS). A message inside a
- *    group is applied at once, as in a sequential label-setting run; a message to another group arrives at
- *    or after T + L, so it waits in a mailbox until the window ends, and the receiver then decides with
- *    its own state as of the window's end whether the message can be first (the draw-skipping shortcuts),
- *    drawing the latency only if needed. The window's decisions on every mailbox are taken before any of
- *    their effects are applied, so the order the mailboxes are read in cannot matter.
+ *    anywhere (and of every step a message to another group can cause) and takes every step with time
+ *    < T + L (at most RELAY_WINDOW_MAX_NS). Each thread runs a worker: a fixed, contiguous run of groups. A
+ *    message to a node of the same worker is applied at once; a message to another worker's node arrives
+ *    at or after T + L (it crosses groups), so it waits in a mailbox until the window ends.
+ *  - What a message does does not depend on when it is applied: every effect is a minimum of values that
+ *    are functions of the block and the edge alone (the receiver's full-block time, a special's first block
+ *    message and announcement, what the receiver knows of the sender: the arrival). The draw-skipping
+ *    shortcuts skip only what cannot lower a minimum as it stands; a message whose latency was not needed
+ *    is recorded at the receiver as its send time plus the link's floor, and the latency is drawn (the same
+ *    value) when the receiver's own decision first needs it. So one thread applying everything at once and
+ *    eight applying most of it at window ends give the same bytes.
  *  - Random numbers keyed by what they are for, never by who draws them: push targets from a stream per
  *    (block, node), a message's latency (and its fetch retries) from a stream per (block, directed edge).
  *  - The stop once nodes 0..stop_after-1 are final is taken at a window's end.
- * So a block's result depends on the groups and the windows only, which depend on the topology and the
- * block: every thread count, 1 included (the same windowed code on the calling thread), gives the same
- * bytes. Threads take fixed, contiguous ranges of groups of about equal work; the calling thread is one of
- * them; the others are started once, wait at a barrier between windows (spin briefly, then sleep) and sleep
- * between blocks.
+ * So a block's result depends on the topology and the block only (the groups and windows fix where the
+ * stop falls): every thread count, 1 included, gives the same bytes. Threads take fixed, contiguous ranges
+ * of groups of about equal work; the calling thread is one of them; the others are started once, wait at a
+ * barrier between windows (spin briefly, then sleep) and sleep between blocks.
  */
 #pragma once
 
@@ -132,8 +136,10 @@ typedef struct {
   guint64 windows;        /* windows, all blocks */
   guint64 steps;          /* HAVE, PUSH and ANNOUNCE steps taken (superseded arrivals not counted) */
   guint64 messages;       /* messages sent */
-  guint64 deferred;       /* of which between groups, applied at window ends */
-  guint64 work;           /* steps + messages sent + messages received between groups, all threads */
+  guint64 deferred;       /* of which between groups */
+  guint64 posted;         /* of which between workers, through mailboxes (depends on threads) */
+  guint64 draws;          /* latency draws (at once or deferred to the receiver's decision) */
+  guint64 work;           /* steps + messages sent + messages sent between groups, all threads */
   guint64 work_critical;  /* the busiest thread's work in each window, summed: work / work_critical is the
                            * speedup dedicated cores and a free barrier would give (depends on threads) */
   double wait_s[RELAY_MAX_THREADS]; /* per thread: wall seconds waiting at the window barrier */
