@@ -375,6 +375,45 @@ static void test_hand_worked(void) {
  * where the empirical CDF reaches 5/8, so KS D = 5/16. b = {1, 1, 1, 1, 3, 3, 3, 3}: q = 2, P = 2: one bin of
  * 4 from 0 (ℓ = 8·log(1/4)) or two of 2 (the same ℓ, one more parameter): one bin; bins narrower than q would
  * hold the point masses and ℓ would grow without bound. KS D = 1/4 (F(1) = 1/4 against 1/2). */
+/* The empty window of all pools and the work-distribution mean from one-miner forks, worked by hand (see
+ * calibrate.h): main 60 + 40 of 100, blocks 64 + 42 = 106, target = 10 s x 100/106; exposure
+ * X = (64 x 0.6 + 42 x 0.4) / target = 55.2 / 9.434 per s; K = 3 + 1 = 4 forks, Garwood 95% [1.0899, 10.2416]. */
+static void test_work_distribution(void) {
+  double iv[] = {10, 10, 10, 10};
+  SimCalibPoolCounts pc[] = {{"A", 60, 64, 4, 3}, {"B", 40, 42, 0, 1}};
+  SimCalibInput in = {.level = 0.95, .intervals_s = iv, .n_intervals = 4, .main_blocks = 100, .all_blocks = 106,
+                      .pools = pc, .n_pools = 2};
+  g_autoptr(SimCalib) c = sim_calib_fit(&in, NULL);
+  CU_ASSERT_FATAL(c != NULL);
+  double target = 10.0 * 100 / 106, x = 55.2 / target;
+  CU_ASSERT_EQUAL(c->one_miner_forks, 4);
+  CU_ASSERT_DOUBLE_EQUAL(c->work_exposure_per_s, x, 1e-12);
+  CU_ASSERT_TRUE(c->have_work_delay);
+  CU_ASSERT_DOUBLE_EQUAL(c->work_delay_mean_ms.value, 4e3 / x, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(c->work_delay_mean_ms.lo, 1.0899e3 / x, 0.0001e3 / x);
+  CU_ASSERT_DOUBLE_EQUAL(c->work_delay_mean_ms.hi, 10.2416e3 / x, 0.0001e3 / x);
+  CU_ASSERT_EQUAL(c->empty_total, 4);
+  CU_ASSERT_DOUBLE_EQUAL(c->empty_share_all.value, 4.0 / 106, 1e-15);
+  CU_ASSERT_DOUBLE_EQUAL(c->empty_window_ms.value, -1e4 * log1p(-4.0 / 106), 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(c->empty_window_ms.lo, -1e4 * log1p(-c->empty_share_all.lo), 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(c->empty_window_ms.hi, -1e4 * log1p(-c->empty_share_all.hi), 1e-9);
+  /* The models file: nothing about the network by default; network.stratum with --network geo; own_work with
+   * pool-delay; chain.empty_window_ms always. */
+  g_autoptr(json_t) m0 = sim_calib_models_json(c, NULL);
+  CU_ASSERT_PTR_NULL(json_object_get(m0, "network"));
+  CU_ASSERT_DOUBLE_EQUAL(json_real_value(json_object_get(json_object_get(m0, "chain"), "empty_window_ms")),
+                         c->empty_window_ms.value, 0);
+  c->network = SIM_CALIB_NET_GEO;
+  g_autoptr(json_t) m1 = sim_calib_models_json(c, NULL);
+  json_t *st = json_object_get(json_object_get(m1, "network"), "stratum");
+  CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(st, "model")), "lognormal");
+  CU_ASSERT_DOUBLE_EQUAL(json_real_value(json_object_get(st, "median_ms")), 4e3 / x * exp(-0.5), 1e-9);
+  c->network = SIM_CALIB_NET_POOL_DELAY;
+  g_autoptr(json_t) m2 = sim_calib_models_json(c, NULL);
+  CU_ASSERT_PTR_NOT_NULL(json_object_get(json_object_get(m2, "network"), "own_work"));
+  CU_ASSERT_PTR_NULL(json_object_get(json_object_get(m2, "network"), "stratum"));
+}
+
 static void test_histogram(void) {
   double a[] = {1.5, 9, 1, 4, 1, 6, 1.5, 1};
   double b[] = {1, 1, 1, 1, 3, 3, 3, 3};
@@ -608,6 +647,6 @@ static void test_rinkeby(void) {
 
 int register_suites(void) {
   ADD_SUITE("calibrate", TEST(test_self_consistency), TEST(test_best_by_aic), TEST(test_dispersion), TEST(test_hand_worked),
-            TEST(test_histogram), TEST(test_level), TEST(test_models_file_includes), TEST(test_rinkeby));
+            TEST(test_work_distribution), TEST(test_histogram), TEST(test_level), TEST(test_models_file_includes), TEST(test_rinkeby));
   return 0;
 }
