@@ -80,6 +80,7 @@ struct PowWorld {
   guint known_words; /* 64-bit words of one known-by bitmap: ceil(n_miners / 64) */
   TxWorld *txw;      /* transactions, or NULL */
   struct PowMut *mut;
+  double eip100_step_s; /* pow_chain_eip100_step_s() */
 };
 
 /* What miners change in the world (the world itself is const to them). */
@@ -100,9 +101,11 @@ static const char *const fork_choice_choices[] = {"total-difficulty", "longest",
 const SimParamSpec pow_chain_params[] = {
     {.name = "target_interval_s", .type = SIM_PARAM_NUMBER, .unit = "s", .min = POW_MIN_INTERVAL_S,
      .max = POW_MAX_INTERVAL_S, .def = 13.32, .offset = offsetof(PowChainParams, target_interval_s),
-     .help = "fixed difficulty: mean time between blocks of the whole network (13.32 s: 31 days / 201,086 "
-             "heights); at least 1 ms: the clock ticks in ns (shorter means round to 0 ns and time stops) "
-             "and no network carries a block anywhere in less (every block would fork)"},
+     .help = "mean time between blocks of the whole network (13.32 s: 31 days / 201,086 heights). fixed "
+             "difficulty: exactly; byzantium: the interval the rule settles at, through EIP-100's time step, "
+             "9 s x target_interval_s / 13.32 s (9 s gave 13.32 s on mainnet in 2019), and initial_difficulty / "
+             "hashrate_hps must be within a factor 2 of it. At least 1 ms: the clock ticks in ns (shorter means "
+             "round to 0 ns and time stops) and no network carries a block anywhere in less (every block would fork)"},
     {.name = "block_reward_eth", .type = SIM_PARAM_NUMBER, .unit = "ETH", .min = 0, .max = INFINITY, .def = 2.0,
      .offset = offsetof(PowChainParams, block_reward_eth), .help = "static block reward (Constantinople: 2)"},
     {.name = "difficulty", .type = SIM_PARAM_ENUM, .choices = difficulty_choices, .def_str = "fixed",
@@ -152,6 +155,11 @@ double pow_chain_first_interval_s(const PowChainParams *cp) {
                                                     : cp->target_interval_s;
 }
 
+double pow_chain_eip100_step_s(const PowChainParams *cp) {
+  /* target / reference is exactly 1 at the default, so the default step is exactly 9 s. */
+  return POW_EIP100_STEP_S * (cp->target_interval_s / POW_EIP100_REF_INTERVAL_S);
+}
+
 void pow_chain_check(const PowChainParams *cp, SimDiag *diag, const char *path) {
   if (cp->difficulty != POW_DIFFICULTY_BYZANTIUM) return;
   /* The rule then adjusts the difficulty by at most 1/2048 per block, so a first interval of 1e-25 s (the
@@ -164,6 +172,20 @@ void pow_chain_check(const PowChainParams *cp, SimDiag *diag, const char *path) 
                  "initial_difficulty / hashrate_hps, the first blocks' mean interval, must be in [%g, %g] s "
                  "(got %.3g s)",
                  POW_MIN_INTERVAL_S, POW_MAX_INTERVAL_S, first);
+    return;
+  }
+  /* target_interval_s acts through EIP-100's step, but the rule moves the difficulty by at most 1/2048 per
+   * block: from a start a factor r away it needs about 2048·ln r blocks (1,400 for r = 2) to get there, so a
+   * target the start contradicts (say a fitted 30 s in a scenario that starts at 12.7 s) would be ignored
+   * for most of a run. Refused instead, with the difficulty that agrees. */
+  double t = cp->target_interval_s;
+  if (first > POW_EIP100_START_FACTOR * t || first * POW_EIP100_START_FACTOR < t) {
+    g_autofree char *p = sim_json_child_path(path, "target_interval_s");
+    sim_diag_add(diag, p,
+                 "%.4g s with difficulty \"byzantium\": the rule starts at initial_difficulty / hashrate_hps = "
+                 "%.4g s and moves at most 1/2048 per block (about %.0f blocks to get there); set "
+                 "chain.initial_difficulty to %.6g (target_interval_s x hashrate_hps) or use difficulty \"fixed\"",
+                 t, first, ceil(2048 * fabs(log(t / first))), t * cp->hashrate_hps);
   }
 }
 
@@ -354,13 +376,26 @@ static void choose_uncles(PowMiner *m, SimCtx *ctx, const PowBlock *parent, PowB
   }
 }
 
+/* EIP-100's ⌊(ts − parent ts) / 9⌋ with the world's step (9 s at the default target_interval_s); dt >= 0. */
+static int64_t eip100_steps(const PowWorld *w, int64_t dt) {
+  return (int64_t)floor((double)dt / w->eip100_step_s);
+}
+
+/* The first header-time gap after `dt` at which eip100_steps() grows (at least dt + 1, so time moves). */
+static int64_t eip100_next_gap(const PowWorld *w, int64_t dt) {
+  int64_t j = eip100_steps(w, dt);
+  int64_t c = MAX(dt + 1, (int64_t)ceil(w->eip100_step_s * (double)(j + 1)));
+  while (eip100_steps(w, c) <= j) c++;
+  return c;
+}
+
 /* EIP-100 (Byzantium, kept by Constantinople): the difficulty of a block with timestamp `ts` on `parent`.
  * The difficulty bomb is left out: delayed by 5 M blocks in Constantinople it adds 2^23 at block 7.5 M,
  * 4e-9 of the difficulty. */
 static double byzantium_difficulty(const PowWorld *w, const PowBlock *parent, int64_t ts) {
   if (parent->obs.height == 0) return w->cfg->chain.initial_difficulty;
   double pd = parent->obs.difficulty;
-  int64_t x = (parent->obs.n_uncles ? 2 : 1) - (ts - parent->obs.timestamp_s) / 9;
+  int64_t x = (parent->obs.n_uncles ? 2 : 1) - eip100_steps(w, ts - parent->obs.timestamp_s);
   if (x < -99) x = -99;
   return MAX(131072.0, pd + floor(pd / 2048) * (double)x);
 }
@@ -486,7 +521,7 @@ static void mine(PowMiner *m, SimCtx *ctx) {
 }
 
 /* Mining is a Poisson process at rate (own hash rate / difficulty of the block worked on). With fixed
- * difficulty the rate is constant: one exponential draw. With Byzantium the difficulty steps every 9 s of
+ * difficulty the rate is constant: one exponential draw. With Byzantium the difficulty steps every EIP-100 step of
  * header time, so the rate is piecewise constant and one Exp(1) budget is spent segment by segment (exact
  * for a Poisson process with a varying rate): spend() handles the current segment and, if the budget
  * outlasts it, schedules a continuation at its end, so a redraw never walks the up to 101 segments before
@@ -498,11 +533,11 @@ static void spend(PowMiner *m, SimCtx *ctx, double t, double e) {
   const PowBlock *parent = m->work;
   int64_t ts = header_time(parent, t);
   double rate = m->hashrate_hps / byzantium_difficulty(w, parent, ts);
-  /* The difficulty changes when the header time crosses the next multiple of 9 s after the parent's; at
+  /* The difficulty changes when the header time crosses the next multiple of the step after the parent's; at
    * the floor of the adjustment (-99) and on the genesis it no longer does. */
   double next = INFINITY;
-  if (parent->obs.height > 0 && (ts - parent->obs.timestamp_s) / 9 < 101)
-    next = (double)(parent->obs.timestamp_s + 9 * ((ts - parent->obs.timestamp_s) / 9 + 1));
+  if (parent->obs.height > 0 && eip100_steps(w, ts - parent->obs.timestamp_s) < 101)
+    next = (double)(parent->obs.timestamp_s + eip100_next_gap(w, ts - parent->obs.timestamp_s));
   SimTime now = sim_ctx_now(ctx);
   if (t + e / rate <= next) {
     sim_ctx_send(ctx, m->entity, MAX(0, sim_time_from_s(t + e / rate) - now), POW_EV_MINE, MINE_FIND, m->mine_gen);
@@ -715,6 +750,7 @@ PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error)
   }
   PowWorld *w = g_new0(PowWorld, 1);
   w->cfg = cfg;
+  w->eip100_step_s = pow_chain_eip100_step_s(&cfg->chain);
   w->rule = (const SimUncleRule *)cfg->uncles.model;
   w->uncle_params = cfg->uncles.params;
   w->net = (const PowNetworkModel *)cfg->network.model;

@@ -92,11 +92,23 @@ extern const guint pow_chain_n_params;
 #define POW_MAX_BLOCKS 1e9
 
 /* Cross-field checks of `chain` (after every field passed its own bounds), problems at `path` ("$.chain"):
- * with Byzantium, initial_difficulty / hashrate_hps must lie in [POW_MIN_INTERVAL_S, POW_MAX_INTERVAL_S]. */
+ * with Byzantium, initial_difficulty / hashrate_hps must lie in [POW_MIN_INTERVAL_S, POW_MAX_INTERVAL_S] and
+ * within a factor POW_EIP100_START_FACTOR of target_interval_s (below). */
 void pow_chain_check(const PowChainParams *chain, SimDiag *diag, const char *path);
 
 /* The mean interval between blocks of the whole network at the start of a run, in seconds. */
 double pow_chain_first_interval_s(const PowChainParams *chain);
+
+/* EIP-100 with a target: the rule's time step is POW_EIP100_STEP_S x target_interval_s /
+ * POW_EIP100_REF_INTERVAL_S (exactly 9 s at the default 13.32 s, the mean interval 9 s gave on mainnet in
+ * April 2019 at its uncle rate), so the interval it settles at scales with target_interval_s (exactly so
+ * without uncles, where it is step / ln 2; uncles lengthen it by a few percent). With Byzantium,
+ * initial_difficulty / hashrate_hps must lie within a factor POW_EIP100_START_FACTOR of target_interval_s
+ * (pow_chain_check). */
+#define POW_EIP100_STEP_S 9.0
+#define POW_EIP100_REF_INTERVAL_S 13.32
+#define POW_EIP100_START_FACTOR 2.0
+double pow_chain_eip100_step_s(const PowChainParams *chain);
 
 typedef struct {
   PowChainParams chain;

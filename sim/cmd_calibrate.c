@@ -32,7 +32,7 @@ static json_t *counts_json(const SimReplayCounts *c) {
 
 int sim_cmd_calibrate(int argc, char **argv) {
   g_auto(GStrv) vantages = NULL;
-  g_autofree char *out = NULL, *pools = NULL, *report = NULL;
+  g_autofree char *out = NULL, *pools = NULL, *report = NULL, *network = NULL;
   gboolean strict = FALSE, quiet = FALSE;
   double level = 0.95;
   /* The header records the command line as given (parsing removes the options). */
@@ -46,6 +46,10 @@ int sim_cmd_calibrate(int argc, char **argv) {
       {"pools", 0, 0, G_OPTION_ARG_FILENAME, &pools,
        "Coinbase address -> pool map (CSV with 'address' and a name column)", "CSV"},
       {"report", 0, 0, G_OPTION_ARG_FILENAME, &report, "Also write the fit report alone as JSON", "FILE"},
+      {"network", 0, 0, G_OPTION_ARG_STRING, &network,
+       "Which key takes the fitted work-distribution delay: geo (network.stratum), pool-delay "
+       "(network.own_work) or none (default: report only)",
+       "MODEL"},
       {"level", 0, 0, G_OPTION_ARG_DOUBLE, &level, "Confidence level of every interval (default 0.95)", "L"},
       {"strict", 0, 0, G_OPTION_ARG_NONE, &strict, "The first bad line is fatal (exit 2)", NULL},
       {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
@@ -58,7 +62,9 @@ int sim_cmd_calibrate(int argc, char **argv) {
       "Reads the EMC logs as 'sim replay' does (one LOGDIR per vantage point, named by its base name or\n"
       "--vantage NAME=DIR) and fits by maximum likelihood: the block interval (exponential, lognormal,\n"
       "gamma), pool shares and empty-block shares, the transaction rate, types, gas limits and gas price\n"
-      "classes, and the delays between vantage points (lognormal, gamma, empirical; best by AIC). Writes a\n"
+      "classes, the delays between vantage points of blocks and of transactions (lognormal, gamma,\n"
+      "empirical; best by AIC), the empty-template window and the mean work-distribution delay (from\n"
+      "one-miner forks; written where --network says). Writes a\n"
       "models file, a partial scenario that a scenario includes with \"include\": [\"FILE\"] (its own keys\n"
       "win), holding every fit under \"calibration\", and prints the fits as a table.");
   if (!sim_cli_parse(ctx, "calibrate", &argc, &argv)) return SIM_EXIT_USAGE;
@@ -68,6 +74,13 @@ int sim_cmd_calibrate(int argc, char **argv) {
   if (!out) return sim_cli_usage_error("calibrate", "missing -o FILE (the models file to write)");
   if (!(level > 0 && level < 1))
     return sim_cli_usage_error("calibrate", "--level must be in (0, 1) (got %g)", level);
+  SimCalibNetwork net = SIM_CALIB_NET_NONE;
+  if (network && strcmp(network, "geo") == 0)
+    net = SIM_CALIB_NET_GEO;
+  else if (network && strcmp(network, "pool-delay") == 0)
+    net = SIM_CALIB_NET_POOL_DELAY;
+  else if (network && strcmp(network, "none") != 0)
+    return sim_cli_usage_error("calibrate", "--network must be geo, pool-delay or none (got '%s')", network);
 
   SimReplayOptions opt = {.dirs = (const char *const *)dirs->pdata,
                           .names = (const char *const *)names->pdata,
@@ -86,6 +99,7 @@ int sim_cmd_calibrate(int argc, char **argv) {
     fprintf(stderr, "sim calibrate: %s\n", e->message);
     return SIM_EXIT_USAGE;
   }
+  calib->network = net;
 
   json_t *header = sim_output_header(0, 1, argc_all, argv_all, NULL, NULL);
   json_t *doc = json_object();
@@ -98,6 +112,7 @@ int sim_cmd_calibrate(int argc, char **argv) {
   if (pools) json_object_set_new(doc, "pools_csv", json_string(pools));
   json_object_set_new(doc, "strict", json_boolean(strict));
   json_object_set_new(doc, "level", json_real(level));
+  json_object_set_new(doc, "network", json_string(network ? network : "none"));
   json_object_set_new(doc, "logs", counts_json(sim_replay_data_counts(data)));
   json_object_set_new(header, "calibrate", doc);
   g_autoptr(json_t) models = sim_calib_models_json(calib, json_deep_copy(header));

@@ -107,7 +107,7 @@ static World *world_new(unsigned long seed) {
   for (int p = 0; p < N_POOLS; p++) {
     uint64_t blocks = main_n[p] + stale_n[p];
     w->pools[p] =
-        (SimCalibPoolCounts){pool_name[p], main_n[p], blocks, gsl_ran_binomial(r, e, (unsigned)blocks)};
+        (SimCalibPoolCounts){pool_name[p], main_n[p], blocks, gsl_ran_binomial(r, e, (unsigned)blocks), 0};
   }
   w->main_blocks = N_MAIN;
   w->all_blocks = N_MAIN + n_stale;
@@ -261,7 +261,7 @@ static void test_best_by_aic(void) {
   static const char *const want[] = {"gamma", "lognormal"};
   static const int want_i[] = {2, 1};
   for (int k = 0; k < 2; k++) {
-    SimCalibPoolCounts pc = {"P", 2001, 2001, 0};
+    SimCalibPoolCounts pc = {"P", 2001, 2001, 0, 0};
     SimCalibInput in = {.level = 0.95,
                         .intervals_s = x[k],
                         .n_intervals = 2000,
@@ -289,7 +289,7 @@ static void test_dispersion(void) {
   g_autofree double *gas = g_new(double, n);
   g_autofree double *price = g_new(double, n);
   for (size_t i = 0; i < n; i++) gas[i] = 21000, price[i] = 10;
-  SimCalibPoolCounts pc = {"P", 1, 1, 0};
+  SimCalibPoolCounts pc = {"P", 1, 1, 0, 0};
   SimCalibInput in = {.level = 0.95, .pools = &pc, .n_pools = 1, .n_txs = n, .tx_type = type, .tx_gas_limit = gas,
                       .tx_price_gwei = price, .span_s = 6000, .tx_arrival_s = (const double *)t->data};
   g_autoptr(SimCalib) c = sim_calib_fit(&in, NULL);
@@ -310,7 +310,7 @@ static void test_dispersion(void) {
 /* Hand-worked: every interval 10 s, main 90 of 100 blocks, one pool with 10 empty of 100 blocks. */
 static void test_hand_worked(void) {
   double iv[] = {10, 10, 10, 10, 0, 20, -3}; /* mean of the 6 non-negative: 10; the negative one dropped */
-  SimCalibPoolCounts pc[] = {{"X", 60, 70, 10}, {"Y", 30, 30, 0}, {"Z", 0, 2, 0}};
+  SimCalibPoolCounts pc[] = {{"X", 60, 70, 10, 0}, {"Y", 30, 30, 0, 0}, {"Z", 0, 2, 0, 0}};
   SimCalibInput in = {.level = 0.95,
                       .intervals_s = iv,
                       .n_intervals = G_N_ELEMENTS(iv),
@@ -344,9 +344,12 @@ static void test_hand_worked(void) {
   CU_ASSERT_EQUAL(json_array_size(pools), 2); /* Z has no main block: a hash share must be > 0 */
   CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_array_get(pools, 1), "name")), "Y");
   json_t *notes = json_object_get(json_object_get(m, "calibration"), "notes");
-  CU_ASSERT_EQUAL(json_array_size(notes), 2);
+  CU_ASSERT_EQUAL(json_array_size(notes), 3);
   CU_ASSERT_STRING_EQUAL(json_string_value(json_array_get(notes, 0)),
                          "transaction rate: no transaction or no observation span");
+  CU_ASSERT_STRING_EQUAL(json_string_value(json_array_get(notes, 2)),
+                         "work distribution: no one-miner fork, so only an upper bound on its mean; not written to "
+                         "the models file");
 
   /* Too few intervals: no chain section. No block at all: an error. */
   SimCalibInput one = in;
@@ -357,7 +360,7 @@ static void test_hand_worked(void) {
   CU_ASSERT_PTR_NULL(json_object_get(m1, "chain"));
   CU_ASSERT(isnan(c1->pools[0].empty_window_ms));
   CU_ASSERT_PTR_NULL(json_object_get(json_array_get(json_object_get(m1, "pools"), 0), "empty_window_ms"));
-  SimCalibPoolCounts none = {"N", 0, 0, 0};
+  SimCalibPoolCounts none = {"N", 0, 0, 0, 0};
   SimCalibInput empty = {.level = 0.95, .pools = &none, .n_pools = 1};
   g_autoptr(GError) e = NULL;
   CU_ASSERT_PTR_NULL(sim_calib_fit(&empty, &e));
@@ -372,10 +375,49 @@ static void test_hand_worked(void) {
  * where the empirical CDF reaches 5/8, so KS D = 5/16. b = {1, 1, 1, 1, 3, 3, 3, 3}: q = 2, P = 2: one bin of
  * 4 from 0 (ℓ = 8·log(1/4)) or two of 2 (the same ℓ, one more parameter): one bin; bins narrower than q would
  * hold the point masses and ℓ would grow without bound. KS D = 1/4 (F(1) = 1/4 against 1/2). */
+/* The empty window of all pools and the work-distribution mean from one-miner forks, worked by hand (see
+ * calibrate.h): main 60 + 40 of 100, blocks 64 + 42 = 106, target = 10 s x 100/106; exposure
+ * X = (64 x 0.6 + 42 x 0.4) / target = 55.2 / 9.434 per s; K = 3 + 1 = 4 forks, Garwood 95% [1.0899, 10.2416]. */
+static void test_work_distribution(void) {
+  double iv[] = {10, 10, 10, 10};
+  SimCalibPoolCounts pc[] = {{"A", 60, 64, 4, 3}, {"B", 40, 42, 0, 1}};
+  SimCalibInput in = {.level = 0.95, .intervals_s = iv, .n_intervals = 4, .main_blocks = 100, .all_blocks = 106,
+                      .pools = pc, .n_pools = 2};
+  g_autoptr(SimCalib) c = sim_calib_fit(&in, NULL);
+  CU_ASSERT_FATAL(c != NULL);
+  double target = 10.0 * 100 / 106, x = 55.2 / target;
+  CU_ASSERT_EQUAL(c->one_miner_forks, 4);
+  CU_ASSERT_DOUBLE_EQUAL(c->work_exposure_per_s, x, 1e-12);
+  CU_ASSERT_TRUE(c->have_work_delay);
+  CU_ASSERT_DOUBLE_EQUAL(c->work_delay_mean_ms.value, 4e3 / x, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(c->work_delay_mean_ms.lo, 1.0899e3 / x, 0.0001e3 / x);
+  CU_ASSERT_DOUBLE_EQUAL(c->work_delay_mean_ms.hi, 10.2416e3 / x, 0.0001e3 / x);
+  CU_ASSERT_EQUAL(c->empty_total, 4);
+  CU_ASSERT_DOUBLE_EQUAL(c->empty_share_all.value, 4.0 / 106, 1e-15);
+  CU_ASSERT_DOUBLE_EQUAL(c->empty_window_ms.value, -1e4 * log1p(-4.0 / 106), 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(c->empty_window_ms.lo, -1e4 * log1p(-c->empty_share_all.lo), 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(c->empty_window_ms.hi, -1e4 * log1p(-c->empty_share_all.hi), 1e-9);
+  /* The models file: nothing about the network by default; network.stratum with --network geo; own_work with
+   * pool-delay; chain.empty_window_ms always. */
+  g_autoptr(json_t) m0 = sim_calib_models_json(c, NULL);
+  CU_ASSERT_PTR_NULL(json_object_get(m0, "network"));
+  CU_ASSERT_DOUBLE_EQUAL(json_real_value(json_object_get(json_object_get(m0, "chain"), "empty_window_ms")),
+                         c->empty_window_ms.value, 0);
+  c->network = SIM_CALIB_NET_GEO;
+  g_autoptr(json_t) m1 = sim_calib_models_json(c, NULL);
+  json_t *st = json_object_get(json_object_get(m1, "network"), "stratum");
+  CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(st, "model")), "lognormal");
+  CU_ASSERT_DOUBLE_EQUAL(json_real_value(json_object_get(st, "median_ms")), 4e3 / x * exp(-0.5), 1e-9);
+  c->network = SIM_CALIB_NET_POOL_DELAY;
+  g_autoptr(json_t) m2 = sim_calib_models_json(c, NULL);
+  CU_ASSERT_PTR_NOT_NULL(json_object_get(json_object_get(m2, "network"), "own_work"));
+  CU_ASSERT_PTR_NULL(json_object_get(json_object_get(m2, "network"), "stratum"));
+}
+
 static void test_histogram(void) {
   double a[] = {1.5, 9, 1, 4, 1, 6, 1.5, 1};
   double b[] = {1, 1, 1, 1, 3, 3, 3, 3};
-  SimCalibPoolCounts pc = {"P", 1, 1, 0};
+  SimCalibPoolCounts pc = {"P", 1, 1, 0, 0};
   const double *dp[] = {a, b};
   size_t dn[] = {8, 8};
   const char *names[] = {"a", "b"};
@@ -415,7 +457,7 @@ static void test_level(void) {
     x[i] = gsl_ran_exponential(r, 7);
     y[i] = gsl_ran_gamma(r, 2.5, 3);
   }
-  SimCalibPoolCounts pc = {"P", 1, 1, 0};
+  SimCalibPoolCounts pc = {"P", 1, 1, 0, 0};
   const double *dp[] = {y, y};
   size_t dn[] = {400, 400};
   const char *names[] = {"a", "b"};
@@ -605,6 +647,6 @@ static void test_rinkeby(void) {
 
 int register_suites(void) {
   ADD_SUITE("calibrate", TEST(test_self_consistency), TEST(test_best_by_aic), TEST(test_dispersion), TEST(test_hand_worked),
-            TEST(test_histogram), TEST(test_level), TEST(test_models_file_includes), TEST(test_rinkeby));
+            TEST(test_work_distribution), TEST(test_histogram), TEST(test_level), TEST(test_models_file_includes), TEST(test_rinkeby));
   return 0;
 }

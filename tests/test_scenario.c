@@ -317,7 +317,7 @@ static void test_runaway_values(void) {
       {"stop.time_s=1e-9"},
       {"stop.heights=0", "stop.time_s=1e9", "chain.target_interval_s=1"},
       {"transactions={\"rate_per_s\": 1000}", "stop.time_s=1e6"},
-      {"chain.difficulty=byzantium", "chain.hashrate_hps=2.0885e18"},
+      {"chain.difficulty=byzantium", "chain.hashrate_hps=2.0885e18", "chain.target_interval_s=0.001"},
   };
   for (guint i = 0; i < G_N_ELEMENTS(fine); i++) {
     char *msgs = NULL;

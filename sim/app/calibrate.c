@@ -247,6 +247,13 @@ static void fit_intervals(const SimCalibInput *in, SimCalib *c) {
   }
 }
 
+/* The window w = −T·log(1 − e) for an empty share e and mean main interval T (s), in ms, capped. */
+static double empty_window_of(double e, double mean_s) {
+  if (!(e >= 0)) return NAN;
+  double w = e >= 1 ? EMPTY_WINDOW_MAX_MS : -mean_s * 1e3 * log1p(-e);
+  return MIN(w, EMPTY_WINDOW_MAX_MS);
+}
+
 static void fit_pools(const SimCalibInput *in, SimCalib *c) {
   c->n_pools = in->n_pools;
   c->pools = g_new0(SimCalibPool, MAX(in->n_pools, 1));
@@ -265,11 +272,7 @@ static void fit_pools(const SimCalibInput *in, SimCalib *c) {
     p->block_share = share(pc->blocks, c->pools_blocks_total, in->level);
     p->empty_share = share(pc->empty, pc->blocks, in->level);
     p->empty_window_ms = NAN;
-    if (c->have_mean && pc->blocks > 0) {
-      double e = p->empty_share.value;
-      double w = e >= 1 ? EMPTY_WINDOW_MAX_MS : -c->mean_interval_s.value * 1e3 * log1p(-e);
-      p->empty_window_ms = MIN(w, EMPTY_WINDOW_MAX_MS);
-    }
+    if (c->have_mean && pc->blocks > 0) p->empty_window_ms = empty_window_of(p->empty_share.value, c->mean_interval_s.value);
   }
 }
 
@@ -358,34 +361,73 @@ static void fit_txs(const SimCalibInput *in, SimCalib *c) {
   fit_one(AN_FIT_LOGNORMAL, pos, c->n_positive_prices, in->level, &c->price_lognormal);
 }
 
+static void fit_delay_one(const char *name, const double *x, size_t n, double level, SimCalibDelay *d) {
+  d->name = g_strdup(name);
+  d->n = n;
+  d->median = d->mean = d->p90 = d->p99 = NAN;
+  if (d->n > 0) {
+    g_autoptr(AnEmpirical) emp = an_empirical_new(x, d->n, NULL);
+    if (emp) {
+      d->median = an_empirical_quantile(emp, 0.5);
+      d->mean = an_empirical_mean(emp);
+      d->p90 = an_empirical_quantile(emp, 0.9);
+      d->p99 = an_empirical_quantile(emp, 0.99);
+    }
+  }
+  size_t n_pos = 0;
+  g_autofree double *pos = positive_sorted(x, d->n, &n_pos, &d->zeros);
+  fit_one(AN_FIT_LOGNORMAL, pos, n_pos, level, &d->lognormal);
+  fit_one(AN_FIT_GAMMA, pos, n_pos, level, &d->gamma);
+  fit_histogram(pos, n_pos, &d->empirical);
+  double best = INFINITY;
+  if (d->lognormal.ok && d->lognormal.fit.aic < best) best = d->lognormal.fit.aic, d->best = "lognormal";
+  if (d->gamma.ok && d->gamma.fit.aic < best) best = d->gamma.fit.aic, d->best = "gamma";
+  if (d->empirical.ok && d->empirical.aic < best) best = d->empirical.aic, d->best = "empirical";
+}
+
 static void fit_delays(const SimCalibInput *in, SimCalib *c) {
   c->blocks_seen_by_all = in->blocks_seen_by_all;
+  c->txs_seen_by_all = in->txs_seen_by_all;
   c->n_vantages = in->n_vantages;
   c->delays = g_new0(SimCalibDelay, MAX(in->n_vantages, 1));
+  c->tx_delays = g_new0(SimCalibDelay, MAX(in->n_vantages, 1));
   for (guint v = 0; v < in->n_vantages; v++) {
-    SimCalibDelay *d = &c->delays[v];
-    d->name = g_strdup(in->vantage_names[v]);
-    d->n = in->n_delays[v];
-    d->median = d->mean = d->p90 = d->p99 = NAN;
-    if (d->n > 0) {
-      g_autoptr(AnEmpirical) emp = an_empirical_new(in->delays_ms[v], d->n, NULL);
-      if (emp) {
-        d->median = an_empirical_quantile(emp, 0.5);
-        d->mean = an_empirical_mean(emp);
-        d->p90 = an_empirical_quantile(emp, 0.9);
-        d->p99 = an_empirical_quantile(emp, 0.99);
-      }
-    }
-    size_t n_pos = 0;
-    g_autofree double *pos = positive_sorted(in->delays_ms[v], d->n, &n_pos, &d->zeros);
-    fit_one(AN_FIT_LOGNORMAL, pos, n_pos, in->level, &d->lognormal);
-    fit_one(AN_FIT_GAMMA, pos, n_pos, in->level, &d->gamma);
-    fit_histogram(pos, n_pos, &d->empirical);
-    double best = INFINITY;
-    if (d->lognormal.ok && d->lognormal.fit.aic < best) best = d->lognormal.fit.aic, d->best = "lognormal";
-    if (d->gamma.ok && d->gamma.fit.aic < best) best = d->gamma.fit.aic, d->best = "gamma";
-    if (d->empirical.ok && d->empirical.aic < best) best = d->empirical.aic, d->best = "empirical";
+    fit_delay_one(in->vantage_names[v], in->delays_ms[v], in->n_delays[v], in->level, &c->delays[v]);
+    fit_delay_one(in->vantage_names[v], in->tx_delays_ms ? in->tx_delays_ms[v] : NULL,
+                  in->tx_delays_ms ? in->n_tx_delays[v] : 0, in->level, &c->tx_delays[v]);
   }
+}
+
+/* The empty window of all pools together and the mean work-distribution delay from one-miner forks (see
+ * calibrate.h). */
+static void fit_work(const SimCalibInput *in, SimCalib *c) {
+  c->empty_share_all = c->empty_window_ms = c->work_delay_mean_ms = nan_estimate();
+  c->network = SIM_CALIB_NET_NONE;
+  double exposure = 0;
+  for (guint i = 0; i < in->n_pools; i++) {
+    c->empty_total += in->pools[i].empty;
+    c->one_miner_forks += in->pools[i].one_miner_forks;
+    if (c->pools_main_total > 0)
+      exposure += (double)in->pools[i].blocks * (double)in->pools[i].main_blocks / (double)c->pools_main_total;
+  }
+  c->empty_share_all = share(c->empty_total, c->pools_blocks_total, in->level);
+  if (c->have_mean && c->pools_blocks_total > 0) {
+    const AnEstimate *e = &c->empty_share_all;
+    double t = c->mean_interval_s.value;
+    /* The map is increasing, so the ends map to the ends; se by the delta method, dw/de = T / (1 − e). */
+    c->empty_window_ms = (AnEstimate){empty_window_of(e->value, t),
+                                      e->value < 1 ? t * 1e3 * e->se / (1 - e->value) : NAN,
+                                      empty_window_of(e->lo, t), empty_window_of(e->hi, t)};
+    c->have_empty_window = isfinite(c->empty_window_ms.value);
+  }
+  if (!c->have_mean || !(c->target_interval_s.value > 0) || !(exposure > 0)) return;
+  c->work_exposure_per_s = exposure / c->target_interval_s.value;
+  AnEstimate k;
+  /* Garwood's interval of the count K (the rate over a duration of 1). */
+  if (!an_poisson_rate_ci(c->one_miner_forks, 1.0, in->level, &k, NULL)) return;
+  double f = 1e3 / c->work_exposure_per_s;
+  c->work_delay_mean_ms = (AnEstimate){k.value * f, k.se * f, k.lo * f, k.hi * f};
+  c->have_work_delay = TRUE;
 }
 
 SimCalib *sim_calib_fit(const SimCalibInput *in, GError **error) {
@@ -404,6 +446,7 @@ SimCalib *sim_calib_fit(const SimCalibInput *in, GError **error) {
   fit_pools(in, c);
   fit_txs(in, c);
   fit_delays(in, c);
+  fit_work(in, c);
   return c;
 }
 
@@ -418,13 +461,16 @@ void sim_calib_free(SimCalib *c) {
     fit_clear(&c->types[t].lognormal);
   fit_clear(&c->price_lognormal);
   for (guint v = 0; v < c->n_vantages; v++) {
-    SimCalibDelay *d = &c->delays[v];
-    g_free(d->name);
-    fit_clear(&d->lognormal);
-    fit_clear(&d->gamma);
-    g_free(d->empirical.error);
+    SimCalibDelay *ds[2] = {&c->delays[v], &c->tx_delays[v]};
+    for (int k = 0; k < 2; k++) {
+      g_free(ds[k]->name);
+      fit_clear(&ds[k]->lognormal);
+      fit_clear(&ds[k]->gamma);
+      g_free(ds[k]->empirical.error);
+    }
   }
   g_free(c->delays);
+  g_free(c->tx_delays);
   g_free(c);
 }
 
@@ -476,7 +522,7 @@ SimCalib *sim_calib_from_replay(const SimReplayData *data, double level, GError 
   g_autofree SimCalibPoolCounts *pools = g_new0(SimCalibPoolCounts, MAX(np, 1));
   for (guint g = 0; g < np; g++) {
     const AnPoolResult *pr = an_chain_pool(chain, g);
-    pools[g] = (SimCalibPoolCounts){pr->name, pr->main, pr->blocks, pr->empty};
+    pools[g] = (SimCalibPoolCounts){pr->name, pr->main, pr->blocks, pr->empty, pr->one_miner_forks};
   }
   in.pools = pools;
   in.n_pools = np;
@@ -537,10 +583,40 @@ SimCalib *sim_calib_from_replay(const SimReplayData *data, double level, GError 
   }
   in.delays_ms = dp;
   in.n_delays = dn;
+  /* The same over the transactions every vantage point logged. */
+  g_autofree GArray **tl = g_new0(GArray *, MAX(nv, 1));
+  for (guint v = 0; v < nv; v++)
+    tl[v] = g_array_new(FALSE, FALSE, sizeof(double));
+  for (guint i = 0; nv >= 2 && i < n_txs; i++) {
+    const SimReplayTx *t = txs[i];
+    guint first = 0;
+    gboolean all = TRUE;
+    for (guint v = 0; v < nv && all; v++) {
+      all = t->recv[v] != OBS_TIME_NONE;
+      if (all && t->recv[v] < t->recv[first]) first = v;
+    }
+    if (!all) continue;
+    in.txs_seen_by_all++;
+    for (guint v = 0; v < nv; v++) {
+      if (v == first) continue;
+      double ms = (double)(t->recv[v] - t->recv[first]) / 1e6;
+      g_array_append_val(tl[v], ms);
+    }
+  }
+  g_autofree const double **tp = g_new0(const double *, MAX(nv, 1));
+  g_autofree size_t *tn = g_new0(size_t, MAX(nv, 1));
+  for (guint v = 0; v < nv; v++) {
+    tp[v] = (const double *)tl[v]->data;
+    tn[v] = tl[v]->len;
+  }
+  in.tx_delays_ms = tp;
+  in.n_tx_delays = tn;
   if (nv < 2) in.n_vantages = 0; /* one vantage point: no delays between points */
   SimCalib *c = sim_calib_fit(&in, error);
-  for (guint v = 0; v < nv; v++)
+  for (guint v = 0; v < nv; v++) {
     g_array_unref(dl[v]);
+    g_array_unref(tl[v]);
+  }
   return c;
 }
 
@@ -566,6 +642,34 @@ static json_t *hist_json(const SimCalibHistogram *h) {
                    (json_int_t)h->n, "bins", (int)h->bins, "lo", num(h->lo), "width", num(h->width),
                    "resolution", num(h->resolution), "loglik", num(h->loglik), "aic", num(h->aic), "ks", "d",
                    num(h->ks.d), "p", num(h->ks.p));
+}
+
+static json_t *delays_json(const SimCalibDelay *ds, guint n) {
+  json_t *byv = json_array();
+  for (guint v = 0; v < n; v++) {
+    const SimCalibDelay *d = &ds[v];
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(d->name));
+    json_object_set_new(o, "n", json_integer((json_int_t)d->n));
+    json_object_set_new(o, "zeros", json_integer((json_int_t)d->zeros));
+    json_object_set_new(o, "median", num(d->median));
+    json_object_set_new(o, "mean", num(d->mean));
+    json_object_set_new(o, "p90", num(d->p90));
+    json_object_set_new(o, "p99", num(d->p99));
+    json_t *f = json_object();
+    json_object_set_new(f, "lognormal", fit_json(&d->lognormal));
+    json_object_set_new(f, "gamma", fit_json(&d->gamma));
+    json_object_set_new(f, "empirical", hist_json(&d->empirical));
+    json_object_set_new(o, "fits", f);
+    json_object_set_new(o, "best", d->best ? json_string(d->best) : json_null());
+    if (d->lognormal.ok)
+      json_object_set_new(o, "as_delay_model",
+                          json_pack("{s:s, s:o, s:o}", "model", "lognormal", "median_ms",
+                                    num(exp(d->lognormal.fit.p[0].value)), "sigma",
+                                    num(d->lognormal.fit.p[1].value)));
+    json_array_append_new(byv, o);
+  }
+  return byv;
 }
 
 json_t *sim_calib_report_json(const SimCalib *c) {
@@ -650,35 +754,30 @@ json_t *sim_calib_report_json(const SimCalib *c) {
 
   json_t *dl = json_object();
   json_object_set_new(dl, "blocks_seen_by_all", json_integer((json_int_t)c->blocks_seen_by_all));
-  json_t *byv = json_array();
-  for (guint v = 0; v < c->n_vantages; v++) {
-    const SimCalibDelay *d = &c->delays[v];
-    json_t *o = json_object();
-    json_object_set_new(o, "name", json_string(d->name));
-    json_object_set_new(o, "n", json_integer((json_int_t)d->n));
-    json_object_set_new(o, "zeros", json_integer((json_int_t)d->zeros));
-    json_object_set_new(o, "median", num(d->median));
-    json_object_set_new(o, "mean", num(d->mean));
-    json_object_set_new(o, "p90", num(d->p90));
-    json_object_set_new(o, "p99", num(d->p99));
-    json_t *f = json_object();
-    json_object_set_new(f, "lognormal", fit_json(&d->lognormal));
-    json_object_set_new(f, "gamma", fit_json(&d->gamma));
-    json_object_set_new(f, "empirical", hist_json(&d->empirical));
-    json_object_set_new(o, "fits", f);
-    json_object_set_new(o, "best", d->best ? json_string(d->best) : json_null());
-    if (d->lognormal.ok)
-      json_object_set_new(o, "as_delay_model",
-                          json_pack("{s:s, s:o, s:o}", "model", "lognormal", "median_ms",
-                                    num(exp(d->lognormal.fit.p[0].value)), "sigma",
-                                    num(d->lognormal.fit.p[1].value)));
-    json_array_append_new(byv, o);
-  }
-  json_object_set_new(dl, "by_vantage", byv);
+  json_object_set_new(dl, "by_vantage", delays_json(c->delays, c->n_vantages));
   json_object_set_new(r, "vantage_delays_ms", dl);
+  json_t *tdl = json_object();
+  json_object_set_new(tdl, "txs_seen_by_all", json_integer((json_int_t)c->txs_seen_by_all));
+  json_object_set_new(tdl, "by_vantage", delays_json(c->tx_delays, c->n_vantages));
+  json_object_set_new(r, "tx_delays_ms", tdl);
   if (c->n_vantages == 0)
     json_array_append_new(notes,
                           json_string("vantage delays: they need the logs of two or more vantage points"));
+
+  json_t *wk = json_object();
+  json_object_set_new(wk, "blocks", json_integer((json_int_t)c->pools_blocks_total));
+  json_object_set_new(wk, "empty", json_integer((json_int_t)c->empty_total));
+  json_object_set_new(wk, "empty_share", est_json(&c->empty_share_all));
+  json_object_set_new(wk, "empty_window_ms", est_json(&c->empty_window_ms));
+  json_object_set_new(wk, "one_miner_forks", json_integer((json_int_t)c->one_miner_forks));
+  json_object_set_new(wk, "exposure_per_s", num(c->work_exposure_per_s));
+  json_object_set_new(wk, "work_delay_mean_ms", est_json(&c->work_delay_mean_ms));
+  json_object_set_new(r, "work_distribution", wk);
+  if (!c->have_work_delay)
+    json_array_append_new(notes, json_string("work distribution: not fitted (no mean interval or no main block)"));
+  else if (c->one_miner_forks == 0)
+    json_array_append_new(notes, json_string("work distribution: no one-miner fork, so only an upper bound on "
+                                             "its mean; not written to the models file"));
   json_object_set_new(r, "notes", notes);
   return r;
 }
@@ -710,6 +809,18 @@ static const char *fit_summary(const SimCalibFit *f, char *buf, size_t len) {
   }
   g_snprintf(buf, len, "AIC %.1f, KS D %.3f p %.3g", f->fit.aic, f->fit.ks.d, f->fit.ks.p);
   return buf;
+}
+
+static const char *work_delay_key(const SimCalib *c) {
+  switch (c->network) {
+  case SIM_CALIB_NET_GEO:
+    return "stratum";
+  case SIM_CALIB_NET_POOL_DELAY:
+    return "own_work";
+  case SIM_CALIB_NET_NONE:
+    break;
+  }
+  return NULL;
 }
 
 json_t *sim_calib_models_json(const SimCalib *c, json_t *header) {
@@ -788,10 +899,38 @@ json_t *sim_calib_models_json(const SimCalib *c, json_t *header) {
         d->name, d->n, d->zeros, fit_summary(&d->lognormal, b1, sizeof b1),
         fit_summary(&d->gamma, b2, sizeof b2), d->best ? d->best : "none");
   }
+  if (c->have_empty_window)
+    comment_add(cm, "chain.empty_window_ms: %.4g ms [%.4g, %.4g] from %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT
+                    " empty blocks (all pools) and the mean main-chain interval",
+                c->empty_window_ms.value, c->empty_window_ms.lo, c->empty_window_ms.hi, c->empty_total,
+                c->pools_blocks_total);
+  const char *work_key = work_delay_key(c);
+  if (c->have_work_delay && c->one_miner_forks > 0)
+    comment_add(cm,
+                "work distribution: mean %.4g ms [%.4g, %.4g] from %" G_GUINT64_FORMAT
+                " one-miner forks over %.4g expected per second of delay; %s%s%s",
+                c->work_delay_mean_ms.value, c->work_delay_mean_ms.lo, c->work_delay_mean_ms.hi,
+                c->one_miner_forks, c->work_exposure_per_s, work_key ? "written as network." : "not written",
+                work_key ? work_key : " (--network none)",
+                work_key ? ", a lognormal of that mean with sigma 1 (a choice: only the mean is identified)" : "");
+  else if (c->have_work_delay)
+    comment_add(cm, "work distribution: no one-miner fork; mean below %.4g ms (upper end of the interval), not written",
+                c->work_delay_mean_ms.hi);
+  comment_add(cm, "network link latencies, jitter and relay times: not identifiable from the vantage points' "
+                  "delays without simulating the network (see calibration.vantage_delays_ms); not written");
   json_object_set_new(m, "comment", cm);
 
-  if (c->have_mean)
-    json_object_set_new(m, "chain", json_pack("{s:o}", "target_interval_s", num(c->target_interval_s.value)));
+  if (c->have_mean) {
+    json_t *ch = json_pack("{s:o}", "target_interval_s", num(c->target_interval_s.value));
+    if (c->have_empty_window) json_object_set_new(ch, "empty_window_ms", json_real(c->empty_window_ms.value));
+    json_object_set_new(m, "chain", ch);
+  }
+  if (work_key && c->have_work_delay && c->one_miner_forks > 0) {
+    double sigma = SIM_CALIB_WORK_SIGMA, median = c->work_delay_mean_ms.value * exp(-sigma * sigma / 2);
+    json_object_set_new(m, "network",
+                        json_pack("{s:{s:s, s:f, s:f}}", work_key, "model", "lognormal", "median_ms",
+                                  CLAMP(median, 1e-6, 1e7), "sigma", sigma));
+  }
   json_t *pools = json_array();
   for (guint i = 0; i < c->n_pools; i++) {
     if (!pool_in_models(c, i)) continue;
@@ -891,6 +1030,8 @@ static void print_txs(const SimCalib *c, FILE *out) {
             c->price_lognormal.fit.ks.d);
 }
 
+static void print_delays(FILE *out, const char *what, uint64_t seen, const SimCalibDelay *ds, guint n);
+
 void sim_calib_print(const SimCalib *c, FILE *out) {
   g_return_if_fail(c != NULL);
   fprintf(out, "block intervals: %zu main-chain header-time differences (%zu zero, %zu negative dropped)\n",
@@ -928,16 +1069,34 @@ void sim_calib_print(const SimCalib *c, FILE *out) {
   } else {
     print_txs(c, out);
   }
+  fprintf(out, "\nwork distribution and empty templates (all pools)\n");
+  if (c->have_empty_window) {
+    fprintf(out, "  empty window ms      ");
+    print_est(out, &c->empty_window_ms);
+    fprintf(out, "   (%" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT " empty blocks)\n", c->empty_total,
+            c->pools_blocks_total);
+  }
+  if (c->have_work_delay) {
+    fprintf(out, "  work delay mean ms   ");
+    print_est(out, &c->work_delay_mean_ms);
+    fprintf(out, "   (%" G_GUINT64_FORMAT " one-miner forks, %.4g expected per s of delay)\n", c->one_miner_forks,
+            c->work_exposure_per_s);
+  }
   if (c->n_vantages == 0) {
     fprintf(out, "\nvantage delays: one vantage point (the delays need two or more)\n");
     return;
   }
+  print_delays(out, "blocks", c->blocks_seen_by_all, c->delays, c->n_vantages);
+  print_delays(out, "transactions", c->txs_seen_by_all, c->tx_delays, c->n_vantages);
+}
+
+static void print_delays(FILE *out, const char *what, uint64_t seen, const SimCalibDelay *ds, guint n) {
   fprintf(out,
-          "\ndelay after first observation, ms (%" G_GUINT64_FORMAT
-          " blocks seen by all; first observer left out)\n",
-          c->blocks_seen_by_all);
-  for (guint v = 0; v < c->n_vantages; v++) {
-    const SimCalibDelay *d = &c->delays[v];
+          "\n%s: delay after first observation, ms (%" G_GUINT64_FORMAT
+          " seen by all; first observer left out)\n",
+          what, seen);
+  for (guint v = 0; v < n; v++) {
+    const SimCalibDelay *d = &ds[v];
     fprintf(out, "  %s: n %zu (%zu zero), median %.1f, mean %.1f, p90 %.1f, p99 %.1f\n", d->name, d->n,
             d->zeros, d->median, d->mean, d->p90, d->p99);
     print_fit_row(out, "lognormal", &d->lognormal, d->best && strcmp(d->best, "lognormal") == 0);

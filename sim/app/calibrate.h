@@ -44,7 +44,31 @@
  *    smallest value − q/2, k <= min(n, 1000) chosen by AIC. Each with log-likelihood, AIC and KS D and p (the
  *    histogram's CDF is linear within a bin); the best is the smallest AIC.
  *    Report only: no scenario key takes them directly (a lognormal gives a "delay" model's median_ms and
- *    sigma, shown in the report as "as_delay_model").
+ *    sigma, shown in the report as "as_delay_model"). The same fits, per vantage point, of the delay after
+ *    the first observation of each transaction every vantage point logged ("tx_delays_ms").
+ *    Why report only: a vantage point's delay is the end of a many-hop relay (latencies of every link on
+ *    the way, jitter, verification and import time, bandwidth, the topology) measured against the first of
+ *    the other vantage points, not against the mining time (header times are whole seconds from the miners'
+ *    clocks). A per-link latency scale, the jitter's shape and the relay's processing times all add per
+ *    hop and cannot be told apart from these differences without simulating the network; a common
+ *    offset of every delay cancels altogether.
+ *  - Work distribution (network.stratum of a geo network, network.own_work of a pool-delay one). Not
+ *    visible in the vantage points' timings, but in its effect: after a pool finds a block its own miners
+ *    keep mining on the old parent for a work-distribution delay D, so it finds a second block at the same
+ *    height (a one-miner fork) with probability 1 − E[exp(−λ_p D)] ≈ λ_p E[D], λ_p = s_p / T_all its rate
+ *    (s_p its main share, T_all = target_interval_s, the mean time between all blocks). With K one-miner
+ *    forks over N_p blocks of each pool: E[D] = K / X, X = Σ_p N_p s_p / T_all, interval Garwood's on K
+ *    divided by X (the shares' and T_all's errors left out: with K in the tens they add well under a tenth).
+ *    The models file writes it only where SimCalib.network says which key takes it (`sim calibrate
+ *    --network`): network.stratum of a geo network or network.own_work of a pool-delay one; each of these
+ *    keys is unknown to the other network, so no default can suit both.
+ *    Identified: the mean only (one count), biased low by about λ E[D²] / 2E[D] (2% at 2019's shares and
+ *    a lognormal of median 425 ms, sigma 1); forks between two miners of one pool (a pool of several
+ *    miners, "miners" > 1) are counted too and bias it high. The models file writes it as a lognormal of
+ *    that mean with sigma SIM_CALIB_WORK_SIGMA (a choice: the shape is not identified), median =
+ *    mean × exp(−sigma²/2); only when K >= 1.
+ *  - Empty window, all pools together: empty / all blocks e (Wilson) and w = −T·log(1 − e), its interval
+ *    the same map of e's ends (T's error left out), written as chain.empty_window_ms.
  * A part without enough data (fewer than 2 values, all equal, no span) is reported with the reason and its
  * scenario keys are left out of the models file, so the including scenario's defaults apply.
  */
@@ -62,6 +86,14 @@ G_BEGIN_DECLS
 
 #define SIM_CALIB_N_TYPES 3         /* TX, MC, CC (OBS_TX_*) */
 #define SIM_CALIB_N_PRICE_CLASSES 5 /* 0, (0,20), [20,25), [25,105), >=105 gwei */
+#define SIM_CALIB_WORK_SIGMA 1.0    /* sigma of the work-distribution lognormal written (not identified) */
+
+/* Which key of the network section takes the work-distribution delay in the models file. */
+typedef enum {
+  SIM_CALIB_NET_GEO = 0,    /* network.stratum */
+  SIM_CALIB_NET_POOL_DELAY, /* network.own_work */
+  SIM_CALIB_NET_NONE,       /* none: report only */
+} SimCalibNetwork;
 
 /* One pool's block counts. */
 typedef struct {
@@ -69,6 +101,7 @@ typedef struct {
   uint64_t main_blocks; /* its main-chain blocks */
   uint64_t blocks;      /* all its blocks (main, uncles, unreferenced) */
   uint64_t empty;       /* its empty blocks among `blocks` */
+  uint64_t one_miner_forks; /* heights where it has two or more blocks */
 } SimCalibPoolCounts;
 
 /* What the fits read. Arrays are borrowed for the call. */
@@ -93,6 +126,10 @@ typedef struct {
   const double *const *delays_ms;
   const size_t *n_delays;
   uint64_t blocks_seen_by_all;
+  /* The same for transactions (NULL when none) */
+  const double *const *tx_delays_ms;
+  const size_t *n_tx_delays;
+  uint64_t txs_seen_by_all;
 } SimCalibInput;
 
 /* A maximum-likelihood fit, or why there is none. */
@@ -175,6 +212,19 @@ typedef struct {
   uint64_t blocks_seen_by_all;
   guint n_vantages;
   SimCalibDelay *delays;
+  uint64_t txs_seen_by_all;
+  SimCalibDelay *tx_delays; /* n_vantages */
+  /* Empty window, all pools */
+  uint64_t empty_total;
+  AnEstimate empty_share_all;   /* NAN when no block */
+  AnEstimate empty_window_ms;   /* valid when have_empty_window */
+  gboolean have_empty_window;
+  /* Work distribution from one-miner forks */
+  uint64_t one_miner_forks;
+  double work_exposure_per_s;   /* X above */
+  gboolean have_work_delay;
+  AnEstimate work_delay_mean_ms;
+  SimCalibNetwork network;      /* where the models file writes it (sim_calib_fit sets none; set it after) */
 } SimCalib;
 
 /* Fits everything `in` has data for. Fails (SIM_REPLAY_ERROR_INPUT) only when there is nothing at all:
