@@ -187,7 +187,8 @@ static const SimParamSpec healing_params[] = {
      .offset = offsetof(SimSyncWork, change_reads_per_s),
      .help = "trie-node reads per second of chain time that the state changes cause: state changes per "
              "second x trie nodes per change, only the product matters (fitted on mid-end alone: 10 k IOPS "
-             "x 1:20 of healing / (4:35 of snap + 1:20) = 2253.5); healing never ends below this repair rate"},
+             "x 1:20 of healing / (4:35 of snap + 1:20) = 2253.5); healing never ends when its read rate is "
+             "at or below this"},
 };
 WORK_TABLE(headers_params, 20, HIGH_NET(20, 87), MID_READS(103), OLD_CPU(87),
            "rate peers serve it (calibrated: 20 GB in high-end's 1:27)");

@@ -9,13 +9,13 @@
  *   writes   write_gb · 1000 / disk_write_mbps                                 s
  *   CPU      cpu_core_h · 3600 / min(vcpus, threads)                           s  (threads 0: all vCPUs)
  *
- * (the resources overlap; the slowest binds). A single-threaded reader reaches single_thread_iops (≈ 12.5 k on
- * an SSD, Nethermind's talk), however fast the disk.
+ * (the resources overlap; the slowest binds). A single-threaded reader reaches single_thread_iops (≈ 12.5 k
+ * on an SSD, Nethermind's talk), however fast the disk.
  *
  * Healing repairs the trie nodes that changed on chain while the snap phase ran, and the chain keeps changing
- * while healing runs. With a the chain's change rate in trie-node reads per second (state changes per second ×
- * trie nodes per change: `change_reads_per_s`; only the product matters), T_s the snap phase's time and
- * R = min(disk_iops, readers · single_thread_iops) the repair rate, round 0 repairs W0 = read_mops·1e6 + a·T_s
+ * while healing runs. With a the chain's change rate in trie-node reads per second (state changes per second
+ * × trie nodes per change: `change_reads_per_s`; only the product matters), T_s the snap phase's time and R =
+ * min(disk_iops, readers · single_thread_iops) the repair rate, round 0 repairs W0 = read_mops·1e6 + a·T_s
  * reads in W0/R seconds, during which a·W0/R more nodes change, and so on: a geometric series with ratio a/R,
  *
  *   T_heal = (W0/R) · Σ_k (a/R)^k = W0 / (R − a)   when R > a,   never (+inf) when R <= a.
@@ -76,11 +76,11 @@ typedef struct {
 /* The work of one phase. Fields are the JSON keys. */
 typedef struct {
   double download_gb;
-  double peer_mbps;              /* how fast peers serve this data */
-  double read_mops;              /* random reads, millions */
-  double change_reads_per_s;     /* healing only: trie-node reads per second of chain time that the state
-                                    changes cause (a above); the phase never ends when its repair rate is <= a */
-  int64_t readers;               /* reader threads; 0: one per vCPU */
+  double peer_mbps;          /* how fast peers serve this data */
+  double read_mops;          /* random reads, millions */
+  double change_reads_per_s; /* healing only: trie-node reads per second of chain time that the state
+                                changes cause (a above); the phase never ends when its repair rate is <= a */
+  int64_t readers;           /* reader threads; 0: one per vCPU */
   double write_gb;
   double cpu_core_h; /* CPU work, core-hours */
   int64_t threads;   /* CPU parallelism; 0: all vCPUs */
@@ -109,9 +109,9 @@ typedef struct {
 
 typedef struct {
   SimSyncPhaseTime phase[SIM_SYNC_N_PHASES];
-  double head_s; /* snap + healing: time to follow the head (+inf: never) */
-  double full_s; /* max(head, old_headers) + old_bodies + old_receipts (+inf: never) */
-  double heal_repair_iops; /* R: healing's read rate on this machine */
+  double head_s;                  /* snap + healing: time to follow the head (+inf: never) */
+  double full_s;                  /* max(head, old_headers) + old_bodies + old_receipts (+inf: never) */
+  double heal_repair_iops;        /* R: healing's read rate on this machine */
   double heal_change_reads_per_s; /* a: what the chain adds to repair per second */
   double heal_work_mreads; /* W0: what snap left to repair, millions of reads (read_mops + a · T_s / 1e6) */
 } SimSyncResult;

@@ -79,7 +79,8 @@ static int sync_machine(int argc, char **argv, const char *command) {
        "FILE"},
       {"csv", 0, 0, G_OPTION_ARG_NONE, &csv, "Comma-separated output instead of the aligned table", NULL},
       G_OPTION_ENTRY_NULL};
-  g_autoptr(GOptionContext) ctx = g_option_context_new("MACHINE.json | threshold | ibd | describe - node sync time");
+  g_autoptr(GOptionContext) ctx =
+      g_option_context_new("MACHINE.json | threshold | ibd | describe - node sync time");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_set_description(
       ctx,
@@ -89,11 +90,13 @@ static int sync_machine(int argc, char **argv, const char *command) {
       "sim sync ibd [--machines 1,2,4,8]      out-of-order IBD across machines ('sim sync ibd --help')\n"
       "sim sync describe                      the keys of machine and chain files\n\n"
       "Phase time = max(network, reads, writes, cpu); healing's reads = a x T_snap / (R - a), never when\n"
-      "R <= a; head = snap + healing; full = max(head, old_headers) + old_bodies + old_receipts. Bad files: 'FILE:line:col: message' or 'FILE: $.path: message', exit 2.\n"
+      "R <= a; head = snap + healing; full = max(head, old_headers) + old_bodies + old_receipts. Bad files: "
+      "'FILE:line:col: message' or 'FILE: $.path: message', exit 2.\n"
       "Shipped machines: scenarios/sync/{high-end,mid-end,old-spec}.json; chain: "
       "scenarios/sync/mainnet-2023.json.");
   if (!sim_cli_parse(ctx, CMD, &argc, &argv)) return SIM_EXIT_USAGE;
-  if (argc < 2) return sim_cli_usage_error(CMD, "missing MACHINE (a JSON file), 'threshold', 'ibd' or 'describe'");
+  if (argc < 2)
+    return sim_cli_usage_error(CMD, "missing MACHINE (a JSON file), 'threshold', 'ibd' or 'describe'");
   if (argc > 2) return sim_cli_usage_error(CMD, "unexpected argument '%s'", argv[2]);
 
   g_autoptr(SimSyncMachine) m = NULL;
@@ -112,10 +115,11 @@ static int sync_machine(int argc, char **argv, const char *command) {
   printf("# phase time = max(network, reads, writes, cpu) in minutes; head = snap + healing (published: "
          "attestation); full = max(head, old_headers) + old_bodies + old_receipts\n");
   if (r.heal_change_reads_per_s > 0)
-    printf("# healing: %.6g M reads left by snap, repaired at R = %.6g reads/s while the chain adds a = %.6g/s: "
-           "reads = W0 / (R - a)%s\n",
-           r.heal_work_mreads, r.heal_repair_iops, r.heal_change_reads_per_s,
-           r.heal_repair_iops > r.heal_change_reads_per_s ? "" : ": R <= a, never converges");
+    printf(
+        "# healing: %.6g M reads left by snap, repaired at R = %.6g reads/s while the chain adds a = %.6g/s: "
+        "reads = W0 / (R - a)%s\n",
+        r.heal_work_mreads, r.heal_repair_iops, r.heal_change_reads_per_s,
+        r.heal_repair_iops > r.heal_change_reads_per_s ? "" : ": R <= a, never converges");
   const double *pub = m->published_min;
   gboolean all_pub = TRUE;
   for (guint p = 0; p < SIM_SYNC_N_PHASES; p++)
@@ -158,18 +162,22 @@ static int sync_threshold(int argc, char **argv, const char *command) {
       g_option_context_new("MACHINE.json - the disk IOPS below which snap sync never catches up");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_set_description(
-      ctx, "For each disk IOPS, the machine's snap and healing times and whether healing converges:\n"
-           "T_heal = W0 / (R - a), W0 = a x T_snap (what changed during snap), R = min(disk IOPS, readers x\n"
-           "single-thread IOPS) the repair rate, a the chain's change_reads_per_s. Below R = a it never does.");
+      ctx,
+      "For each disk IOPS, the machine's snap and healing times and whether healing converges:\n"
+      "T_heal = W0 / (R - a), W0 = a x T_snap (what changed during snap), R = min(disk IOPS, readers x\n"
+      "single-thread IOPS) the repair rate, a the chain's change_reads_per_s. Below R = a it never does.");
   if (!sim_cli_parse(ctx, "sync threshold", &argc, &argv)) return SIM_EXIT_USAGE;
   if (argc < 2) return sim_cli_usage_error("sync threshold", "missing MACHINE (a JSON file)");
   if (argc > 2) return sim_cli_usage_error("sync threshold", "unexpected argument '%s'", argv[2]);
   if (readers != -1 && !(readers >= 0 && readers <= 1000000))
-    return sim_cli_usage_error("sync threshold", "--readers must be in [0, 1000000] (got %" G_GINT64_FORMAT ")",
-                               readers);
+    return sim_cli_usage_error("sync threshold",
+                               "--readers must be in [0, 1000000] (got %" G_GINT64_FORMAT ")", readers);
   g_autoptr(GArray) list = g_array_new(FALSE, FALSE, sizeof(gint64));
-  if (!sim_cli_parse_int_list("sync threshold", "--iops", iops_arg ? iops_arg : "1000,2000,2250,2300,2500,3000,"
-                              "5000,10000,20000,40000,100000", 1, 1000000000, "", list))
+  if (!sim_cli_parse_int_list("sync threshold", "--iops",
+                              iops_arg ? iops_arg
+                                       : "1000,2000,2250,2300,2500,3000,"
+                                         "5000,10000,20000,40000,100000",
+                              1, 1000000000, "", list))
     return SIM_EXIT_USAGE;
   g_autoptr(SimSyncMachine) m = NULL;
   g_autoptr(SimSyncChain) chain = NULL;
@@ -180,14 +188,16 @@ static int sync_threshold(int argc, char **argv, const char *command) {
   double readers_iops = (double)(h->readers > 0 ? h->readers : m->vcpus) * m->single_thread_iops;
 
   print_header(command);
-  printf("# machine: %s: %" G_GINT64_FORMAT " vCPU, %.10g IOPS per reader thread; healing readers: %"
-         G_GINT64_FORMAT " (%.10g reads/s at most)\n",
+  printf("# machine: %s: %" G_GINT64_FORMAT
+         " vCPU, %.10g IOPS per reader thread; healing readers: %" G_GINT64_FORMAT
+         " (%.10g reads/s at most)\n",
          m->name && *m->name ? m->name : argv[1], m->vcpus, m->single_thread_iops,
          h->readers > 0 ? h->readers : m->vcpus, readers_iops);
   printf("# chain: %s: healing's change rate a = %.10g trie-node reads/s\n",
          chain->name && *chain->name ? chain->name : chain_path, h->change_reads_per_s);
   if (isinf(thr))
-    printf("# threshold: never catches up at any disk IOPS (the readers' %.10g reads/s <= a)\n", readers_iops);
+    printf("# threshold: never catches up at any disk IOPS (the readers' %.10g reads/s <= a)\n",
+           readers_iops);
   else
     printf("# threshold: healing never converges below %.10g disk IOPS\n", thr);
   if (csv)
@@ -203,10 +213,12 @@ static int sync_threshold(int argc, char **argv, const char *command) {
     const char *ok = isfinite(r.head_s) ? "yes" : "no";
     if (csv)
       printf("%.10g,%.10g,%.3f,%.3f,%.3f,%s,%s\n", m->disk_iops, r.heal_repair_iops,
-             r.phase[SIM_SYNC_SNAP].time_s / 60, r.phase[SIM_SYNC_HEALING].time_s / 60, r.head_s / 60, hm, ok);
+             r.phase[SIM_SYNC_SNAP].time_s / 60, r.phase[SIM_SYNC_HEALING].time_s / 60, r.head_s / 60, hm,
+             ok);
     else
       printf("%10.10g %12.10g %10.1f %12.1f %10.1f %9s %s\n", m->disk_iops, r.heal_repair_iops,
-             r.phase[SIM_SYNC_SNAP].time_s / 60, r.phase[SIM_SYNC_HEALING].time_s / 60, r.head_s / 60, hm, ok);
+             r.phase[SIM_SYNC_SNAP].time_s / 60, r.phase[SIM_SYNC_HEALING].time_s / 60, r.head_s / 60, hm,
+             ok);
   }
   return SIM_EXIT_OK;
 }

@@ -97,8 +97,8 @@ static void test_pipeline_hand(void) {
   c.phase[SIM_SYNC_OLD_HEADERS].cpu_core_h = 1;
   sim_sync_run(&m, &c, &r);
   CU_ASSERT_DOUBLE_EQUAL(r.full_s, (110 + 40 + 60) * 60, 1e-6);
-  /* The chain changes 5 k trie nodes a second; 100 min of snap leave W0 = 5000 x 6000 = 30 M reads, repaired at
-   * R = 1 M/s while 5 k/s more change: 30e6 / (1e6 - 5e3) = 30.150754 s, below healing's 600 s of CPU. */
+  /* The chain changes 5 k trie nodes a second; 100 min of snap leave W0 = 5000 x 6000 = 30 M reads, repaired
+   * at R = 1 M/s while 5 k/s more change: 30e6 / (1e6 - 5e3) = 30.150754 s, below healing's 600 s of CPU. */
   c.phase[SIM_SYNC_HEALING].change_reads_per_s = 5000;
   sim_sync_run(&m, &c, &r);
   CU_ASSERT_DOUBLE_EQUAL(r.phase[SIM_SYNC_HEALING].read_s, 30e6 / 995e3, 1e-9);
@@ -152,8 +152,8 @@ static void test_heal_series(void) {
   CU_ASSERT_DOUBLE_EQUAL(sim_sync_heal_threshold_iops(mid, chain), 0, 0);
 }
 
-/* The "never catches up" curve on mid-end (8 vCPU) with the built-in chain, by disk IOPS. Expected values from
- * this independent python3 snippet (snap = max(network 80 GB at 90.395 Mb/s = 118 min, reads 165 M / R,
+/* The "never catches up" curve on mid-end (8 vCPU) with the built-in chain, by disk IOPS. Expected values
+ * from this independent python3 snippet (snap = max(network 80 GB at 90.395 Mb/s = 118 min, reads 165 M / R,
  * writes 80 GB at 500 MB/s, CPU 8.966667 core-h / 8); healing = a snap / (R - a), a = 10000 x 80 / 355):
  *   a = 10000 * 80 / 355
  *   for I in (2250, 2300, 3000, 5000, 20000, 100000):
@@ -164,9 +164,9 @@ static void test_heal_series(void) {
 static void test_heal_threshold_curve(void) {
   g_autoptr(SimSyncChain) chain = sim_sync_chain_new_default();
   g_autoptr(SimSyncMachine) m = sim_sync_machine_new_class("mid-end");
-  const double want[][3] = {{2250, 1222.2222222, INFINITY}, {2300, 1195.6521739, 57971.0144928},
+  const double want[][3] = {{2250, 1222.2222222, INFINITY},    {2300, 1195.6521739, 57971.0144928},
                             {3000, 916.6666667, 2767.2955975}, {5000, 550, 451.2820513},
-                            {20000, 137.5, 17.4603175},       {100000, 118, 2.7204611}};
+                            {20000, 137.5, 17.4603175},        {100000, 118, 2.7204611}};
   for (guint i = 0; i < G_N_ELEMENTS(want); i++) {
     m->disk_iops = want[i][0];
     SimSyncResult r;
