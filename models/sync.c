@@ -32,8 +32,9 @@ const char *sim_sync_bound_name(SimSyncBound bound) {
 /* ---- Parameter tables ----
  * Rates have physical lower bounds, not just "> 0": every phase time divides work by a rate, and a rate of
  * 1e-300 made it inf (printed as inf and a negative h:mm). With work at most 1e9 (GB, M reads, core-h) and
- * rates at least these, the longest phase (healing, whose reads grow with the snap minutes) stays below
- * 1e30 s: finite, however absurd. */
+ * rates at least these, every phase but healing stays below 1e16 s: finite, however absurd. Healing is +inf
+ * exactly when its repair rate does not exceed the chain's change rate (it never converges: the model's
+ * answer, not an overflow); otherwise W0 / (R − a) with R − a at least one ulp of 1e9 stays below 1e50 s. */
 #define SYNC_MIN_IOPS 1.0   /* 1 random read per second: slower than any disk ever sold */
 #define SYNC_MIN_MBPS 0.001 /* 1 kbit/s or 1 kB/s: slower than a 1990s modem */
 
@@ -108,7 +109,7 @@ static const char *const chain_extra[] = {"comment", "phases", NULL};
 #define MID_READS(min) ((min)*MIN_S * 10000.0 / 1e6)
 #define OLD_CPU(min) ((min)*MIN_S * 2.0 / 3600.0)
 
-#define WORK_ROWS(gb, peer, reads, cpu, net_help, reads_help)                                                \
+#define WORK_ROWS(gb, peer, reads, cpu, net_help, reads_help, cpu_help)                                                \
   {.name = "download_gb",                                                                                    \
    .type = SIM_PARAM_NUMBER,                                                                                 \
    .unit = "GB",                                                                                             \
@@ -156,30 +157,38 @@ static const char *const chain_extra[] = {"comment", "phases", NULL};
        .max = 1e9,                                                                                           \
        .def = cpu,                                                                                           \
        .offset = offsetof(SimSyncWork, cpu_core_h),                                                          \
-       .help = "CPU work (calibrated: old-spec's time x 2 vCPUs)"},                                          \
+       .help = cpu_help},                                                                                    \
   {                                                                                                          \
     .name = "threads", .type = SIM_PARAM_INT, .unit = "", .min = 0, .max = 1e6, .def = 0,                    \
     .offset = offsetof(SimSyncWork, threads), .help = "CPU parallelism (0: all vCPUs)"                       \
   }
 
 #define READS_HELP "random reads, millions (calibrated: mid-end's time x 10 k IOPS)"
+#define CPU_HELP "CPU work (calibrated: old-spec's time x 2 vCPUs)"
 #define WORK_TABLE(ident, gb, peer, reads, cpu, net_help)                                                    \
-  static const SimParamSpec ident[] = {WORK_ROWS(gb, peer, reads, cpu, net_help, READS_HELP)}
+  static const SimParamSpec ident[] = {WORK_ROWS(gb, peer, reads, cpu, net_help, READS_HELP, CPU_HELP)}
+
+/* Healing's one fitted constant, from mid-end alone (10 k IOPS, 8 readers: R = 10 k; snap 4:35, healing 1:20):
+ * T_heal = a T_s / (R − a) solved for a = R T_heal / (T_s + T_heal) = 10000 x 80 / 355 = 2253.5 reads/s. */
+#define MID_HEAL_CHANGE_RATE (10000.0 * 80 / (275 + 80))
 
 WORK_TABLE(snap_params, 80, HIGH_NET(80, 118), MID_READS(275), OLD_CPU(269),
            "rate peers serve it (calibrated: 80 GB in high-end's 1:58)");
 static const SimParamSpec healing_params[] = {
-    WORK_ROWS(0, 1000, 0, OLD_CPU(25), "rate peers serve it (healing's download is not published: 0 GB)",
-              "random reads, millions, besides those per snap minute"),
-    {.name = "read_mops_per_snap_min",
+    WORK_ROWS(0, 1000, 0, 0, "rate peers serve it (healing's download is not published: 0 GB)",
+              "random reads, millions, to repair besides what changed during snap (0: all of it did)",
+              "CPU work (0: healing is modelled by its reads alone)"),
+    {.name = "change_reads_per_s",
      .type = SIM_PARAM_NUMBER,
-     .unit = "M/min",
+     .unit = "1/s",
      .min = 0,
      .max = 1e9,
-     .def = MID_READS(80) / 275,
-     .offset = offsetof(SimSyncWork, read_mops_per_snap_min),
-     .help = "random reads per minute the snap phase took: the state that changed meanwhile (calibrated: "
-             "mid-end's 1:20 x 10 k IOPS over its 4:35 of snap)"},
+     .def = MID_HEAL_CHANGE_RATE,
+     .offset = offsetof(SimSyncWork, change_reads_per_s),
+     .help = "trie-node reads per second of chain time that the state changes cause: state changes per "
+             "second x trie nodes per change, only the product matters (fitted on mid-end alone: 10 k IOPS "
+             "x 1:20 of healing / (4:35 of snap + 1:20) = 2253.5); healing never ends when its read rate is "
+             "at or below this"},
 };
 WORK_TABLE(headers_params, 20, HIGH_NET(20, 87), MID_READS(103), OLD_CPU(87),
            "rate peers serve it (calibrated: 20 GB in high-end's 1:27)");
@@ -424,10 +433,31 @@ static double iops_effective(const SimSyncMachine *m, int64_t readers) {
   return MIN(m->disk_iops, r * m->single_thread_iops);
 }
 
-void sim_sync_phase_time(const SimSyncMachine *m, const SimSyncWork *w, SimSyncPhaseTime *out) {
+double sim_sync_heal_s(double w0_reads, double change_reads_per_s, double repair_iops) {
+  if (!(w0_reads > 0)) return 0;
+  /* The geometric series sum_k (a/R)^k converges only for a < R. */
+  if (!(repair_iops > change_reads_per_s)) return INFINITY;
+  return w0_reads / (repair_iops - change_reads_per_s);
+}
+
+double sim_sync_heal_threshold_iops(const SimSyncMachine *m, const SimSyncChain *chain) {
+  const SimSyncWork *w = &chain->phase[SIM_SYNC_HEALING];
+  double a = w->change_reads_per_s;
+  if (!(a > 0)) return 0;
+  double r = (double)(w->readers > 0 ? w->readers : m->vcpus);
+  return r * m->single_thread_iops > a ? a : INFINITY;
+}
+
+void sim_sync_phase_time(const SimSyncMachine *m, const SimSyncWork *w, double changing_s,
+                         SimSyncPhaseTime *out) {
   double net_bps = MIN(w->peer_mbps, m->net_mbps) * 1e6;
   out->net_s = w->download_gb > 0 ? w->download_gb * 8e9 / net_bps : 0;
-  out->read_s = w->read_mops * 1e6 / iops_effective(m, w->readers);
+  double iops = iops_effective(m, w->readers);
+  if (w->change_reads_per_s > 0)
+    out->read_s =
+        sim_sync_heal_s(w->read_mops * 1e6 + w->change_reads_per_s * changing_s, w->change_reads_per_s, iops);
+  else
+    out->read_s = w->read_mops * 1e6 / iops;
   out->write_s = w->write_gb * 1e9 / (m->disk_write_mbps * 1e6);
   double cores = (double)(w->threads > 0 ? MIN(w->threads, m->vcpus) : m->vcpus);
   out->cpu_s = w->cpu_core_h * 3600 / cores;
@@ -442,13 +472,15 @@ void sim_sync_phase_time(const SimSyncMachine *m, const SimSyncWork *w, SimSyncP
 }
 
 void sim_sync_run(const SimSyncMachine *machine, const SimSyncChain *chain, SimSyncResult *out) {
-  double snap_min = 0;
   for (guint p = 0; p < SIM_SYNC_N_PHASES; p++) {
-    SimSyncWork w = chain->phase[p];
-    w.read_mops += w.read_mops_per_snap_min * snap_min;
-    sim_sync_phase_time(machine, &w, &out->phase[p]);
-    if (p == SIM_SYNC_SNAP) snap_min = out->phase[p].time_s / 60;
+    /* Healing repairs what changed during snap; the other phases (after the head) do not depend on it. */
+    double changing_s = p == SIM_SYNC_HEALING ? out->phase[SIM_SYNC_SNAP].time_s : 0;
+    sim_sync_phase_time(machine, &chain->phase[p], changing_s, &out->phase[p]);
   }
+  const SimSyncWork *h = &chain->phase[SIM_SYNC_HEALING];
+  out->heal_repair_iops = iops_effective(machine, h->readers);
+  out->heal_change_reads_per_s = h->change_reads_per_s;
+  out->heal_work_mreads = h->read_mops + h->change_reads_per_s * out->phase[SIM_SYNC_SNAP].time_s / 1e6;
   out->head_s = out->phase[SIM_SYNC_SNAP].time_s + out->phase[SIM_SYNC_HEALING].time_s;
   out->full_s = MAX(out->head_s, out->phase[SIM_SYNC_OLD_HEADERS].time_s) +
                 out->phase[SIM_SYNC_OLD_BODIES].time_s + out->phase[SIM_SYNC_OLD_RECEIPTS].time_s;
@@ -478,11 +510,14 @@ void sim_sync_calibrate(const SimSyncMachine *net_ref, const SimSyncMachine *rea
     w->write_gb = download_gb[p];
     w->peer_mbps = download_gb[p] > 0 ? download_gb[p] * 8000 / (net_ref->published_min[p] * 60) : 1000;
     w->read_mops = read_ref->published_min[p] * 60 * iops_effective(read_ref, 0) / 1e6;
-    if (p == SIM_SYNC_HEALING) {
-      w->read_mops_per_snap_min = w->read_mops / read_ref->published_min[SIM_SYNC_SNAP];
-      w->read_mops = 0;
-    }
     w->cpu_core_h = cpu_ref->published_min[p] * 60 * (double)cpu_ref->vcpus / 3600;
+    if (p == SIM_SYNC_HEALING) {
+      /* One constant, from read_ref alone: R T_heal = a (T_s + T_heal). */
+      double ts = read_ref->published_min[SIM_SYNC_SNAP], th = read_ref->published_min[SIM_SYNC_HEALING];
+      w->change_reads_per_s = iops_effective(read_ref, 0) * th / (ts + th);
+      w->read_mops = 0;
+      w->cpu_core_h = 0;
+    }
   }
 }
 

@@ -9,9 +9,20 @@
  *   writes   write_gb · 1000 / disk_write_mbps                                 s
  *   CPU      cpu_core_h · 3600 / min(vcpus, threads)                           s  (threads 0: all vCPUs)
  *
- * (the resources overlap; the slowest binds). Healing repairs the state that changed while snap ran, so its
- * reads grow with the snap phase's time: read_mops + read_mops_per_snap_min · snap minutes. A single-threaded
- * reader reaches single_thread_iops (≈ 12.5 k on an SSD, Nethermind's talk), however fast the disk. Phases
+ * (the resources overlap; the slowest binds). A single-threaded reader reaches single_thread_iops (≈ 12.5 k
+ * on an SSD, Nethermind's talk), however fast the disk.
+ *
+ * Healing repairs the trie nodes that changed on chain while the snap phase ran, and the chain keeps changing
+ * while healing runs. With a the chain's change rate in trie-node reads per second (state changes per second
+ * × trie nodes per change: `change_reads_per_s`; only the product matters), T_s the snap phase's time and R =
+ * min(disk_iops, readers · single_thread_iops) the repair rate, round 0 repairs W0 = read_mops·1e6 + a·T_s
+ * reads in W0/R seconds, during which a·W0/R more nodes change, and so on: a geometric series with ratio a/R,
+ *
+ *   T_heal = (W0/R) · Σ_k (a/R)^k = W0 / (R − a)   when R > a,   never (+inf) when R <= a.
+ *
+ * (Equivalently the fixed point T_heal = (W0 + a·T_heal)/R.) So a slow disk lengthens snap (more to heal) and
+ * slows the repair; at R <= a the node never catches up: on a machine whose readers are not the limit
+ * (readers · single_thread_iops > a) that is every disk below a IOPS (sim_sync_heal_threshold_iops()). Phases
  * combine as Nethermind runs them:
  *
  *   head (time to follow the head) = snap + healing
@@ -65,11 +76,11 @@ typedef struct {
 /* The work of one phase. Fields are the JSON keys. */
 typedef struct {
   double download_gb;
-  double peer_mbps;              /* how fast peers serve this data */
-  double read_mops;              /* random reads, millions */
-  double read_mops_per_snap_min; /* healing only: more reads per minute the snap phase took (state that
-                                    changed meanwhile) */
-  int64_t readers;               /* reader threads; 0: one per vCPU */
+  double peer_mbps;          /* how fast peers serve this data */
+  double read_mops;          /* random reads, millions */
+  double change_reads_per_s; /* healing only: trie-node reads per second of chain time that the state
+                                changes cause (a above); the phase never ends when its repair rate is <= a */
+  int64_t readers;           /* reader threads; 0: one per vCPU */
   double write_gb;
   double cpu_core_h; /* CPU work, core-hours */
   int64_t threads;   /* CPU parallelism; 0: all vCPUs */
@@ -98,8 +109,11 @@ typedef struct {
 
 typedef struct {
   SimSyncPhaseTime phase[SIM_SYNC_N_PHASES];
-  double head_s; /* snap + healing: time to follow the head */
-  double full_s; /* max(head, old_headers) + old_bodies + old_receipts */
+  double head_s;                  /* snap + healing: time to follow the head (+inf: never) */
+  double full_s;                  /* max(head, old_headers) + old_bodies + old_receipts (+inf: never) */
+  double heal_repair_iops;        /* R: healing's read rate on this machine */
+  double heal_change_reads_per_s; /* a: what the chain adds to repair per second */
+  double heal_work_mreads; /* W0: what snap left to repair, millions of reads (read_mops + a · T_s / 1e6) */
 } SimSyncResult;
 
 typedef enum { SIM_SYNC_TARGET_HEAD, SIM_SYNC_TARGET_FULL } SimSyncTarget;
@@ -137,20 +151,38 @@ void sim_sync_describe(GString *out);
 
 /* ---- The model ---- */
 
-void sim_sync_phase_time(const SimSyncMachine *machine, const SimSyncWork *work, SimSyncPhaseTime *out);
+/* One phase's time. `changing_s` is how long the state was already changing before the phase started (the
+ * snap phase's time for healing); it matters only when work->change_reads_per_s > 0, and then the reads
+ * follow the series above (read_s and time_s +inf when the repair rate is <= change_reads_per_s). */
+void sim_sync_phase_time(const SimSyncMachine *machine, const SimSyncWork *work, double changing_s,
+                         SimSyncPhaseTime *out);
 void sim_sync_run(const SimSyncMachine *machine, const SimSyncChain *chain, SimSyncResult *out);
 
+/* The closed form: seconds to repair `w0_reads` (plus everything that changes meanwhile) at `repair_iops`
+ * while the chain adds `change_reads_per_s`: w0 / (R − a); 0 when w0 is 0; +inf when R <= a and w0 > 0. */
+double sim_sync_heal_s(double w0_reads, double change_reads_per_s, double repair_iops);
+
+/* The disk IOPS below which healing never converges on this machine with this chain (its vCPUs, reader
+ * threads and single_thread_iops as given; disk_iops ignored): change_reads_per_s when the readers alone
+ * could repair faster than that, else +inf (no disk helps: the readers are the limit, as behind one lock);
+ * 0 when healing has no change rate. */
+double sim_sync_heal_threshold_iops(const SimSyncMachine *machine, const SimSyncChain *chain);
+
 /* Wire-in hook: how long a node on `machine` takes to sync `chain` (the built-in chain if NULL) up to
- * `target`, in seconds. For "a node joining during a scenario is unavailable until synced": a scenario
- * gives each joining node a machine class and schedules its availability at join + this. */
+ * `target`, in seconds; +inf when healing never converges. For "a node joining during a scenario is
+ * unavailable until synced": a scenario gives each joining node a machine class and schedules its
+ * availability at join + this. */
 double sim_sync_duration_s(const SimSyncMachine *machine, const SimSyncChain *chain, SimSyncTarget target);
-/* The same for a built-in machine class and the built-in chain, as SimTime; -1 for an unknown class. */
+/* The same for a built-in machine class and the built-in chain, as SimTime (SIM_TIME_MAX for never; the
+ * built-in classes all converge); -1 for an unknown class. */
 SimTime sim_sync_class_duration(const char *machine_class, SimSyncTarget target);
 
 /* Calibration as the shipped chain was made: each resource's work from the machine where that resource
  * is scarcest, assuming it binds there in every phase: peer rates from `net_ref` (download volumes given),
- * random reads from `read_ref` (healing's as reads per snap minute), CPU from `cpu_ref`, each from the
- * machine's published_min. Writes get write_gb = download_gb; readers and threads 0. Fills `out`'s phases. */
+ * random reads from `read_ref`, CPU from `cpu_ref`, each from the machine's published_min. Writes get
+ * write_gb = download_gb; readers and threads 0. Healing has one fitted constant and no other work: its
+ * change rate a from `read_ref` alone, solving T_heal = a·T_s/(R − a) for a = R·T_heal/(T_s + T_heal) with
+ * the published snap and healing times and R its read rate there. Fills `out`'s phases. */
 void sim_sync_calibrate(const SimSyncMachine *net_ref, const SimSyncMachine *read_ref,
                         const SimSyncMachine *cpu_ref, const double download_gb[SIM_SYNC_N_PHASES],
                         SimSyncChain *out);

@@ -7,6 +7,7 @@
 #include "output.h"
 #include "tracemine.h"
 #include "engine.h"
+#include "numa_hw.h"
 #include "output.h"
 #include "params.h"
 #include "run.h"
@@ -66,6 +67,59 @@ static void print_report(const json_t *s, const char *dir) {
          num(s, "sim", "events_per_s") / 1e6);
 }
 
+/* --numa-report's summary: how the engine placed what it placed (first-touch on one node, or interleave with
+ * which weights), and the process's anonymous memory per node from numa_maps, of which the rest (the relay
+ * kernel's edge arrays, the transaction world, the mempools: what the models malloc) is not placed by the
+ * engine but first-touched by the thread that built it. */
+static void numa_how(GString *out, SimEngine *engine) {
+  guint n = sim_engine_numa_report(engine, NULL, 0);
+  g_autofree SimNumaPlacement *pl = g_new0(SimNumaPlacement, MAX(n, 1));
+  n = MIN(n, sim_engine_numa_report(engine, pl, n));
+  guint nodes = n > 0 ? pl[0].n_nodes : 1;
+  gsize local[SIM_NUMA_MAX_NODES_ENGINE] = {0}, placed = 0;
+  g_autoptr(GString) spread = g_string_new(NULL);
+  for (guint i = 0; i < n; i++) {
+    placed += pl[i].bytes;
+    guint top = 0;
+    for (guint k = 1; k < nodes; k++)
+      if (pl[i].intended[k] > pl[i].intended[top]) top = k;
+    if (pl[i].bytes == 0 || pl[i].intended[top] >= (double)pl[i].bytes) {
+      local[top] += pl[i].bytes;
+      continue;
+    }
+    g_string_append_printf(spread, "numa: how: %s, %" G_GSIZE_FORMAT " bytes: weighted interleave, weights",
+                           pl[i].name, pl[i].bytes);
+    for (guint k = 0; k < nodes; k++)
+      g_string_append_printf(spread, " %.4f", pl[i].intended[k] / (double)pl[i].bytes);
+    g_string_append(spread, "\n");
+  }
+  for (guint k = 0; k < nodes; k++)
+    if (local[k])
+      g_string_append_printf(out,
+                             "numa: how: %" G_GSIZE_FORMAT " bytes all on node %u (a worker's own, or one node's "
+                             "share: first-touch or moved there)\n",
+                             local[k], k);
+  g_string_append(out, spread->str);
+  gsize anon[SIM_NUMA_MAX_NODES_ENGINE] = {0}, other = 0, total = 0;
+  g_autoptr(GError) e = NULL;
+  if (!sim_numa_self_anon_bytes(anon, nodes, &other, &e)) {
+    g_string_append_printf(out, "numa: process memory per node: unavailable (%s)\n", e->message);
+    return;
+  }
+  g_string_append(out, "numa: process anonymous memory per node (numa_maps):");
+  for (guint k = 0; k < nodes; k++) {
+    g_string_append_printf(out, " node%u %" G_GSIZE_FORMAT, k, anon[k]);
+    total += anon[k];
+  }
+  total += other;
+  g_string_append_printf(out, "; total %" G_GSIZE_FORMAT "\n", total);
+  g_string_append_printf(out,
+                         "numa: not placed by the engine: %" G_GSIZE_FORMAT " bytes (process total - placed): "
+                         "the models' own arrays (relay kernel, transaction world, mempools), first-touched by "
+                         "the thread that built them\n",
+                         total > placed ? total - placed : 0);
+}
+
 /* What --stats and --numa-report print, formatted while the engine still exists. */
 typedef struct {
   GString *text;
@@ -84,7 +138,10 @@ static void on_engine(void *user, SimEngine *engine, const char *note) {
       sim_engine_get_worker_stats(engine, w, &workers[w]);
     sim_output_engine_stats(r->text, &ws, workers, st.events, note);
   }
-  if (r->numa) sim_output_numa_report(r->text, engine);
+  if (r->numa) {
+    sim_output_numa_report(r->text, engine);
+    numa_how(r->text, engine);
+  }
 }
 
 int sim_cmd_run(int argc, char **argv) {

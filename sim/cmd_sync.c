@@ -1,5 +1,5 @@
-/* cmd_sync.c: `sim sync MACHINE.json` (snap-sync phase times), `sim sync ibd` (multi-machine IBD speedup)
- * and `sim sync describe` (the description files' keys). */
+/* cmd_sync.c: `sim sync MACHINE.json` (snap-sync phase times), `sim sync threshold` (healing's "never catches
+ * up" disk IOPS), `sim sync ibd` (multi-machine IBD speedup) and `sim sync describe` (the files' keys). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,19 +16,20 @@ static void print_header(const char *command) {
   sim_cli_print_header(CMD, command);
 }
 
-/* "7:03" for 423 minutes. In doubles: the bounds of the machine and chain files keep every time finite and
- * >= 0, but not within a long (healing's time can reach 1e27 minutes, and lround overflowed to a negative
- * h:mm). */
+/* "7:03" for 423 minutes; "never" for +inf (healing that does not converge). In doubles: the bounds of the
+ * machine and chain files keep every other time finite and >= 0, but not within a long (a time can reach
+ * 1e48 minutes, and lround overflowed to a negative h:mm). */
 static char *hmm(double minutes) {
+  if (isinf(minutes) && minutes > 0) return g_strdup("never");
   g_return_val_if_fail(isfinite(minutes) && minutes >= 0, g_strdup("?"));
   double m = round(minutes);
   double rest = fmod(m, 60.0);
   return g_strdup_printf("%.0f:%02.0f", (m - rest) / 60, rest);
 }
 
-/* The model's error against a published time in percent: "" without one, or against 0 (undefined). */
+/* The model's error against a published time in percent: "" without one, against 0, or for "never". */
 static char *error_pct(double time_min, double published_min) {
-  if (isnan(published_min) || published_min == 0) return g_strdup("");
+  if (isnan(published_min) || published_min == 0 || !isfinite(time_min)) return g_strdup("");
   return g_strdup_printf("%+.1f", (time_min / published_min - 1) * 100);
 }
 
@@ -52,6 +53,24 @@ static void row(gboolean csv, const char *name, const SimSyncPhaseTime *t, doubl
   }
 }
 
+/* Loads a machine and a chain (the built-in one without --chain), problems on stderr. */
+static gboolean load_pair(const char *machine_path, const char *chain_path, SimSyncMachine **m,
+                          SimSyncChain **chain) {
+  g_autoptr(SimDiag) mdiag = sim_diag_new(machine_path);
+  g_autoptr(SimDiag) cdiag = sim_diag_new(chain_path);
+  *m = sim_sync_machine_load_file(machine_path, mdiag);
+  *chain = chain_path ? sim_sync_chain_load_file(chain_path, cdiag) : sim_sync_chain_new_default();
+  if (*m && *chain) return TRUE;
+  for (SimDiag *d = mdiag; d; d = d == mdiag ? cdiag : NULL)
+    if (sim_diag_count(d)) {
+      g_autofree char *msgs = sim_diag_join(d);
+      fprintf(stderr, "%s\n", msgs);
+    }
+  g_clear_pointer(m, sim_sync_machine_free);
+  g_clear_pointer(chain, sim_sync_chain_free);
+  return FALSE;
+}
+
 static int sync_machine(int argc, char **argv, const char *command) {
   g_autofree char *chain_path = NULL;
   gboolean csv = FALSE;
@@ -60,40 +79,29 @@ static int sync_machine(int argc, char **argv, const char *command) {
        "FILE"},
       {"csv", 0, 0, G_OPTION_ARG_NONE, &csv, "Comma-separated output instead of the aligned table", NULL},
       G_OPTION_ENTRY_NULL};
-  g_autoptr(GOptionContext) ctx = g_option_context_new("MACHINE.json | ibd | describe - node sync time");
+  g_autoptr(GOptionContext) ctx =
+      g_option_context_new("MACHINE.json | threshold | ibd | describe - node sync time");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_set_description(
       ctx,
       "sim sync MACHINE.json [--chain FILE]   per-phase snap-sync times on a machine\n"
+      "sim sync threshold MACHINE.json        disk IOPS below which healing never converges "
+      "('sim sync threshold --help')\n"
       "sim sync ibd [--machines 1,2,4,8]      out-of-order IBD across machines ('sim sync ibd --help')\n"
       "sim sync describe                      the keys of machine and chain files\n\n"
-      "Phase time = max(network, reads, writes, cpu); head = snap + healing; full = max(head, old_headers)\n"
-      "+ old_bodies + old_receipts. Bad files: 'FILE:line:col: message' or 'FILE: $.path: message', exit 2.\n"
+      "Phase time = max(network, reads, writes, cpu); healing's reads = a x T_snap / (R - a), never when\n"
+      "R <= a; head = snap + healing; full = max(head, old_headers) + old_bodies + old_receipts. Bad files: "
+      "'FILE:line:col: message' or 'FILE: $.path: message', exit 2.\n"
       "Shipped machines: scenarios/sync/{high-end,mid-end,old-spec}.json; chain: "
       "scenarios/sync/mainnet-2023.json.");
   if (!sim_cli_parse(ctx, CMD, &argc, &argv)) return SIM_EXIT_USAGE;
-  if (argc < 2) return sim_cli_usage_error(CMD, "missing MACHINE (a JSON file), 'ibd' or 'describe'");
+  if (argc < 2)
+    return sim_cli_usage_error(CMD, "missing MACHINE (a JSON file), 'threshold', 'ibd' or 'describe'");
   if (argc > 2) return sim_cli_usage_error(CMD, "unexpected argument '%s'", argv[2]);
 
-  g_autoptr(SimDiag) mdiag = sim_diag_new(argv[1]);
-  g_autoptr(SimSyncMachine) m = sim_sync_machine_load_file(argv[1], mdiag);
+  g_autoptr(SimSyncMachine) m = NULL;
   g_autoptr(SimSyncChain) chain = NULL;
-  g_autoptr(SimDiag) cdiag = sim_diag_new(chain_path);
-  if (chain_path)
-    chain = sim_sync_chain_load_file(chain_path, cdiag);
-  else
-    chain = sim_sync_chain_new_default();
-  if (!m || !chain) {
-    if (sim_diag_count(mdiag)) {
-      g_autofree char *msgs = sim_diag_join(mdiag);
-      fprintf(stderr, "%s\n", msgs);
-    }
-    if (sim_diag_count(cdiag)) {
-      g_autofree char *msgs = sim_diag_join(cdiag);
-      fprintf(stderr, "%s\n", msgs);
-    }
-    return SIM_EXIT_USAGE;
-  }
+  if (!load_pair(argv[1], chain_path, &m, &chain)) return SIM_EXIT_USAGE;
 
   SimSyncResult r;
   sim_sync_run(m, chain, &r);
@@ -106,6 +114,12 @@ static int sync_machine(int argc, char **argv, const char *command) {
   printf("# chain: %s\n", chain->name && *chain->name ? chain->name : chain_path);
   printf("# phase time = max(network, reads, writes, cpu) in minutes; head = snap + healing (published: "
          "attestation); full = max(head, old_headers) + old_bodies + old_receipts\n");
+  if (r.heal_change_reads_per_s > 0)
+    printf(
+        "# healing: %.6g M reads left by snap, repaired at R = %.6g reads/s while the chain adds a = %.6g/s: "
+        "reads = W0 / (R - a)%s\n",
+        r.heal_work_mreads, r.heal_repair_iops, r.heal_change_reads_per_s,
+        r.heal_repair_iops > r.heal_change_reads_per_s ? "" : ": R <= a, never converges");
   const double *pub = m->published_min;
   gboolean all_pub = TRUE;
   for (guint p = 0; p < SIM_SYNC_N_PHASES; p++)
@@ -127,6 +141,85 @@ static int sync_machine(int argc, char **argv, const char *command) {
     row(csv, sim_sync_phase_name(p), &r.phase[p], r.phase[p].time_s, pub[p]);
   row(csv, "head", NULL, r.head_s, pub[SIM_SYNC_PUB_ATTESTATION]);
   row(csv, "full", NULL, r.full_s, pub[SIM_SYNC_PUB_FULL]);
+  return SIM_EXIT_OK;
+}
+
+static int sync_threshold(int argc, char **argv, const char *command) {
+  g_autofree char *chain_path = NULL, *iops_arg = NULL;
+  gint64 readers = -1;
+  gboolean csv = FALSE;
+  GOptionEntry entries[] = {
+      {"chain", 0, 0, G_OPTION_ARG_FILENAME, &chain_path, "Chain description (default: the built-in mainnet)",
+       "FILE"},
+      {"iops", 0, 0, G_OPTION_ARG_STRING, &iops_arg,
+       "Disk IOPS to tabulate (default 1000,2000,2250,2300,2500,3000,5000,10000,20000,40000,100000)",
+       "N[,N...]"},
+      {"readers", 0, 0, G_OPTION_ARG_INT64, &readers,
+       "Healing's reader threads (default: the chain's; 1: reads behind one lock, 0: one per vCPU)", "N"},
+      {"csv", 0, 0, G_OPTION_ARG_NONE, &csv, "Comma-separated output", NULL},
+      G_OPTION_ENTRY_NULL};
+  g_autoptr(GOptionContext) ctx =
+      g_option_context_new("MACHINE.json - the disk IOPS below which snap sync never catches up");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_option_context_set_description(
+      ctx,
+      "For each disk IOPS, the machine's snap and healing times and whether healing converges:\n"
+      "T_heal = W0 / (R - a), W0 = a x T_snap (what changed during snap), R = min(disk IOPS, readers x\n"
+      "single-thread IOPS) the repair rate, a the chain's change_reads_per_s. Below R = a it never does.");
+  if (!sim_cli_parse(ctx, "sync threshold", &argc, &argv)) return SIM_EXIT_USAGE;
+  if (argc < 2) return sim_cli_usage_error("sync threshold", "missing MACHINE (a JSON file)");
+  if (argc > 2) return sim_cli_usage_error("sync threshold", "unexpected argument '%s'", argv[2]);
+  if (readers != -1 && !(readers >= 0 && readers <= 1000000))
+    return sim_cli_usage_error("sync threshold",
+                               "--readers must be in [0, 1000000] (got %" G_GINT64_FORMAT ")", readers);
+  g_autoptr(GArray) list = g_array_new(FALSE, FALSE, sizeof(gint64));
+  if (!sim_cli_parse_int_list("sync threshold", "--iops",
+                              iops_arg ? iops_arg
+                                       : "1000,2000,2250,2300,2500,3000,"
+                                         "5000,10000,20000,40000,100000",
+                              1, 1000000000, "", list))
+    return SIM_EXIT_USAGE;
+  g_autoptr(SimSyncMachine) m = NULL;
+  g_autoptr(SimSyncChain) chain = NULL;
+  if (!load_pair(argv[1], chain_path, &m, &chain)) return SIM_EXIT_USAGE;
+  if (readers >= 0) chain->phase[SIM_SYNC_HEALING].readers = readers;
+  const SimSyncWork *h = &chain->phase[SIM_SYNC_HEALING];
+  double thr = sim_sync_heal_threshold_iops(m, chain);
+  double readers_iops = (double)(h->readers > 0 ? h->readers : m->vcpus) * m->single_thread_iops;
+
+  print_header(command);
+  printf("# machine: %s: %" G_GINT64_FORMAT
+         " vCPU, %.10g IOPS per reader thread; healing readers: %" G_GINT64_FORMAT
+         " (%.10g reads/s at most)\n",
+         m->name && *m->name ? m->name : argv[1], m->vcpus, m->single_thread_iops,
+         h->readers > 0 ? h->readers : m->vcpus, readers_iops);
+  printf("# chain: %s: healing's change rate a = %.10g trie-node reads/s\n",
+         chain->name && *chain->name ? chain->name : chain_path, h->change_reads_per_s);
+  if (isinf(thr))
+    printf("# threshold: never catches up at any disk IOPS (the readers' %.10g reads/s <= a)\n",
+           readers_iops);
+  else
+    printf("# threshold: healing never converges below %.10g disk IOPS\n", thr);
+  if (csv)
+    printf("disk_iops,repair_iops,snap_min,healing_min,head_min,head_hmm,catches_up\n");
+  else
+    printf("%10s %12s %10s %12s %10s %9s %s\n", "disk_iops", "repair_iops", "snap_min", "healing_min",
+           "head_min", "head_hmm", "catches_up");
+  for (guint i = 0; i < list->len; i++) {
+    m->disk_iops = (double)g_array_index(list, gint64, i);
+    SimSyncResult r;
+    sim_sync_run(m, chain, &r);
+    g_autofree char *hm = hmm(r.head_s / 60);
+    const char *ok = isfinite(r.head_s) ? "yes" : "no";
+    if (csv)
+      printf("%.10g,%.10g,%.3f,%.3f,%.3f,%s,%s\n", m->disk_iops, r.heal_repair_iops,
+             r.phase[SIM_SYNC_SNAP].time_s / 60, r.phase[SIM_SYNC_HEALING].time_s / 60, r.head_s / 60, hm,
+             ok);
+    else
+      printf("%10.10g %12.10g %10.1f %12.1f %10.1f %9s %s\n", m->disk_iops, r.heal_repair_iops,
+             r.phase[SIM_SYNC_SNAP].time_s / 60, r.phase[SIM_SYNC_HEALING].time_s / 60, r.head_s / 60, hm,
+             ok);
+  }
   return SIM_EXIT_OK;
 }
 
@@ -198,6 +291,7 @@ static int sync_ibd(int argc, char **argv, const char *command) {
 int sim_cmd_sync(int argc, char **argv) {
   g_autofree char *command = sim_cli_command_line(argc, argv);
   if (argc >= 2 && strcmp(argv[1], "ibd") == 0) return sync_ibd(argc - 1, argv + 1, command);
+  if (argc >= 2 && strcmp(argv[1], "threshold") == 0) return sync_threshold(argc - 1, argv + 1, command);
   if (argc >= 2 && strcmp(argv[1], "describe") == 0) {
     if (argc > 2) return sim_cli_usage_error(CMD, "describe takes no arguments");
     g_autoptr(GString) out = g_string_new(NULL);

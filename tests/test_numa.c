@@ -701,6 +701,48 @@ static void test_machine_json_errors(void) {
     }
 }
 
+/* /proc/PID/numa_maps: anonymous mappings only (no file=), pages per node times the page size (4 kB when not
+ * given), nodes beyond the array into `other`. By hand: node 0: (2 + 4) x 4096 + 512 x 2 MiB = 1073766400;
+ * node 1: (1 + 6) x 4096 + 512 x 2 MiB = 1073770496; other: node 3's 2 x 4096 = 8192; 4 mappings. */
+static void test_numa_maps_parse(void) {
+  const char *text = "7f00 default anon=3 dirty=3 N0=2 N1=1 kernelpagesize_kB=4\n"
+                     "7f01 default file=/usr/lib/x.so anon=1 mapped=5 N0=5 kernelpagesize_kB=4\n"
+                     "7f02 default heap anon=10 dirty=10 N0=4 N1=6 kernelpagesize_kB=4\n"
+                     "7f03 interleave:0-1 anon=1024 dirty=1024 N0=512 N1=512 kernelpagesize_kB=2048\n"
+                     "7f04 default stack anon=2 dirty=2 N3=2\n"
+                     "7f05 default\n"
+                     "junk anon=1 Nx=5 N0=abc N1= N=3\n";
+  gsize b[2] = {0, 0}, other = 0;
+  CU_ASSERT_EQUAL(sim_numa_maps_anon_bytes(text, b, 2, &other), 5);
+  CU_ASSERT_EQUAL(b[0], 1073766400);
+  CU_ASSERT_EQUAL(b[1], 1073770496);
+  CU_ASSERT_EQUAL(other, 8192);
+  /* One node asked for: node 1's bytes go to other too. */
+  gsize one = 0, rest = 0;
+  sim_numa_maps_anon_bytes(text, &one, 1, &rest);
+  CU_ASSERT_EQUAL(one, 1073766400);
+  CU_ASSERT_EQUAL(rest, 1073770496 + 8192);
+  /* This process: 16 MiB touched show up in its anonymous memory (on this machine's nodes). */
+  gsize before[SIM_NUMA_MAX_NODES] = {0}, after[SIM_NUMA_MAX_NODES] = {0}, ob = 0, oa = 0;
+  g_autoptr(GError) e = NULL;
+  if (!sim_numa_self_anon_bytes(before, SIM_NUMA_MAX_NODES, &ob, &e)) {
+    printf("\n  no /proc/self/numa_maps here (%s): only the parser was checked\n", e->message);
+    return;
+  }
+  gsize len = 16 << 20;
+  char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  CU_ASSERT_FATAL(buf != MAP_FAILED);
+  memset(buf, 1, len);
+  CU_ASSERT_TRUE(sim_numa_self_anon_bytes(after, SIM_NUMA_MAX_NODES, &oa, NULL));
+  gsize tb = ob, ta = oa;
+  for (guint i = 0; i < SIM_NUMA_MAX_NODES; i++) {
+    tb += before[i];
+    ta += after[i];
+  }
+  CU_ASSERT_TRUE(ta >= tb + len);
+  munmap(buf, len);
+}
+
 int register_suites(void) {
   ADD_SUITE("published", TEST(test_stream_interleave_1_1), TEST(test_stream_weighted_9_1_overpredicts),
             TEST(test_kernel_weights_28_3), TEST(test_shipped_cxl_file),
@@ -714,5 +756,6 @@ int register_suites(void) {
             TEST(test_place_on_this_machine));
   ADD_SUITE("machines", TEST(test_shipped_files_round_trip), TEST(test_workers_parse),
             TEST(test_machine_json_errors));
+  ADD_SUITE("self", TEST(test_numa_maps_parse));
   return 0;
 }

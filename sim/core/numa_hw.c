@@ -342,6 +342,52 @@ gboolean sim_numa_count_pages(const void *buf, size_t len, gsize *counts, guint 
   return TRUE;
 }
 
+/* ---- The process's own memory ---- */
+
+guint sim_numa_maps_anon_bytes(const char *text, gsize *bytes, guint n, gsize *other) {
+  g_return_val_if_fail(text != NULL && (bytes != NULL || n == 0), 0);
+  guint mappings = 0;
+  g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+  for (guint l = 0; lines[l]; l++) {
+    g_auto(GStrv) tok = g_strsplit(lines[l], " ", -1);
+    gboolean anon = FALSE, file = FALSE;
+    guint64 page_kb = 4;
+    for (guint t = 0; tok[t]; t++) {
+      if (g_str_has_prefix(tok[t], "anon=")) anon = TRUE;
+      if (g_str_has_prefix(tok[t], "file=")) file = TRUE;
+      if (g_str_has_prefix(tok[t], "kernelpagesize_kB=")) page_kb = g_ascii_strtoull(tok[t] + 18, NULL, 10);
+    }
+    if (!anon || file) continue;
+    mappings++;
+    for (guint t = 0; tok[t]; t++) {
+      const char *s = tok[t];
+      if (s[0] != 'N' || !g_ascii_isdigit(s[1])) continue;
+      char *end = NULL;
+      guint64 node = g_ascii_strtoull(s + 1, &end, 10);
+      if (!end || *end != '=') continue;
+      char *end2 = NULL;
+      guint64 pages = g_ascii_strtoull(end + 1, &end2, 10);
+      if (end2 == end + 1 || *end2 != '\0') continue;
+      gsize b = (gsize)(pages * page_kb * 1024);
+      if (node < n)
+        bytes[node] += b;
+      else if (other)
+        *other += b;
+    }
+  }
+  return mappings;
+}
+
+gboolean sim_numa_self_anon_bytes(gsize *bytes, guint n, gsize *other, GError **error) {
+  g_return_val_if_fail(bytes != NULL || n == 0, FALSE);
+  memset(bytes, 0, n * sizeof *bytes);
+  if (other) *other = 0;
+  g_autofree char *text = NULL;
+  if (!g_file_get_contents("/proc/self/numa_maps", &text, NULL, error)) return FALSE;
+  sim_numa_maps_anon_bytes(text, bytes, n, other);
+  return TRUE;
+}
+
 /* ---- Measurement ---- */
 
 void sim_numa_measure_options_default(SimNumaMeasureOptions *opt) {

@@ -107,6 +107,18 @@ gboolean sim_numa_move_weighted(void *buf, size_t len, const double *w, guint n,
 gboolean sim_numa_count_pages(const void *buf, size_t len, gsize *counts, guint n_counts, gsize *absent,
                               GError **error);
 
+/* ---- The process's own memory ---- */
+
+/* Adds up the text of a /proc/PID/numa_maps file: for each anonymous mapping (a line with "anon=" and no
+ * "file="; the heap, malloc's arenas and mmap'd memory: what the program itself allocated), its
+ * "N<k>=<pages>" times its "kernelpagesize_kB" (4 when absent) into bytes[k] (n entries; nodes >= n go to
+ * *other, which may be NULL). Other lines and unknown tokens are skipped. Returns the number of anonymous
+ * mappings counted. */
+guint sim_numa_maps_anon_bytes(const char *text, gsize *bytes, guint n, gsize *other);
+/* The same for this process, from /proc/self/numa_maps (zeroes bytes[] first). FALSE with an error where the
+ * file cannot be read (a kernel without NUMA support has none). */
+gboolean sim_numa_self_anon_bytes(gsize *bytes, guint n, gsize *other, GError **error);
+
 /* ---- Measurement ---- */
 
 typedef struct {

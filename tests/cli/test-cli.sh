@@ -16,7 +16,7 @@ contains "$tmp/out" "Usage: sim" "sim --help"
 for c in run validate models report sweep replay calibrate compare bench bft sync numa; do contains "$tmp/out" "  $c" "sim --help lists $c"; done
 expect_rc 0 "sim --version" -- "$SIM" --version
 contains "$tmp/out" "sim 0.1.0" "version"
-for c in run validate models report sweep replay calibrate compare "bench phold" "bench scaling" bft sync "sync ibd" "numa predict" "numa tune" "numa measure" "numa place" "bft rubin"; do
+for c in run validate models report sweep replay calibrate compare "bench phold" "bench scaling" bft sync "sync ibd" "sync threshold" "numa predict" "numa tune" "numa measure" "numa place" "bft rubin"; do
   expect_rc 0 "sim $c --help" -- "$SIM" $c --help
   contains "$tmp/out" "Usage:" "sim $c --help"
 done
@@ -584,14 +584,14 @@ contains "$tmp/out" "G = 0.08 ns/B" "bft rubin --gbps"
 expect_rc 0 "sync high-end" -- "$SIM" sync scenarios/sync/high-end.json
 contains "$tmp/out" "# pipeline on the published phase times: full = 419 min (published 423, -0.9%)" "sync pipeline check line"
 row=$(awk '$1=="full"{print $2, $3, $4, $5}' "$tmp/out")
-[ "$row" = "423.6 7:04 423 +0.1" ] && ok || bad "sync high-end full row: '$row'"
+[ "$row" = "422.0 7:02 423 -0.2" ] && ok || bad "sync high-end full row: '$row'"
 row=$(awk '$1=="snap"{print $6, $8}' "$tmp/out")
 [ "$row" = "118.0 network" ] && ok || bad "sync high-end snap row: '$row'"
 expect_rc 0 "sync old-spec csv with chain" -- "$SIM" sync scenarios/sync/old-spec.json --chain scenarios/sync/mainnet-2023.json --csv
 contains "$tmp/out" "old_receipts,182.000,107.200,3.333,483.000,483.000,8:03,cpu,483,+0.0" "sync old-spec receipts row"
 contains "$tmp/out" "# chain: ethereum-mainnet-2023-09" "sync chain name"
 expect_rc 0 "sync describe" -- "$SIM" sync describe
-for w in "disk_iops" "single_thread_iops" "phases.healing" "read_mops_per_snap_min"; do contains "$tmp/out" "$w" "sync describe lists $w"; done
+for w in "disk_iops" "single_thread_iops" "phases.healing" "change_reads_per_s"; do contains "$tmp/out" "$w" "sync describe lists $w"; done
 expect_rc 0 "sync ibd" -- "$SIM" sync ibd --machines 1,2,4,8
 contains "$tmp/out" "parallel fraction 0.999828 (Utreexo report: 0.99982)" "sync ibd parallel fraction"
 row=$(awk '$1=="8"{print $2, $3, $7}' "$tmp/out")
@@ -613,7 +613,7 @@ if [ "$(cat "$tmp/err")" = "$tmp/chain.json: \$.phases.snap.peer_mbps: must be i
 expect_rc 2 "sync missing file" -- "$SIM" sync "$tmp/none.json"
 if [ "$(cat "$tmp/err")" = "$tmp/none.json: cannot open: No such file or directory" ]; then ok; else bad "sync missing file message: $(cat "$tmp/err")"; fi
 expect_rc 2 "sync no machine" -- "$SIM" sync
-contains "$tmp/err" "sim sync: missing MACHINE (a JSON file), 'ibd' or 'describe'" "sync no machine message"
+contains "$tmp/err" "sim sync: missing MACHINE (a JSON file), 'threshold', 'ibd' or 'describe'" "sync no machine message"
 expect_rc 2 "sync ibd zero machines" -- "$SIM" sync ibd --machines 0,2
 contains "$tmp/err" "sim sync ibd: --machines must be >= 1 (got 0)" "sync ibd zero machines message"
 expect_rc 2 "sync ibd negative bandwidth" -- "$SIM" sync ibd --mbps -5
