@@ -611,11 +611,12 @@ static SimTime geth_import_ns(const void *params, double gas_used) {
 
 /* ---- the windowed kernel ---- */
 
+/* The static part of an edge record (the word, the part a block writes, is in an array of its own, so that
+ * the per-block reset and the scans that only test the word run over 8 bytes per edge). */
 typedef struct {
-  guint64 word;
   guint32 rev;
   guint32 cls;
-} PackedEdge;
+} EdgeCold;
 
 typedef struct {
   SimTime mean_ns;
@@ -671,7 +672,8 @@ enum { STREAM_PUSH_TARGETS = 1, STREAM_MSG = 2 };
  * do not make the compiler reload it; kept in the worker between windows. */
 typedef struct {
   const GethParams *p;
-  PackedEdge *pe;
+  guint64 *ew;
+  const EdgeCold *ec;
   const LinkClass *cls;
   const guint32 *off;
   const guint32 *gid;
@@ -686,6 +688,7 @@ typedef struct {
   guint64 key;
   SimTime t0;
   SimTime wait, timeout, last_decision_after_have;
+  SimTime step_lb_announce; /* after an announcement, the least time to a step it can cause in another group */
   SimTime bound; /* least time at which a message sent this window can make a step */
   guint64 messages, deferred, posted, received, draws;
   guint me; /* the worker's index */
@@ -722,7 +725,7 @@ typedef struct {
 typedef struct {
   const void *params;
   SimTime t0, last_source_t;
-  SimTime verify, import, wait, timeout, last_decision_after_have;
+  SimTime verify, import, wait, timeout, last_decision_after_have, step_lb_announce;
   guint32 stop_after;
   guint64 key;   /* of the block's random streams */
   guint n_src;
@@ -755,7 +758,8 @@ struct Kernel {
   const guint32 *gid; /* kernel order -> node */
   const guint32 *loc; /* node -> kernel order */
   guint32 *off;       /* n_nodes + 1: edges of each node, kernel order */
-  PackedEdge *pe;
+  guint64 *ew; /* the records' words */
+  EdgeCold *ec;
   LinkClass *cls;
   guint32 n_cls;
   guint8 *special;      /* per node: 1 for nodes 0..n_special-1 of the topology */
@@ -970,8 +974,7 @@ static inline guint64 step_key(const Geth *g, SimTime t, guint32 node, guint32 k
 
 /* Records at the receiver that it hears from the sender at `at` (record `rev`: receiver -> sender). */
 static inline void heard_exact(Geth *g, guint32 rev, SimTime at) {
-  PackedEdge *r = &g->pe[rev];
-  r->word = (r->word & ~(EDGE_LAZY_BIT | EDGE_HEARD_NONE)) | heard_rel(g, at);
+  g->ew[rev] = (g->ew[rev] & ~(EDGE_LAZY_BIT | EDGE_HEARD_NONE)) | heard_rel(g, at);
 }
 
 /* The same with the latency not drawn: sent at `sent` over a link of least latency `floor`. Not stored when
@@ -979,8 +982,7 @@ static inline void heard_exact(Geth *g, guint32 rev, SimTime at) {
 static inline void heard_lazy(Geth *g, guint32 to, guint32 rev, SimTime sent, SimTime floor) {
   SimTime lb = sent + floor;
   if (g->done[to] && lb > g->have[to] + g->last_decision_after_have) return;
-  PackedEdge *r = &g->pe[rev];
-  r->word = (r->word & ~EDGE_HEARD_NONE) | EDGE_LAZY_BIT | heard_rel(g, lb);
+  g->ew[rev] = (g->ew[rev] & ~EDGE_HEARD_NONE) | EDGE_LAZY_BIT | heard_rel(g, lb);
 }
 
 /* Record e (v -> u) as v's decision at a time with heard word `after` sees it: a lazy record whose bound is
@@ -989,14 +991,14 @@ static inline void heard_lazy(Geth *g, guint32 to, guint32 rev, SimTime sent, Si
 static inline guint64 edge_seen(Geth *g, guint32 e, guint64 x, guint64 after) {
   if (G_LIKELY(!(x & EDGE_LAZY_BIT))) return x;
   if ((x & EDGE_HEARD_NONE) >= after) return x; /* its lower bound is later: not heard yet */
-  guint32 f = g->pe[e].rev;
-  const LinkClass *c = &g->cls[g->pe[f].cls];
+  guint32 f = g->ec[e].rev;
+  const LinkClass *c = &g->cls[g->ec[f].cls];
   SimTime sent = g->t0 + (SimTime)(x & EDGE_HEARD_NONE) - c->floor_ns;
   MsgRng r;
   msg_rng_init(g, &r, c, f);
   g->draws++;
   guint64 y = (x & ~(EDGE_LAZY_BIT | EDGE_HEARD_NONE)) | heard_rel(g, sent + msg_latency(c, &r));
-  g->pe[e].word = y;
+  g->ew[e] = y;
   return y;
 }
 
@@ -1065,7 +1067,7 @@ static inline __attribute__((always_inline)) void announce_decide(Geth *g, guint
  * applied at once inside the worker, else put in the mailbox of the receiver's worker. A message to another
  * group bounds the next window (`step_lb`: the earliest step it can cause), wherever it is applied, so
  * that the windows do not depend on how the groups are shared among workers. */
-static inline void send_msg(Geth *g, guint32 e, const PackedEdge *pr, guint64 x, gboolean announce, SimTime t,
+static inline void send_msg(Geth *g, guint32 e, const EdgeCold *pr, guint64 x, gboolean announce, SimTime t,
                             SimTime upload_free, SimTime step_lb) {
   guint32 to = edge_to(x);
   if (x & EDGE_CROSS_BIT) {
@@ -1090,12 +1092,12 @@ static inline void send_msg(Geth *g, guint32 e, const PackedEdge *pr, guint64 x,
 
 static inline void geth_push(Geth *g, guint32 v, SimTime now) {
   guint32 *scratch = g->scratch;
-  PackedEdge *pe = g->pe;
+  guint64 *ew = g->ew;
   guint64 after = heard_after(g, now);
   guint32 n = 0;
   for (guint32 e = g->off[v], end = g->off[v + 1]; e < end; e++) {
     scratch[n] = e;
-    n += (edge_seen(g, e, pe[e].word, after) & EDGE_HEARD_NONE) >= after; /* the peer has not told us */
+    n += (edge_seen(g, e, ew[e], after) & EDGE_HEARD_NONE) >= after; /* the peer has not told us */
   }
   if (n == 0) {
     g->upload_free[v] = 0; /* nothing sent: the link was never busy */
@@ -1111,11 +1113,11 @@ static inline void geth_push(Geth *g, guint32 v, SimTime now) {
     guint32 e = scratch[j];
     scratch[j] = scratch[i];
     scratch[i] = e;
-    PackedEdge *pr = &pe[e];
-    guint64 x = pr->word;
+    const EdgeCold *pr = &g->ec[e];
+    guint64 x = ew[e];
     const LinkClass *c = &g->cls[pr->cls];
     q += c->transfer_ns;
-    pr->word = x | EDGE_SENT_BIT;
+    ew[e] = x | EDGE_SENT_BIT;
     g->messages++;
     send_msg(g, e, pr, x, FALSE, q, 0, q + c->floor_ns);
   }
@@ -1126,15 +1128,15 @@ static inline void geth_announce(Geth *g, guint32 v, SimTime now) {
   SimTime upload_free = g->upload_free[v];
   guint64 after = heard_after(g, now);
   for (guint32 e = g->off[v], end = g->off[v + 1]; e < end; e++) {
-    PackedEdge *pr = &g->pe[e];
-    guint64 x = edge_seen(g, e, pr->word, after);
+    guint64 x = edge_seen(g, e, g->ew[e], after);
     /* Skipped if pushed there (sent bit set) or the peer has it (heard before `after`): one range check (a
      * lazy record left lazy has its bound at or after `after`: not heard). */
     if ((x & EDGE_STATE_MASK) - after >= EDGE_SENT_BIT - after) continue;
-    pr->word = x | EDGE_SENT_BIT;
+    g->ew[e] = x | EDGE_SENT_BIT;
     g->messages++;
-    /* Its fetch cannot complete before the announcement, arriveTimeout and four more messages. */
-    send_msg(g, e, pr, x, TRUE, now, upload_free, now + g->wait + 5 * g->cls[pr->cls].floor_ns);
+    /* Its fetch cannot complete before the announcement, arriveTimeout and four more messages, each at
+     * least the lookahead if it crosses groups (the bound matters only then). */
+    send_msg(g, e, &g->ec[e], x, TRUE, now, upload_free, now + g->step_lb_announce);
   }
 }
 
@@ -1151,11 +1153,11 @@ static void apply_inbox(Kernel *k, Worker *W, Geth *g, guint parity) {
       const Msg *m = &mb->msg[i];
       guint32 to = (guint32)(m->word >> MSG_TO_SHIFT) & MSG_NODE_MASK;
       SimTime t = g->t0 + (SimTime)(m->word & MSG_TIME_MASK);
-      const PackedEdge *back = &g->pe[m->rev];
+      guint32 e = g->ec[m->rev].rev;
       if (m->word & MSG_ANNOUNCE_BIT)
-        announce_decide(g, back->rev, to, m->rev, m->cls, t, g->upload_free[edge_to(back->word)]);
+        announce_decide(g, e, to, m->rev, m->cls, t, g->upload_free[edge_to(g->ew[m->rev])]);
       else
-        push_decide(g, back->rev, to, m->rev, m->cls, t);
+        push_decide(g, e, to, m->rev, m->cls, t);
     }
     W->read[s] = end;
   }
@@ -1166,7 +1168,8 @@ static void worker_begin(Kernel *k, Worker *W) {
   const BlockSpec *b = &k->blk;
   RelayWork *w = k->w;
   W->g = (Geth){.p = b->params,
-                .pe = k->pe,
+                .ew = k->ew,
+                .ec = k->ec,
                 .cls = k->cls,
                 .off = k->off,
                 .gid = k->gid,
@@ -1185,6 +1188,7 @@ static void worker_begin(Kernel *k, Worker *W) {
                 .wait = b->wait,
                 .timeout = b->timeout,
                 .last_decision_after_have = b->last_decision_after_have,
+                .step_lb_announce = b->step_lb_announce,
                 .me = W->index};
   Geth *g = &W->g;
   const guint32 lo = W->lo, hi = W->hi;
@@ -1194,7 +1198,7 @@ static void worker_begin(Kernel *k, Worker *W) {
   }
   /* Nothing sent or heard yet. A fill of every record costs less than a stamp checked on each access. */
   for (guint32 e = g->off[lo], end = g->off[hi]; e < end; e++)
-    g->pe[e].word = (g->pe[e].word & ~EDGE_RESET_MASK) | EDGE_HEARD_NONE;
+    g->ew[e] = (g->ew[e] & ~EDGE_RESET_MASK) | EDGE_HEARD_NONE;
   queue_reset(&W->q);
   for (guint d = 0; d < k->n_workers; d++) {
     g->out[d].len = 0;
@@ -1461,7 +1465,7 @@ static void layout_build(Kernel *k, guint threads) {
   }
   for (guint32 v = 0; v < k->n_nodes; v++)
     for (guint32 e = k->off[v]; e < k->off[v + 1]; e++) {
-      guint s = k->worker_of[v], d = k->worker_of[edge_to(k->pe[e].word)];
+      guint s = k->worker_of[v], d = k->worker_of[edge_to(k->ew[e])];
       if (s != d) k->mb[(gsize)s * n + d].cap++;
     }
   for (gsize i = 0; i < (gsize)n * n; i++)
@@ -1473,7 +1477,8 @@ static void kernel_free(Kernel *k) {
   if (!k) return;
   layout_free(k);
   g_free(k->off);
-  g_free(k->pe);
+  g_free(k->ew);
+  g_free(k->ec);
   g_free(k->cls);
   g_free(k->special);
   g_free(k->upload_free);
@@ -1529,7 +1534,8 @@ static Kernel *kernel_new(RelayWork *w, const NetGeoParams *gp, const NetTopolog
     for (guint32 j = 0; j < t->adj_off[v + 1] - t->adj_off[v]; j++)
       loc_edge[t->adj_off[v] + j] = k->off[l] + j;
   }
-  k->pe = g_new(PackedEdge, MAX(t->n_edges, 1));
+  k->ew = g_new(guint64, MAX(t->n_edges, 1));
+  k->ec = g_new(EdgeCold, MAX(t->n_edges, 1));
   GArray *keys = g_array_new(FALSE, FALSE, sizeof(ClassKey));
   GHashTable *index = g_hash_table_new_full(class_key_hash, class_key_equal, g_free, NULL);
   for (guint32 l = 0; l < t->n_nodes; l++) {
@@ -1554,9 +1560,8 @@ static Kernel *kernel_new(RelayWork *w, const NetGeoParams *gp, const NetTopolog
       guint32 u = t->adj[te];
       guint64 cross = gr->group_of[u] != gr->group_of[v] ? EDGE_CROSS_BIT : 0;
       guint32 le = loc_edge[te];
-      k->pe[le] = (PackedEdge){.word = cross | (guint64)gr->loc[u] << EDGE_TO_SHIFT | EDGE_HEARD_NONE,
-                               .rev = loc_edge[t->rev[te]],
-                               .cls = c};
+      k->ew[le] = cross | (guint64)gr->loc[u] << EDGE_TO_SHIFT | EDGE_HEARD_NONE;
+      k->ec[le] = (EdgeCold){.rev = loc_edge[t->rev[te]], .cls = c};
     }
   }
   g_hash_table_destroy(index);
@@ -1663,6 +1668,8 @@ static void geth_propagate(const void *params, const NetGeoParams *gp, const Net
   bs->wait = ms(p->arrive_timeout_ms);
   bs->timeout = ms(p->fetch_timeout_ms);
   bs->last_decision_after_have = bs->verify + bs->import;
+  /* arriveTimeout and five messages, each at least the lookahead (capped: a lower bound stays one). */
+  bs->step_lb_announce = bs->wait + 5 * MIN(relay_groups_lookahead(w->groups, NULL, NULL), 60 * SIM_NS_PER_S);
   bs->stop_after = stop_after;
   bs->join_first = t->n_joining ? net_joining_first_unavailable(t, bs->t0) : 0;
   for (guint32 c = 0; c < k->n_cls; c++) {
