@@ -112,6 +112,8 @@ typedef enum {
   SIM_BFT_PREPARE,
   SIM_BFT_COMMIT,
   SIM_BFT_REPLY,
+  SIM_BFT_VIEW_CHANGE, /* a replica's vote to leave its view, with its prepared instances */
+  SIM_BFT_NEW_VIEW,    /* the new primary's proof of 2f+1 view changes and the instances it re-proposes */
   SIM_BFT_N_KINDS
 } SimBftKind;
 
@@ -139,10 +141,18 @@ typedef struct {
   double verify_ns_per_byte; /* ... plus this per byte */
   double execute_us;         /* CPU per executed request */
   double usig_us;            /* hybrid only: trusted-counter CPU per certified send and per check */
+  /* Faults (PBFT only; any of them arms the timers below). */
+  double leader_crash_us;   /* the view-0 primary crashes at this time (< 0: never) */
+  double leader_delay_us;   /* a slow view-0 primary: each pre-prepare leaves this much later (0: none) */
+  guint crashed_backups;    /* replicas n−1, n−2, ... crashed from the start (with a crashed leader: <= f−1) */
+  double client_timeout_us; /* a client retransmits its request to every replica after this long */
+  double view_timeout_us;   /* a backup holding an unexecuted request starts a view change after this long;
+                               doubled for each further view while it waits for a new view */
 } SimBftConfig;
 
 /* Defaults: n 4, PBFT, 8 clients × 200 requests, batch 8, window 4, payload 1024 B, c_v = 1 µs + 0.5 ns/B
- * (HMAC-SHA-256 with SHA extensions), execution 1 µs, no trusted-counter cost. */
+ * (HMAC-SHA-256 with SHA extensions), execution 1 µs, no trusted-counter cost; no faults, client timeout
+ * 10 ms, view timeout 20 ms. */
 void sim_bft_config_default(SimBftConfig *cfg);
 /* f: (n − 1)/3 for PBFT, (n − 1)/2 for the hybrid protocol. */
 guint sim_bft_f(const SimBftConfig *cfg);
@@ -163,9 +173,34 @@ typedef struct {
   double throughput_rps; /* completed / makespan */
   double makespan_s;     /* time of the last completion */
   uint64_t events;       /* engine events processed */
+  guint view;            /* the highest view a live replica reached (0 without a view change) */
+  uint64_t reproposed;   /* instances re-proposed in new views (with requests; null ones not counted) */
+  uint64_t retransmits;  /* client requests sent again to every replica after a timeout */
 } SimBftResult;
 
-/* Runs the ordering service on the event engine: replicas 0..n−1 (0 is the primary, view 0, no faults) and
+/* TRUE when `cfg` configures a fault (then the timers run). */
+gboolean sim_bft_faulty(const SimBftConfig *cfg);
+
+/* Faults and the view change (PBFT, Castro and Liskov, OSDI 1999), when sim_bft_faulty(cfg):
+ *  - a crashed host drops every event from its crash time on (sends already handed to its NIC still leave);
+ *  - a client that has no f+1 replies client_timeout after sending retransmits the request to every replica
+ *    (n messages) and re-arms; replies carry the view, and a client sends to the primary of the highest
+ *    view it has seen;
+ *  - a backup that receives a request it has not executed keeps it and starts its view timer (unless it
+ *    runs); executing a request restarts it while others wait, stops it otherwise. A primary that gets a
+ *    request already executed sends the reply again;
+ *  - on expiry a replica multicasts VIEW-CHANGE for view v+1 (header + (2f+1) headers per prepared,
+ *    unexecuted instance) and ignores normal messages until a new view; a replica that sees f+1 view changes
+ *    for a higher view joins it; a waiting replica's timer (doubled) moves it on to the next view;
+ *  - the primary of view v (v mod n) with 2f view changes from others and its own sends NEW-VIEW (the view
+ *    changes' bytes and one header per instance) re-proposing every sequence number from the lowest executed
+ *    one among those 2f+1 to the highest prepared: with its batch where one of them prepared it, empty
+ *    (null) otherwise; backups prepare each as a pre-prepare of view v, and the new primary then orders the
+ *    requests it holds that no re-proposed batch carries.
+ * Not modelled: checkpoints (a view change carries every prepared, unexecuted instance), state transfer,
+ * request forwarding by backups, signatures on view changes (c_v applies as to any message). */
+
+/* Runs the ordering service on the event engine: replicas 0..n−1 (0 is the primary of view 0) and
  * the clients, every host with one CPU (a FIFO of received messages: r(m) + c_v(m) each, then the protocol's
  * sends: s(m) each), one NIC (sends leave max(s, d) apart) and an ingress link (m·G_b per message).
  * Deterministic. FALSE with an error for a bad configuration. */

@@ -311,7 +311,9 @@ int sim_cmd_bft(int argc, char **argv) {
        window = (gint)base.window;
   gboolean hybrid = FALSE, csv = FALSE;
   double gbps = NAN, verify_us = base.verify_us, verify_ns = base.verify_ns_per_byte,
-         exec_us = base.execute_us, usig_us = base.usig_us;
+         exec_us = base.execute_us, usig_us = base.usig_us, crash_us = base.leader_crash_us,
+         slow_us = base.leader_delay_us, client_to = base.client_timeout_us, view_to = base.view_timeout_us;
+  gint crashed_backups = 0;
   GOptionEntry entries[] = {
       {"stack", 0, 0, G_OPTION_ARG_STRING, &stack,
        "tcp, rdma-send, rdma-write, rdma-channel or all (default)", "NAME"},
@@ -335,6 +337,16 @@ int sim_cmd_bft(int argc, char **argv) {
        "A stack parameter, e.g. tcp.o_s_us=3 (see 'sim models "
        "stack')",
        "STACK.PARAM=VALUE"},
+      {"crash-leader-us", 0, 0, G_OPTION_ARG_DOUBLE, &crash_us,
+       "The view-0 primary crashes at this time (default -1: never)", "US"},
+      {"slow-leader-us", 0, 0, G_OPTION_ARG_DOUBLE, &slow_us,
+       "The view-0 primary holds each pre-prepare this long (default 0)", "US"},
+      {"crashed-backups", 0, 0, G_OPTION_ARG_INT, &crashed_backups,
+       "Backups n-1, n-2, ... crashed from the start (default 0)", "K"},
+      {"client-timeout-us", 0, 0, G_OPTION_ARG_DOUBLE, &client_to,
+       "With faults: a client retransmits to every replica after this long (default 10000)", "US"},
+      {"view-timeout-us", 0, 0, G_OPTION_ARG_DOUBLE, &view_to,
+       "With faults: a backup holding a request starts a view change after this long (default 20000)", "US"},
       {"machine", 0, 0, G_OPTION_ARG_FILENAME, &machine,
        "Rubin's stacks from a machine file with a fit (tcp-nio, rdma-plain, rdma-channel, rubin), e.g. "
        "models/machines/rubin-2018.json",
@@ -377,6 +389,12 @@ int sim_cmd_bft(int argc, char **argv) {
   base.verify_ns_per_byte = verify_ns;
   base.execute_us = exec_us;
   base.usig_us = usig_us;
+  if (crashed_backups < 0) return sim_cli_usage_error(CMD, "--crashed-backups must be >= 0 (got %d)", crashed_backups);
+  base.leader_crash_us = crash_us;
+  base.leader_delay_us = slow_us;
+  base.crashed_backups = (guint)crashed_backups;
+  base.client_timeout_us = client_to;
+  base.view_timeout_us = view_to;
   /* Check every configuration before running any. */
   for (guint i = 0; i < ns->len; i++)
     for (guint j = 0; j < payloads->len; j++) {
@@ -424,6 +442,11 @@ int sim_cmd_bft(int argc, char **argv) {
          base.clients, base.requests, base.batch, base.window, base.verify_us, base.verify_ns_per_byte,
          base.execute_us);
   if (hybrid) printf("# trusted counter: %g us per certified send and per check\n", base.usig_us);
+  if (sim_bft_faulty(&base))
+    printf("# faults: leader crash at %g us%s, slow leader +%g us per pre-prepare, %u crashed backups; client timeout "
+           "%g us, view timeout %g us\n",
+           base.leader_crash_us, base.leader_crash_us < 0 ? " (never)" : "", base.leader_delay_us,
+           base.crashed_backups, base.client_timeout_us, base.view_timeout_us);
   for (guint i = 0; i < stacks->len; i++) {
     const Stack *s = &g_array_index(stacks, Stack, i);
     printf("# %s: o_s %.4g us, o_r %.4g us, O %.4g ns/B, L %.4g us, G %.4g ns/B (%.4g Gb/s), g %.4g us, DMA "
@@ -438,7 +461,7 @@ int sim_cmd_bft(int argc, char **argv) {
     guint n = (guint)g_array_index(ns, gint64, i);
     printf("# messages per instance of one request, n = %u:", n);
     uint64_t sum = 0;
-    for (guint k = 0; k < SIM_BFT_N_KINDS; k++) {
+    for (guint k = 0; k <= SIM_BFT_REPLY; k++) {
       if (hybrid && k == SIM_BFT_PREPARE) continue;
       uint64_t c = sim_bft_messages_per_instance(n, hybrid, k);
       sum += c;
@@ -455,8 +478,10 @@ int sim_cmd_bft(int argc, char **argv) {
                                      "lat_mean_us", "lat_p50_us",
                                      "lat_p99_us",  "tput_req_per_s",
                                      "unloaded_us", "closed_form_us",
-                                     "one_way_us"};
-  static const int widths[] = {-12, 4, 3, 13, 8, 9, 9, 12, 11, 10, 10, 14, 11, 14, 10};
+                                     "one_way_us",  "lat_max_us",
+                                     "view",        "reproposed",
+                                     "retransmits"};
+  static const int widths[] = {-12, 4, 3, 13, 8, 9, 9, 12, 11, 10, 10, 14, 11, 14, 10, 10, 4, 10, 11};
   print_columns(cols, widths, G_N_ELEMENTS(cols), csv);
   for (guint si = 0; si < stacks->len; si++) {
     const Stack *s = &g_array_index(stacks, Stack, si);
@@ -477,16 +502,20 @@ int sim_cmd_bft(int argc, char **argv) {
         double one_way = sim_loggp_one_way_ns(&s->lg, SIM_BFT_HEADER_BYTES + cfg.payload_bytes) / 1e3;
         if (csv) {
           printf("%s,%u,%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
-                 ",%" G_GUINT64_FORMAT ",%.4f,%.3f,%.3f,%.3f,%.1f,%.3f,%.3f,%.3f\n",
+                 ",%" G_GUINT64_FORMAT ",%.4f,%.3f,%.3f,%.3f,%.1f,%.3f,%.3f,%.3f,%.3f,%u,%" G_GUINT64_FORMAT
+                 ",%" G_GUINT64_FORMAT "\n",
                  s->name, cfg.n, sim_bft_f(&cfg), cfg.payload_bytes, r.completed, r.instances,
                  r.messages_total, (double)r.messages_total / (double)r.completed, r.latency_mean_us,
-                 r.latency_p50_us, r.latency_p99_us, r.throughput_rps, u.latency_mean_us, closed, one_way);
+                 r.latency_p50_us, r.latency_p99_us, r.throughput_rps, u.latency_mean_us, closed, one_way,
+                 r.latency_max_us, r.view, r.reproposed, r.retransmits);
         } else {
           printf("%-12s %4u %3u %13" G_GUINT64_FORMAT " %8" G_GUINT64_FORMAT " %9" G_GUINT64_FORMAT
-                 " %9" G_GUINT64_FORMAT " %12.2f %11.2f %10.2f %10.2f %14.0f %11.2f %14.2f %10.3f\n",
+                 " %9" G_GUINT64_FORMAT " %12.2f %11.2f %10.2f %10.2f %14.0f %11.2f %14.2f %10.3f %10.2f %4u %10"
+                 G_GUINT64_FORMAT " %11" G_GUINT64_FORMAT "\n",
                  s->name, cfg.n, sim_bft_f(&cfg), cfg.payload_bytes, r.completed, r.instances,
                  r.messages_total, (double)r.messages_total / (double)r.completed, r.latency_mean_us,
-                 r.latency_p50_us, r.latency_p99_us, r.throughput_rps, u.latency_mean_us, closed, one_way);
+                 r.latency_p50_us, r.latency_p99_us, r.throughput_rps, u.latency_mean_us, closed, one_way,
+                 r.latency_max_us, r.view, r.reproposed, r.retransmits);
         }
       }
   }
