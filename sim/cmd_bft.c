@@ -161,7 +161,7 @@ static int cmd_rubin(int argc, char **argv) {
   g_auto(GStrv) sets = NULL;
   GOptionEntry entries[] = {
       {"machine", 0, 0, G_OPTION_ARG_FILENAME, &machine,
-       "Hardware constants from a machine file (default: built in, as models/machines/rubin-2018.json); its "
+       "Hardware constants from a machine file (default: built in, as models/machines/rdma/rubin-2018.json); its "
        "stored fit is compared with the refit",
        "FILE"},
       {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "A hardware constant, e.g. nic_L_us=1.2 (before the fit)",
@@ -349,7 +349,7 @@ int sim_cmd_bft(int argc, char **argv) {
        "With faults: a backup holding a request starts a view change after this long (default 20000)", "US"},
       {"machine", 0, 0, G_OPTION_ARG_FILENAME, &machine,
        "Rubin's stacks from a machine file with a fit (tcp-nio, rdma-plain, rdma-channel, rubin), e.g. "
-       "models/machines/rubin-2018.json",
+       "models/machines/rdma/rubin-2018.json",
        "FILE"},
       {"csv", 0, 0, G_OPTION_ARG_NONE, &csv, "Comma-separated output instead of the aligned table", NULL},
       G_OPTION_ENTRY_NULL};

@@ -557,7 +557,7 @@ static void test_rubin_fit(void) {
 /* The stored machine file is what the fit gives; bad machine files are reported with positions or paths. */
 static void test_rubin_machine_file(void) {
   const char *src = g_getenv("SIM_SOURCE_ROOT");
-  g_autofree char *path = g_build_filename(src ? src : ".", "models", "machines", "rubin-2018.json", NULL);
+  g_autofree char *path = g_build_filename(src ? src : ".", "models", "machines", "rdma", "rubin-2018.json", NULL);
   g_autoptr(SimDiag) diag = sim_diag_new(path);
   SimRubinMachine m;
   CU_ASSERT_TRUE_FATAL(sim_rubin_machine_load(path, &m, diag));
