@@ -305,7 +305,7 @@ typedef struct {
 guint sim_rubin_checks(const SimLogGP st[SIM_RUBIN_N_STACKS], SimRubinCheck *out);
 
 
-/* ---- Machine files (models/machines/rubin-2018.json): the hardware constants and the stored fit ----
+/* ---- Machine files (models/machines/rdma/rubin-2018.json): the hardware constants and the stored fit ----
  * {"name": ..., "comment": [...], "hardware": {SimRubinHw's parameters}, "fit": {"java_us", "java_us_stderr",
  *  "copy_ns_per_byte", "copy_ns_per_byte_stderr", "correlation", "target_gain", "sigma", "chi2", "dof",
  *  "iterations", "sizes_bytes", "model_gain", "residuals", "method"}}. Missing hardware keys take their
