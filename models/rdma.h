@@ -112,6 +112,8 @@ typedef enum {
   SIM_BFT_PREPARE,
   SIM_BFT_COMMIT,
   SIM_BFT_REPLY,
+  SIM_BFT_VIEW_CHANGE, /* a replica's vote to leave its view, with its prepared instances */
+  SIM_BFT_NEW_VIEW,    /* the new primary's proof of 2f+1 view changes and the instances it re-proposes */
   SIM_BFT_N_KINDS
 } SimBftKind;
 
@@ -139,10 +141,18 @@ typedef struct {
   double verify_ns_per_byte; /* ... plus this per byte */
   double execute_us;         /* CPU per executed request */
   double usig_us;            /* hybrid only: trusted-counter CPU per certified send and per check */
+  /* Faults (PBFT only; any of them arms the timers below). */
+  double leader_crash_us;   /* the view-0 primary crashes at this time (< 0: never) */
+  double leader_delay_us;   /* a slow view-0 primary: each pre-prepare leaves this much later (0: none) */
+  guint crashed_backups;    /* replicas n−1, n−2, ... crashed from the start (with a crashed leader: <= f−1) */
+  double client_timeout_us; /* a client retransmits its request to every replica after this long */
+  double view_timeout_us;   /* a backup holding an unexecuted request starts a view change after this long;
+                               doubled for each further view while it waits for a new view */
 } SimBftConfig;
 
 /* Defaults: n 4, PBFT, 8 clients × 200 requests, batch 8, window 4, payload 1024 B, c_v = 1 µs + 0.5 ns/B
- * (HMAC-SHA-256 with SHA extensions), execution 1 µs, no trusted-counter cost. */
+ * (HMAC-SHA-256 with SHA extensions), execution 1 µs, no trusted-counter cost; no faults, client timeout
+ * 10 ms, view timeout 20 ms. */
 void sim_bft_config_default(SimBftConfig *cfg);
 /* f: (n − 1)/3 for PBFT, (n − 1)/2 for the hybrid protocol. */
 guint sim_bft_f(const SimBftConfig *cfg);
@@ -163,9 +173,34 @@ typedef struct {
   double throughput_rps; /* completed / makespan */
   double makespan_s;     /* time of the last completion */
   uint64_t events;       /* engine events processed */
+  guint view;            /* the highest view a live replica reached (0 without a view change) */
+  uint64_t reproposed;   /* instances re-proposed in new views (with requests; null ones not counted) */
+  uint64_t retransmits;  /* client requests sent again to every replica after a timeout */
 } SimBftResult;
 
-/* Runs the ordering service on the event engine: replicas 0..n−1 (0 is the primary, view 0, no faults) and
+/* TRUE when `cfg` configures a fault (then the timers run). */
+gboolean sim_bft_faulty(const SimBftConfig *cfg);
+
+/* Faults and the view change (PBFT, Castro and Liskov, OSDI 1999), when sim_bft_faulty(cfg):
+ *  - a crashed host drops every event from its crash time on (sends already handed to its NIC still leave);
+ *  - a client that has no f+1 replies client_timeout after sending retransmits the request to every replica
+ *    (n messages) and re-arms; replies carry the view, and a client sends to the primary of the highest
+ *    view it has seen;
+ *  - a backup that receives a request it has not executed keeps it and starts its view timer (unless it
+ *    runs); executing a request restarts it while others wait, stops it otherwise. A primary that gets a
+ *    request already executed sends the reply again;
+ *  - on expiry a replica multicasts VIEW-CHANGE for view v+1 (header + (2f+1) headers per prepared,
+ *    unexecuted instance) and ignores normal messages until a new view; a replica that sees f+1 view changes
+ *    for a higher view joins it; a waiting replica's timer (doubled) moves it on to the next view;
+ *  - the primary of view v (v mod n) with 2f view changes from others and its own sends NEW-VIEW (the view
+ *    changes' bytes and one header per instance) re-proposing every sequence number from the lowest executed
+ *    one among those 2f+1 to the highest prepared: with its batch where one of them prepared it, empty
+ *    (null) otherwise; backups prepare each as a pre-prepare of view v, and the new primary then orders the
+ *    requests it holds that no re-proposed batch carries.
+ * Not modelled: checkpoints (a view change carries every prepared, unexecuted instance), state transfer,
+ * request forwarding by backups, signatures on view changes (c_v applies as to any message). */
+
+/* Runs the ordering service on the event engine: replicas 0..n−1 (0 is the primary of view 0) and
  * the clients, every host with one CPU (a FIFO of received messages: r(m) + c_v(m) each, then the protocol's
  * sends: s(m) each), one NIC (sends leave max(s, d) apart) and an ingress link (m·G_b per message).
  * Deterministic. FALSE with an error for a bad configuration. */
@@ -179,8 +214,118 @@ gboolean sim_bft_run(const SimLogGP *lg, const SimBftConfig *cfg, SimBftResult *
  * for large n and cheap receives). */
 double sim_bft_closed_form_ns(const SimLogGP *lg, const SimBftConfig *cfg);
 
+
+/* ---- Rubin's hardware: the stacks of 2018, their fit and the checks ----
+ *
+ * Rubin (Schwarz-Rüsch, Messadi, Kapitza, DSN-W 2018; perf-models.json rubin_2018_seed) compared, between two
+ * 4-core Xeon v2 servers with ConnectX-3 NICs on a 10 Gb/s switch, Java stacks: Java NIO over kernel TCP, plain
+ * RDMA send/receive, its optimised RDMA channel, and the Rubin framework inside a BFT stack. The four stacks here
+ * are built from one set of hardware constants, SimRubinHw: fixed ones (published, derived or assumed; each
+ * parameter's help says which) and two fitted ones:
+ *
+ *   java_us           the Java layer's CPU per message at each end (the selector loop, buffer handling,
+ *                     the JNI or system-call crossing), the same in every Java stack;
+ *   copy_ns_per_byte  one memory copy per byte on this CPU: the kernel's copy, Java NIO's copy between heap
+ *                     and direct buffers, and the framework's copy into its registered buffers all cost it.
+ *
+ *   tcp-nio       o_s = tcp_o_s + java, o_r = tcp_o_r + java, O = 2·copy (kernel + NIO copy at each end),
+ *                 L = tcp_L, Ethernet MTU, NIC DMA at dma_ns_per_byte;
+ *   rdma-plain    o_s = java + post_send + poll_cq, o_r = java + poll_cq + post_recv, zero copy, L = nic_L,
+ *                 RoCE MTU, DMA read of payloads above inline_bytes;
+ *   rdma-channel  as rdma-plain with one send in signal_every signalled and receives re-posted recv_batch
+ *                 at a time (Rubin's optimised channel, zero copy);
+ *   rubin         rdma-channel with the framework's remaining copy: O = copy at each end.
+ *
+ * The fit: the RDMA channel's latency gain over TCP, 1 − T_channel(m) / T_tcp(m), against Rubin's "33–43%
+ * lower" read as 38% ± 5/√3 (a uniform over the range: the publication gives a range, not per-size values) at
+ * each of the sizes SIM_RUBIN_FIT_SIZES (1 KiB to 100 KB, the sizes the in-stack figures name), by nonlinear
+ * least squares (GSL multifit_nlinear). Standard errors are from the covariance at that σ, not rescaled by
+ * χ²/dof. Nothing else is fitted: the checks (sim_rubin_checks()) use the fitted values as they are. */
+
+typedef struct {
+  double gbps;                                   /* link */
+  double tcp_o_s_us, tcp_o_r_us, tcp_L_us;       /* kernel TCP */
+  int64_t tcp_mtu_bytes;
+  double nic_L_us;                               /* RDMA NIC, wire and switch, fixed part */
+  double dma_ns_per_byte, dma_read_us;           /* PCIe */
+  int64_t inline_bytes, roce_mtu_bytes;
+  double g_us;                                   /* NIC message rate */
+  double post_send_us, poll_cq_us, post_recv_us; /* verbs calls */
+  int64_t signal_every, recv_batch;
+} SimRubinHw;
+
+/* The parameter table of SimRubinHw (name with unit, bounds, default, help with the source). */
+const SimParamSpec *sim_rubin_hw_params(guint *n_params);
+void sim_rubin_hw_default(SimRubinHw *hw);
+
+typedef enum { SIM_RUBIN_TCP = 0, SIM_RUBIN_PLAIN, SIM_RUBIN_CHANNEL, SIM_RUBIN_FRAMEWORK, SIM_RUBIN_N_STACKS } SimRubinStack;
+/* "tcp-nio", "rdma-plain", "rdma-channel", "rubin". */
+const char *sim_rubin_stack_name(SimRubinStack s);
+/* The four stacks' LogGP descriptions from the hardware and the two fitted constants. */
+void sim_rubin_stacks(const SimRubinHw *hw, double java_us, double copy_ns_per_byte,
+                      SimLogGP out[SIM_RUBIN_N_STACKS]);
+
+#define SIM_RUBIN_FIT_N 6
+extern const uint64_t SIM_RUBIN_FIT_SIZES[SIM_RUBIN_FIT_N]; /* 1024, 4096, 16384, 32768, 65536, 102400 */
+#define SIM_RUBIN_GAIN_LO 0.33
+#define SIM_RUBIN_GAIN_HI 0.43
+
+typedef struct {
+  double java_us, copy_ns_per_byte;       /* fitted values */
+  double java_us_se, copy_ns_per_byte_se; /* standard errors */
+  double correlation;                     /* between the two estimates */
+  double target, sigma;                   /* 0.38, 0.05/√3 */
+  double model_gain[SIM_RUBIN_FIT_N];     /* at the fitted values */
+  double residual[SIM_RUBIN_FIT_N];       /* model − target */
+  double chi2;
+  guint dof, iterations;
+} SimRubinFit;
+
+/* Fits java_us and copy_ns_per_byte as above. Deterministic. FALSE with SIM_BFT_ERROR_FIT when the solver
+ * fails or the estimates leave their bounds (java_us in [0, 1e3] µs, copy in [0, 100] ns/B). */
+gboolean sim_rubin_fit(const SimRubinHw *hw, SimRubinFit *out, GError **error);
+
+/* One check of a published figure against the fitted model (nothing refitted). `value` is the model's figure
+ * at `bytes` (0 where no size applies); it holds when it lies in [lo, hi] (the published range; a single
+ * published figure "30%" is read as [29.5, 30.5], its rounding; "> 50%" as [50, 100]). `sign_holds`: the
+ * model's gain has the published sign (direction) at least; not defined for the share check. */
+typedef struct {
+  const char *what;      /* a short name, e.g. "channel throughput gain" */
+  const char *published; /* as perf-models.json says it */
+  uint64_t bytes;
+  double value, lo, hi;
+  gboolean holds;
+  gboolean has_direction, sign_holds; /* FALSE, FALSE for a share (the direction means nothing there) */
+} SimRubinCheck;
+
+#define SIM_RUBIN_MAX_CHECKS 40
+/* Computes every check with the stacks `st` (from sim_rubin_stacks()) into `out` (SIM_RUBIN_MAX_CHECKS
+ * entries); returns how many. The in-BFT-stack checks run the PBFT simulation: n = 4, c_v and execution at
+ * their defaults, latency of one request alone, throughput under 8 clients x 25 requests, batch 8, window 4. */
+guint sim_rubin_checks(const SimLogGP st[SIM_RUBIN_N_STACKS], SimRubinCheck *out);
+
+
+/* ---- Machine files (models/machines/rdma/rubin-2018.json): the hardware constants and the stored fit ----
+ * {"name": ..., "comment": [...], "hardware": {SimRubinHw's parameters}, "fit": {"java_us", "java_us_stderr",
+ *  "copy_ns_per_byte", "copy_ns_per_byte_stderr", "correlation", "target_gain", "sigma", "chi2", "dof",
+ *  "iterations", "sizes_bytes", "model_gain", "residuals", "method"}}. Missing hardware keys take their
+ * defaults; the fit needs java_us and copy_ns_per_byte. */
+typedef struct {
+  char *name;
+  SimRubinHw hw;
+  gboolean has_fit;
+  double java_us, copy_ns_per_byte; /* the stored fit, when has_fit */
+} SimRubinMachine;
+
+/* Loads `path`; syntax errors as "PATH:LINE:COL: message", semantic ones as "PATH: $.json.path: message" in
+ * `diag` (all found in one pass). FALSE on any problem. Free the name with sim_rubin_machine_clear(). */
+gboolean sim_rubin_machine_load(const char *path, SimRubinMachine *out, SimDiag *diag);
+void sim_rubin_machine_clear(SimRubinMachine *m);
+/* The machine file of `hw` and `fit` (a new reference): what `sim bft rubin --write` stores. */
+json_t *sim_rubin_machine_to_json(const char *name, const SimRubinHw *hw, const SimRubinFit *fit);
+
 #define SIM_BFT_ERROR (sim_bft_error_quark())
 GQuark sim_bft_error_quark(void);
-typedef enum { SIM_BFT_ERROR_CONFIG } SimBftError;
+typedef enum { SIM_BFT_ERROR_CONFIG, SIM_BFT_ERROR_FIT } SimBftError;
 
 G_END_DECLS

@@ -568,17 +568,9 @@ bft_err "sim bft: --set udp.L_us=1: unknown stack 'udp' (expected one of: tcp, r
 bft_err "sim bft: --gbps must be in [8e-6, 1e6] (got -10)" --gbps -10
 bft_err "sim bft: --gbps must be in [8e-6, 1e6] (got nan)" --gbps nan
 bft_err "sim bft: --gbps must be in [8e-6, 1e6] (got 1e-300)" --gbps 1e-300
-bft_err "sim bft rubin: --gbps must be in [8e-6, 1e6] (got nan)" rubin --gbps nan
 bft_err "sim bft rubin: unexpected argument 'extra'" rubin extra
-bft_err "sim bft rubin: --payload must be >= 1 bytes (got 0)" rubin --payload 0
 [ ! -s "$tmp/out" ] && ok || bad "bft bad input printed a table"
-# Rubin's comparison: the model's gains are the test's (test_rdma.c); at 16 KiB only the latency gain is in range.
-expect_rc 0 "bft rubin" -- "$SIM" bft rubin --csv
-contains "$tmp/out" "16384,29.5452,18.2224,38.32,yes,76294,76294,0.00,no" "bft rubin 16 KiB row"
-contains "$tmp/out" "1024,11.3531,2.4280,78.61,no,313032,1220703,289.96,no" "bft rubin 1 KiB row"
-contains "$tmp/out" "# inside Rubin's range: latency gain at 1 of 6 sizes, throughput gain at 0 of 6: the check does not hold at every size" "bft rubin verdict"
-expect_rc 0 "bft rubin --gbps 100" -- "$SIM" bft rubin --gbps 100 --payload 1024
-contains "$tmp/out" "G = 0.08 ns/B" "bft rubin --gbps"
+# Rubin's fit, checks, machine files and the fault options: tests/cli/test-bft.sh.
 
 # --- sync: node sync time ---
 expect_rc 0 "sync high-end" -- "$SIM" sync scenarios/sync/high-end.json

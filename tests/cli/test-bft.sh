@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# test-bft.sh: `sim bft rubin` (the fit, its residuals, every check with its verdict, the machine file it
+# writes and reads) and `sim bft` with Rubin's stacks and with faults, on the real binary.
+. "$(dirname "$0")/lib.sh" "$@"
+
+# The fit: values as tests/test_rdma.c's independent python fit gives them (6.4045 us, 0.1221 ns/B).
+expect_rc 0 "bft rubin" -- "$SIM" bft rubin
+contains "$tmp/out" "fitted java_us          = 6.4045 +- 0.7056 us" "rubin fitted java_us"
+contains "$tmp/out" "fitted copy_ns_per_byte = 0.1221 +- 0.0120 ns/B" "rubin fitted copy"
+contains "$tmp/out" "    1024         24.418             15.177          37.84         38.0         -0.155" "rubin residual at 1 KiB"
+contains "$tmp/out" "# verdict: 1 of 26 checks hold" "rubin verdict line"
+contains "$tmp/out" "# channel vs tcp-nio, throughput gain (33-43% higher): DOES NOT HOLD (0 of 6 sizes" "rubin throughput verdict"
+contains "$tmp/out" "# rubin vs tcp-nio in PBFT (n 4), latency gain (20% higher latency at 20-80 KB): DOES NOT HOLD (0 of 4 sizes; direction right at 0)" "rubin framework verdict"
+contains "$tmp/out" "# rubin vs tcp-nio in PBFT (n 4), throughput gain (25-38% higher): holds in part (1 of 2 sizes" "rubin in-stack throughput verdict"
+"$SIM" bft rubin >"$tmp/again" 2>&1
+same_file "$tmp/out" "$tmp/again" "bft rubin twice"
+
+# The stored machine file is what --write gives, byte for byte; reading it back reports the same fit.
+expect_rc 0 "bft rubin --write" -- "$SIM" bft rubin --write "$tmp/m.json"
+same_file "$tmp/m.json" models/machines/rdma/rubin-2018.json "stored machine file up to date"
+expect_rc 0 "bft rubin --machine" -- "$SIM" bft rubin --machine models/machines/rdma/rubin-2018.json
+contains "$tmp/out" "java_us 6.4045, copy_ns_per_byte 0.1221: the same as the refit" "stored fit compared"
+# A changed hardware constant moves the fit (a NIC twice as slow: more Java per message to keep 38%).
+expect_rc 0 "bft rubin --set" -- "$SIM" bft rubin --set nic_L_us=1.146
+if grep -q "fitted java_us          = 6.4045" "$tmp/out"; then bad "--set did not move the fit"; else ok; fi
+
+# Bad input: exit 2, one message with a position or a JSON path.
+printf '{"hardware": {}\n  "fit": 1}\n' >"$tmp/bad1.json"
+expect_rc 2 "rubin syntax error" -- "$SIM" bft rubin --machine "$tmp/bad1.json"
+is "$(head -n 1 "$tmp/err")" "$tmp/bad1.json:2:7: '}' expected near '\"fit\"'" "rubin syntax error message"
+printf '{"hardware": {"gbps": 0}}\n' >"$tmp/bad2.json"
+expect_rc 2 "rubin bad value" -- "$SIM" bft rubin --machine "$tmp/bad2.json"
+is "$(head -n 1 "$tmp/err")" "$tmp/bad2.json: \$.hardware.gbps: must be in [0.001, 1e+06] (got 0)" "rubin bad value message"
+expect_rc 2 "rubin --set unknown" -- "$SIM" bft rubin --set bogus=1
+contains "$tmp/err" "\$.hardware.bogus: unknown key" "rubin --set unknown key"
+expect_rc 2 "bft --machine without fit" -- "$SIM" bft --machine "$tmp/bad2.json"
+printf '{"hardware": {}}\n' >"$tmp/nofit.json"
+expect_rc 2 "bft --machine without fit" -- "$SIM" bft --machine "$tmp/nofit.json"
+is "$(head -n 1 "$tmp/err")" "sim bft: $tmp/nofit.json: \$.fit: missing (write one with 'sim bft rubin --write FILE')" "no fit message"
+expect_rc 2 "bft --machine with --set" -- "$SIM" bft --machine models/machines/rdma/rubin-2018.json --set tcp.o_s_us=1
+
+# sim bft with Rubin's stacks.
+expect_rc 0 "bft --machine" -- "$SIM" bft --machine models/machines/rdma/rubin-2018.json --clients 2 --requests 5 --csv
+for s in tcp-nio rdma-plain rdma-channel rubin; do contains "$tmp/out" "$s,4,1,1024,10," "bft --machine row $s"; done
+
+# Faults: a crashed leader under load ends in view 1 with retransmissions; too many crashes is bad input.
+expect_rc 0 "bft crashed leader" -- "$SIM" bft --stack rdma-channel --clients 4 --requests 10 --crash-leader-us 100 \
+  --client-timeout-us 1000 --view-timeout-us 2000 --csv
+row=$(awk -F, '$1=="rdma-channel"' "$tmp/out")
+is "$(echo "$row" | cut -d, -f5,17)" "40,1" "crashed leader: all 40 requests, view 1"
+contains "$tmp/out" "# faults: leader crash at 100 us" "faults echoed"
+expect_rc 2 "bft too many crashes" -- "$SIM" bft --crash-leader-us 0 --crashed-backups 1
+is "$(head -n 1 "$tmp/err")" "sim bft: at most f = 1 replicas may crash (got 1 crashed backups and a crashed leader)" "too many crashes message"
+expect_rc 2 "bft negative crashed backups" -- "$SIM" bft --crashed-backups -1
+
+echo "test-bft: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
