@@ -624,7 +624,15 @@ typedef struct {
   SimTime transfer_ns; /* of the block being relayed */
   double tx_ns_per_byte;
   NetLatencyDraw draw;
+  /* "pareto" only: the latency at u = j / QLAT_STEPS (j = 0: never reached, SIM_TIME_MAX), which falls as u
+   * grows: a uniform's top bits bracket its latency (edge_seen). */
+  SimTime qlat[65];
 } LinkClass;
+
+#define QLAT_BITS 6
+#define QLAT_STEPS (1u << QLAT_BITS)
+/* Slack for the brackets: the fast log2/exp2 are accurate to a few ulps, far below a ns at these scales. */
+#define QLAT_SLACK_NS 16
 
 /* A message to another worker, kept until the window's end, as its sender's thread wrote it: when it left
  * (a push: when its last byte left; an announcement: when it was sent), its kind and receiver, the reverse
@@ -923,23 +931,24 @@ static inline double msg_uniform(MsgRng *r) {
   return (double)(w >> 11) * 0x1.0p-53;
 }
 
+/* A "pareto" latency at uniform u in (0, 1]: what net_pareto_draw() gives for that u, host overhead added. */
+static inline SimTime pareto_of_u(const NetLatencyDraw *d, double u) {
+  double x_ns = d->scale_ns * net_exp2_pos(net_neg_log2_uniform(u) * d->inv_shape);
+  SimTime x = x_ns < (double)SIM_DURATION_MAX ? (SimTime)(x_ns + 0.5) : SIM_DURATION_MAX;
+  return (x < 0 ? 0 : sim_duration_clamp(x)) + d->host_ns;
+}
+
 /* A latency of class c: net_latency_draw() with the uniform from this stream. */
 static inline SimTime msg_latency(const LinkClass *c, MsgRng *r) {
   const NetLatencyDraw *d = &c->draw;
-  SimTime x;
   switch (d->kind) {
   case NET_DRAW_FIXED:
     return d->fixed_ns;
-  case NET_DRAW_PARETO: {
-    double u = ((double)(mix_next(&r->m) >> 11) + 0.5) * 0x1.0p-53; /* (0, 1) */
-    double x_ns = d->scale_ns * net_exp2_pos(net_neg_log2_uniform(u) * d->inv_shape);
-    x = x_ns < (double)SIM_DURATION_MAX ? (SimTime)(x_ns + 0.5) : SIM_DURATION_MAX;
-    break;
-  }
+  case NET_DRAW_PARETO:
+    return pareto_of_u(d, ((double)(mix_next(&r->m) >> 11) + 0.5) * 0x1.0p-53);
   default:
     return net_latency_draw(d, &r->r);
   }
-  return (x < 0 ? 0 : sim_duration_clamp(x)) + d->host_ns;
 }
 
 static inline guint32 edge_to(guint64 word) {
@@ -985,9 +994,11 @@ static inline void heard_lazy(Geth *g, guint32 to, guint32 rev, SimTime sent, Si
   g->ew[rev] = (g->ew[rev] & ~EDGE_HEARD_NONE) | EDGE_LAZY_BIT | heard_rel(g, lb);
 }
 
-/* Record e (v -> u) as v's decision at a time with heard word `after` sees it: a lazy record whose bound is
- * before then gets its latency drawn (the stream of edge u -> v) and stored exact; one after then reads as
- * not heard. */
+/* Record e (v -> u) as v's decision at a time with heard word `after` sees it (to test, not to store back:
+ * the record itself is updated here where needed): a lazy record whose bound is before then gets its
+ * latency drawn (the stream of edge u -> v) and stored exact, or found by its bracket to be in by then (its
+ * bound stored) or not yet (left lazy, returned as not heard); one whose bound is after then reads as not
+ * heard. */
 static inline guint64 edge_seen(Geth *g, guint32 e, guint64 x, guint64 after) {
   if (G_LIKELY(!(x & EDGE_LAZY_BIT))) return x;
   if ((x & EDGE_HEARD_NONE) >= after) return x; /* its lower bound is later: not heard yet */
@@ -996,6 +1007,20 @@ static inline guint64 edge_seen(Geth *g, guint32 e, guint64 x, guint64 after) {
   SimTime sent = g->t0 + (SimTime)(x & EDGE_HEARD_NONE) - c->floor_ns;
   MsgRng r;
   msg_rng_init(g, &r, c, f);
+  if (c->draw.kind == NET_DRAW_PARETO) {
+    /* The latency's uniform, bracketed by its top bits: often enough to tell whether it arrived by the time
+     * `after` stands for, without the logarithm. Heard: any time at or before then says so to every later
+     * decision of v (they come later still), so the bound is stored. Not heard yet: left lazy. */
+    Mix peek = r.m;
+    guint j = (guint)(mix_next(&peek) >> (64 - QLAT_BITS));
+    SimTime d = g->t0 + (SimTime)after - 1 - sent; /* arrived by then iff latency <= d */
+    if (c->qlat[j] != SIM_TIME_MAX && d >= c->qlat[j] + QLAT_SLACK_NS) {
+      guint64 y = (x & ~EDGE_LAZY_BIT);
+      g->ew[e] = y;
+      return y;
+    }
+    if (d < c->qlat[j + 1] - QLAT_SLACK_NS) return x | EDGE_HEARD_NONE; /* not heard yet: no draw */
+  }
   g->draws++;
   guint64 y = (x & ~(EDGE_LAZY_BIT | EDGE_HEARD_NONE)) | heard_rel(g, sent + msg_latency(c, &r));
   g->ew[e] = y;
@@ -1129,10 +1154,9 @@ static inline void geth_announce(Geth *g, guint32 v, SimTime now) {
   guint64 after = heard_after(g, now);
   for (guint32 e = g->off[v], end = g->off[v + 1]; e < end; e++) {
     guint64 x = edge_seen(g, e, g->ew[e], after);
-    /* Skipped if pushed there (sent bit set) or the peer has it (heard before `after`): one range check (a
-     * lazy record left lazy has its bound at or after `after`: not heard). */
+    /* Skipped if pushed there (sent bit set) or the peer has it (heard before `after`): one range check. */
     if ((x & EDGE_STATE_MASK) - after >= EDGE_SENT_BIT - after) continue;
-    g->ew[e] = x | EDGE_SENT_BIT;
+    g->ew[e] |= EDGE_SENT_BIT;
     g->messages++;
     /* Its fetch cannot complete before the announcement, arriveTimeout and four more messages, each at
      * least the lookahead if it crosses groups (the bound matters only then). */
@@ -1196,9 +1220,20 @@ static void worker_begin(Kernel *k, Worker *W) {
     g->have[v] = g->first_push[v] = g->announce[v] = SIM_TIME_MAX;
     g->done[v] = DONE_NO;
   }
-  /* Nothing sent or heard yet. A fill of every record costs less than a stamp checked on each access. */
-  for (guint32 e = g->off[lo], end = g->off[hi]; e < end; e++)
-    g->ew[e] = (g->ew[e] & ~EDGE_RESET_MASK) | EDGE_HEARD_NONE;
+  /* Nothing sent or heard yet. A fill of every record costs less than a stamp checked on each access; two
+   * words at a time (SSE2, in every x86-64; GCC's vector extension elsewhere). */
+  {
+    typedef guint64 V2 __attribute__((vector_size(16)));
+    const V2 keep = {~EDGE_RESET_MASK, ~EDGE_RESET_MASK}, none = {EDGE_HEARD_NONE, EDGE_HEARD_NONE};
+    guint32 e = g->off[lo], end = g->off[hi];
+    for (; e + 2 <= end; e += 2) {
+      V2 x;
+      memcpy(&x, &g->ew[e], sizeof x);
+      x = (x & keep) | none;
+      memcpy(&g->ew[e], &x, sizeof x);
+    }
+    if (e < end) g->ew[e] = (g->ew[e] & ~EDGE_RESET_MASK) | EDGE_HEARD_NONE;
+  }
   queue_reset(&W->q);
   for (guint d = 0; d < k->n_workers; d++) {
     g->out[d].len = 0;
@@ -1573,6 +1608,11 @@ static Kernel *kernel_new(RelayWork *w, const NetGeoParams *gp, const NetTopolog
     k->cls[c].floor_ns = ck->floor_ns;
     k->cls[c].tx_ns_per_byte = ck->tx_ns_per_byte;
     net_latency_draw_init(&k->cls[c].draw, gp, ck->mean_ns, ck->host_ns);
+    if (k->cls[c].draw.kind == NET_DRAW_PARETO) {
+      k->cls[c].qlat[0] = SIM_TIME_MAX;
+      for (guint j = 1; j <= QLAT_STEPS; j++)
+        k->cls[c].qlat[j] = pareto_of_u(&k->cls[c].draw, (double)j / QLAT_STEPS);
+    }
   }
   g_array_free(keys, TRUE);
   k->special = g_new(guint8, MAX(t->n_nodes, 1));
