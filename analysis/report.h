@@ -44,6 +44,9 @@ G_BEGIN_DECLS
 typedef struct {
   const char *generator;      /* e.g. "sim 0.1.0 (v0.1-3-gabc)": a <meta> and the page footer; NULL: none */
   const char *const *metrics; /* sweep: the metrics to draw, NULL-terminated; NULL or empty: see below */
+  guint32 block_height;       /* run or replay: the block whose journey is shown (0: the median-delay block) */
+  const char *measured_dir;   /* run or replay: a replay's results directory whose median-delay block's vantage
+                               * observations are shown beside (NULL: none) */
 } AnReportOptions;
 
 /* Without AnReportOptions.metrics a sweep report draws, of those present in table.csv: chain.uncle_rate,
