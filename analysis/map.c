@@ -799,7 +799,7 @@ static const char *const JOURNEY_JS =
     "function show(k){var t=frames[k],n=0;\n"
     " if(dots)for(var i=0;i<dots.length;i++){var a=D.arrive[i],on=a>=0&&a<=t;if(on)n+=D.count[i];"
     "dots[i].setAttribute(\"fill\",on?colour(a/D.cMax):\"#d4d4d4\");}\n"
-    " if(label)label.textContent=\"t = \"+t.toFixed(1)+\" ms after mining\"+(dots?\": \"+n.toLocaleString(\"en-US\")"
+    " if(label)label.textContent=\"t = \"+t.toFixed(1)+(dots?\" ms after mining\":\" ms after the first vantage point's observation\")+(dots?\": \"+n.toLocaleString(\"en-US\")"
     "+\" of \"+D.nodes.toLocaleString(\"en-US\")+\" nodes have the block\":\"\");\n"
     " if(cursor){var x=xOf(t);cursor.setAttribute(\"x1\",x);cursor.setAttribute(\"x2\",x);}\n"
     " return n;}\n"
