@@ -32,7 +32,12 @@
  * SVG namespace), prefixing every id with the figure's, and giving the SVG the figure's <title>. Without
  * gnuplot the page carries the notice "gnuplot not found: figures omitted" and everything else.
  *
- * The page references nothing outside itself (no scripts, fonts, images or links) and is byte-identical
+ * Runs of a geo network also get the map of map.h (from the scenario in summary.json, or trace_nodes.csv),
+ * and with trace_blocks.csv (sim run --trace-blocks) a block's journey (AnReportOptions.block_height, else
+ * the median-delay block of those traced); replays get their vantage points' view of a block (map.h).
+ *
+ * The page references nothing outside itself (no fonts, images or links; its only script is the journey's,
+ * inline) and is byte-identical
  * for the same inputs and the same gnuplot.
  */
 #pragma once
