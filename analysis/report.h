@@ -32,7 +32,12 @@
  * SVG namespace), prefixing every id with the figure's, and giving the SVG the figure's <title>. Without
  * gnuplot the page carries the notice "gnuplot not found: figures omitted" and everything else.
  *
- * The page references nothing outside itself (no scripts, fonts, images or links) and is byte-identical
+ * Runs of a geo network also get the map of map.h (from the scenario in summary.json, or trace_nodes.csv),
+ * and with trace_blocks.csv (sim run --trace-blocks) a block's journey (AnReportOptions.block_height, else
+ * the median-delay block of those traced); replays get their vantage points' view of a block (map.h).
+ *
+ * The page references nothing outside itself (no fonts, images or links; its only script is the journey's,
+ * inline) and is byte-identical
  * for the same inputs and the same gnuplot.
  */
 #pragma once
@@ -44,6 +49,9 @@ G_BEGIN_DECLS
 typedef struct {
   const char *generator;      /* e.g. "sim 0.1.0 (v0.1-3-gabc)": a <meta> and the page footer; NULL: none */
   const char *const *metrics; /* sweep: the metrics to draw, NULL-terminated; NULL or empty: see below */
+  guint32 block_height;       /* run or replay: the block whose journey is shown (0: the median-delay block) */
+  const char *measured_dir;   /* run or replay: a replay's results directory whose median-delay block's vantage
+                               * observations are shown beside (NULL: none) */
 } AnReportOptions;
 
 /* Without AnReportOptions.metrics a sweep report draws, of those present in table.csv: chain.uncle_rate,

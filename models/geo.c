@@ -52,6 +52,19 @@ typedef struct {
   guint *pool_n_gw;
   const char **vantage_names;
   guint32 *vantage_nodes;
+  /* sim run --trace-blocks (geo_trace_set): the heights, sorted; a relay work of its own, so that the
+   * run's work, its statistics and its thread choice stay as without the trace; the arrival table,
+   * trace_slots x n_nodes, allocated before the run; the node table's strings. */
+  const PowConfig *cfg;
+  uint32_t *trace_h;
+  guint n_trace_h;
+  RelayWork *trace_work;
+  SimTime *trace_have;
+  PowTracedBlock *trace_blocks;
+  guint trace_slots, trace_used;
+  guint8 *trace_per_h; /* blocks traced so far per height */
+  guint64 trace_dropped, trace_mismatches;
+  guint *node_pool;    /* per node: the pool whose miners it hosts, NET_NO_POOL if none */
 } GeoState;
 
 static void vantage_handle(SimCtx *ctx, void *state, const SimEvent *ev) {
@@ -85,6 +98,12 @@ static void geo_free_state(gpointer state) {
   GeoState *g = state;
   if (!g) return;
   relay_work_free(g->work);
+  relay_work_free(g->trace_work);
+  g_free(g->trace_h);
+  g_free(g->trace_have);
+  g_free(g->trace_blocks);
+  g_free(g->trace_per_h);
+  g_free(g->node_pool);
   net_topology_free(g->topo);
   for (guint i = 0; i < g->n_miners; i++) g_free(g->miner_gw ? g->miner_gw[i] : NULL);
   g_free(g->miner_gw);
@@ -113,6 +132,7 @@ static gpointer geo_init(const void *params, const PowWorld *world, SimEngine *e
   g->p = p;
   g->relay = (const RelayModel *)p->relay.model;
   g->seed = cfg->seed;
+  g->cfg = cfg;
   g->topo = net_topology_build(p, cfg->seed, error);
   if (!g->topo) {
     geo_free_state(g);
@@ -278,6 +298,9 @@ static gint64 mono_ns(void) {
   return (gint64)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+static void geo_trace_record(GeoState *g, RelayWork *run_work, const RelayBlock *rb, const ObsBlock *b, SimTime now,
+                             gboolean complete);
+
 static void geo_publish(const void *params, gpointer state, gpointer scratch, const PowWorld *world, SimCtx *ctx,
                         guint from, const ObsBlock *b) {
   const NetGeoParams *p = params;
@@ -300,6 +323,7 @@ static void geo_publish(const void *params, gpointer state, gpointer scratch, co
   g->relay->propagate(p->relay.params, p, g->topo, &rb, g->on_nodes ? 0 : g->topo->n_special, &rng, s->work);
   s->relay_ns += mono_ns() - c0;
   s->deliveries += relay_work_reached(s->work);
+  if (g->n_trace_h) geo_trace_record(g, s->work, &rb, b, now, g->on_nodes);
 
   /* Each other pool mines on the block once a gateway of its has imported it and its miners got new work. */
   SimTime import = g->relay->import_ns(p->relay.params, (double)b->gas_used);
@@ -321,6 +345,116 @@ static void geo_publish(const void *params, gpointer state, gpointer scratch, co
     if (tp != SIM_TIME_MAX) sim_ctx_send(ctx, g->vantage_entity[v], tp - now, GEO_EV_SIGHT, 0, b->id);
     if (ta != SIM_TIME_MAX) sim_ctx_send(ctx, g->vantage_entity[v], ta - now, GEO_EV_SIGHT, 1, b->id);
   }
+}
+
+/* The index of height `h` in the sorted traced heights, or -1. */
+static int geo_trace_index(const GeoState *g, uint32_t h) {
+  guint lo = 0, hi = g->n_trace_h;
+  while (lo < hi) {
+    guint mid = lo + (hi - lo) / 2;
+    if (g->trace_h[mid] < h) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < g->n_trace_h && g->trace_h[lo] == h ? (int)lo : -1;
+}
+
+/* sim run --trace-blocks: keeps every node's arrival of a traced block. The run's relay may have stopped once
+ * the specials had the block (`complete` FALSE): the block is then relayed again, to the end, on the trace's
+ * own work from the same per-block stream. The relay's random numbers are keyed per (block, node) and
+ * (block, link), so the second relay must agree with the first at every special; a disagreement is counted
+ * (PowTraceInfo.mismatches). Nothing here allocates: the table and the work exist since geo_trace_set. */
+static void geo_trace_record(GeoState *g, RelayWork *run_work, const RelayBlock *rb, const ObsBlock *b, SimTime now,
+                             gboolean complete) {
+  int hi = geo_trace_index(g, b->height);
+  if (hi < 0) return;
+  if (g->trace_per_h[hi] >= POW_TRACE_PER_HEIGHT || g->trace_used >= g->trace_slots) {
+    g->trace_dropped++;
+    return;
+  }
+  g->trace_per_h[hi]++;
+  const NetGeoParams *p = g->p;
+  RelayWork *w = run_work;
+  if (!complete) {
+    SimRng rng;
+    sim_rng_init(&rng, g->seed, (UINT64_C(1) << 63) | b->id); /* the stream geo_publish used */
+    g->relay->propagate(p->relay.params, p, g->topo, rb, 0, &rng, g->trace_work);
+    w = g->trace_work;
+    gboolean same = TRUE;
+    for (guint32 v = 0; v < g->topo->n_special && same; v++)
+      same = relay_work_have(w, v) == relay_work_have(run_work, v) &&
+             relay_work_first_push(w, v) == relay_work_first_push(run_work, v) &&
+             relay_work_announce(w, v) == relay_work_announce(run_work, v);
+    if (!same) g->trace_mismatches++;
+  }
+  guint slot = g->trace_used++;
+  SimTime *have = g->trace_have + (gsize)slot * g->topo->n_nodes;
+  for (guint32 v = 0; v < g->topo->n_nodes; v++) have[v] = relay_work_have(w, v);
+  g->trace_blocks[slot] = (PowTracedBlock){.block = b->id, .height = b->height, .mined_ns = now, .have = have};
+}
+
+static int cmp_u32(gconstpointer a, gconstpointer b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return (x > y) - (x < y);
+}
+
+static gboolean geo_trace_set(gpointer state, const PowWorld *world, const uint32_t *heights, guint n,
+                              GError **error) {
+  GeoState *g = state;
+  (void)world;
+  if (n > POW_TRACE_MAX_HEIGHTS) {
+    g_set_error(error, POW_ERROR, POW_ERROR_INVALID, "at most %d heights can be traced (got %u)",
+                POW_TRACE_MAX_HEIGHTS, n);
+    return FALSE;
+  }
+  g_free(g->trace_h);
+  g->trace_h = g_memdup2(heights, n * sizeof *heights);
+  qsort(g->trace_h, n, sizeof *g->trace_h, cmp_u32);
+  guint k = 0;
+  for (guint i = 0; i < n; i++)
+    if (k == 0 || g->trace_h[k - 1] != g->trace_h[i]) g->trace_h[k++] = g->trace_h[i];
+  g->n_trace_h = k;
+  g->trace_slots = k * POW_TRACE_PER_HEIGHT;
+  g->trace_have = g_new(SimTime, (gsize)g->trace_slots * g->topo->n_nodes);
+  g->trace_blocks = g_new0(PowTracedBlock, MAX(g->trace_slots, 1));
+  g->trace_per_h = g_new0(guint8, MAX(k, 1));
+  if (!g->trace_work) {
+    g->trace_work = relay_work_new(g->topo);
+    relay_work_set_threads(g->trace_work, MAX(g->relay_threads, 1));
+    relay_work_set_run_mode(g->trace_work, RELAY_RUN_CALLER);
+  }
+  g->node_pool = g_new(guint, g->topo->n_nodes);
+  for (guint32 v = 0; v < g->topo->n_nodes; v++) g->node_pool[v] = NET_NO_POOL;
+  for (guint pool = 0; pool < g->n_pools; pool++)
+    for (guint i = 0; i < g->pool_n_gw[pool]; i++) g->node_pool[g->pool_gw[pool][i]] = pool;
+  return TRUE;
+}
+
+static void geo_trace_info(gpointer state, PowTraceInfo *info) {
+  const GeoState *g = state;
+  *info = (PowTraceInfo){.n_nodes = g->topo->n_nodes, .n_blocks = g->trace_used, .dropped = g->trace_dropped,
+                         .mismatches = g->trace_mismatches};
+}
+
+static void geo_trace_node(gpointer state, guint32 node, PowTraceNode *out) {
+  const GeoState *g = state;
+  const NetGeoParams *p = g->p;
+  const NetTopology *t = g->topo;
+  g_return_if_fail(node < t->n_nodes);
+  gboolean special = node < t->n_special;
+  const NetSpecial *sp = special ? &p->specials[node] : NULL;
+  guint pool = g->node_pool ? g->node_pool[node] : NET_NO_POOL;
+  *out = (PowTraceNode){
+      .role = !special ? "node" : sp->role == NET_ROLE_VANTAGE ? "vantage" : "gateway",
+      .name = special ? sp->name : "",
+      .pool = pool < g->cfg->n_pools ? g->cfg->pools[pool].name : "",
+      .region = p->region_names[t->region[node]],
+      .city = t->city[node] != NET_NO_CITY ? p->city_names[t->city[node]] : ""};
+}
+
+static void geo_trace_block(gpointer state, guint i, PowTracedBlock *out) {
+  const GeoState *g = state;
+  g_return_if_fail(i < g->trace_used);
+  *out = g->trace_blocks[i];
 }
 
 /* A pool's own miners get work on its new block after the same work distribution as everyone else's. */
@@ -436,4 +570,8 @@ const PowNetworkModel pow_network_geo = {
     .relay_wall_s = geo_relay_wall_s,
     .set_threads = geo_set_threads,
     .relay_stats = geo_relay_stats,
+    .trace_set = geo_trace_set,
+    .trace_info = geo_trace_info,
+    .trace_node = geo_trace_node,
+    .trace_block = geo_trace_block,
 };

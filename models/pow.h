@@ -162,6 +162,30 @@ typedef struct {
   double wait_s[POW_RELAY_MAX_THREADS]; /* per thread: wall seconds waiting at the window barrier */
 } PowRelayStats;
 
+/* sim run --trace-blocks (PowNetworkModel.trace_*). */
+#define POW_TRACE_MAX_HEIGHTS 64 /* heights one run may trace */
+#define POW_TRACE_PER_HEIGHT 2   /* blocks traced per height (a fork's second block); later ones are dropped */
+typedef struct {
+  guint32 n_nodes;      /* nodes of the network: rows of the node table */
+  guint n_blocks;       /* blocks traced, in mining order */
+  guint64 dropped;      /* blocks of a traced height beyond POW_TRACE_PER_HEIGHT: not traced */
+  guint64 mismatches;   /* traced blocks whose relay to the end disagreed with the run's own relay at a vantage
+                         * point or gateway (0 unless something is wrong: the trace must not change the run) */
+} PowTraceInfo;
+typedef struct {
+  const char *role;   /* "vantage", "gateway" or "node" */
+  const char *name;   /* vantage or gateway name; "" for an ordinary node */
+  const char *pool;   /* gateways and nodes that host a pool's miners: the pool; else "" */
+  const char *region; /* region name */
+  const char *city;   /* city name, "" where the node has none */
+} PowTraceNode;
+typedef struct {
+  uint64_t block;       /* ObsBlock.id */
+  uint32_t height;
+  SimTime mined_ns;     /* when it was mined (its relay's start) */
+  const SimTime *have;  /* per node: when it first had the full block, SIM_TIME_MAX if never */
+} PowTracedBlock;
+
 /* The "network" model family: how a block found by one miner reaches the others. */
 typedef struct {
   SimModelInfo info;
@@ -202,6 +226,14 @@ typedef struct {
   void (*set_threads)(gpointer state, guint threads, gboolean adaptive);
   /* Fills `stats` with what its per-block relay did so far; FALSE (or NULL): nothing to report. */
   gboolean (*relay_stats)(gpointer state, PowRelayStats *stats);
+  /* `sim run --trace-blocks`: every node's arrival time of the blocks of chosen heights (NULL: a network
+   * without nodes). trace_set is called once before the run; it preallocates room for POW_TRACE_PER_HEIGHT
+   * blocks per height (more at one height are counted in PowTraceInfo.dropped) and must not change any
+   * other output. trace_node and trace_block read the result after the run. */
+  gboolean (*trace_set)(gpointer state, const PowWorld *world, const uint32_t *heights, guint n, GError **error);
+  void (*trace_info)(gpointer state, PowTraceInfo *info);
+  void (*trace_node)(gpointer state, guint32 node, PowTraceNode *node_out);
+  void (*trace_block)(gpointer state, guint i, PowTracedBlock *block_out);
 } PowNetworkModel;
 
 extern const PowNetworkModel pow_network_pool_delay;

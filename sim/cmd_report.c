@@ -9,11 +9,20 @@ int sim_cmd_report(int argc, char **argv) {
   g_autofree char *out = NULL;
   g_auto(GStrv) metrics = NULL;
   gboolean quiet = FALSE;
+  g_autofree char *block_str = NULL, *measured = NULL;
   GOptionEntry entries[] = {
       {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "Write the page to FILE (default DIR/report.html)",
        "FILE"},
       {"metric", 0, 0, G_OPTION_ARG_STRING_ARRAY, &metrics,
        "Sweep: draw this metric of table.csv (repeatable; default: the key metrics)", "NAME"},
+      {"block", 0, 0, G_OPTION_ARG_STRING, &block_str,
+       "Run: show the journey of the block at this height (traced with sim run --trace-blocks; default: the "
+       "median-delay block of those traced); replay: of this height",
+       "HEIGHT"},
+      {"measured", 0, 0, G_OPTION_ARG_FILENAME, &measured,
+       "Show beside the journey what the vantage points of this replay directory (sim replay) saw of its "
+       "median-delay block",
+       "DIR"},
       {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "Print nothing on success but warnings", NULL},
       G_OPTION_ENTRY_NULL};
   g_autoptr(GOptionContext) ctx = g_option_context_new("DIR - make an HTML report of a results directory");
@@ -23,7 +32,10 @@ int sim_cmd_report(int argc, char **argv) {
       ctx,
       "DIR is an output directory of 'sim run' (summary.json, pools.csv, runs.csv, and observations.csv\n"
       "and tx_commit.csv when present) or of a sweep (table.csv). The page has the key metrics and\n"
-      "tables, and figures drawn by gnuplot as inline SVG; it needs no network. gnuplot is $SIM_GNUPLOT\n"
+      "tables, and figures drawn by gnuplot as inline SVG; it needs no network. A run of a geo network\n"
+      "also gets a world map of its nodes, gateways and vantage points, and, with trace_blocks.csv\n"
+      "(sim run --trace-blocks), a block's journey: an animation with a slider (a small inline script).\n"
+      "A replay gets its vantage points' view of a block. gnuplot is $SIM_GNUPLOT\n"
       "(a path or a name on PATH) or else 'gnuplot' on PATH; without it the page says\n"
       "\"gnuplot not found: figures omitted\" and the command warns on stderr.\n"
       "The page is written atomically (temp file, then rename).\n"
@@ -32,8 +44,15 @@ int sim_cmd_report(int argc, char **argv) {
   if (!sim_cli_parse(ctx, "report", &argc, &argv)) return SIM_EXIT_USAGE;
   if (argc != 2) return sim_cli_usage_error("report", argc < 2 ? "missing DIR" : "expected one DIR");
 
+  guint64 block = 0;
+  if (block_str && !g_ascii_string_to_unsigned(block_str, 10, 1, G_MAXUINT32, &block, NULL))
+    return sim_cli_usage_error("report", "--block: '%s' is not a height (an integer >= 1)", block_str);
+
   g_autofree char *generator = g_strdup_printf("sim %s (%s)", SIM_VERSION, SIM_GIT_DESCRIBE);
-  AnReportOptions opt = {.generator = generator, .metrics = (const char *const *)metrics};
+  AnReportOptions opt = {.generator = generator,
+                         .metrics = (const char *const *)metrics,
+                         .block_height = (guint32)block,
+                         .measured_dir = measured};
   g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func(g_free);
   AnReportStats stats = {0};
   g_autoptr(GError) e = NULL;

@@ -153,6 +153,7 @@ int sim_cmd_run(int argc, char **argv) {
   g_auto(GStrv) mining_from = NULL;
   g_autofree char *pools_csv = NULL;
   g_autofree char *seed_str = NULL;
+  g_autofree char *trace_str = NULL;
   GOptionEntry entries[] = {
       {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir, "Write results into DIR (default results/<name>)",
        "DIR"},
@@ -182,6 +183,10 @@ int sim_cmd_run(int argc, char **argv) {
        NULL},
       {"numa-report", 0, 0, G_OPTION_ARG_NONE, &numa_report,
        "Print the bytes placed per NUMA node: intended, and reported by the kernel", NULL},
+      {"trace-blocks", 0, 0, G_OPTION_ARG_STRING, &trace_str,
+       "Also write every node's arrival time of the blocks at these heights (at most 64; a geo network), for "
+       "the journey in sim report",
+       "H1,H2,..."},
       G_OPTION_ENTRY_NULL};
   g_autoptr(GOptionContext) ctx = g_option_context_new("SCENARIO - run a scenario");
   g_option_context_set_strict_posix(ctx, FALSE);
@@ -201,6 +206,8 @@ int sim_cmd_run(int argc, char **argv) {
            "  tx_commit_samples.csv          with transactions: a deterministic sample of the commit times\n"
            "  censorship.csv                 with censoring pools: censored and uncensored waits per k\n"
            "  trace_compare.csv              with --mining-from: measured and simulated receptions per block\n"
+           "  trace_nodes.csv                with --trace-blocks: every node's role, name, pool, region and city\n"
+           "  trace_blocks.csv               with --trace-blocks: every node's arrival of each traced block\n"
            "  emc/pools.csv                  with --emc-logs: every miner's coinbase address and pool\n"
            "  emc/blocks-propagation-times-v3.log  with --emc-logs and four vantage points: the study's join table\n"
            "  emc/<V>/blocks.log             with --emc-logs: vantage point V's block messages\n"
@@ -231,6 +238,21 @@ int sim_cmd_run(int argc, char **argv) {
     seed = g_ascii_strtoll(seed_str, &end, 10);
     if (!*seed_str || *end || errno || seed < 0) return sim_cli_usage_error("run", "--seed must be an integer >= 0");
     have_seed = TRUE;
+  }
+
+  g_autoptr(GArray) trace_heights = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  if (trace_str) {
+    g_auto(GStrv) parts = g_strsplit(trace_str, ",", -1);
+    for (char **h = parts; *h; h++) {
+      guint64 v = 0;
+      if (!g_ascii_string_to_unsigned(*h, 10, 1, G_MAXUINT32, &v, NULL))
+        return sim_cli_usage_error("run", "--trace-blocks: '%s' is not a height (an integer >= 1)", *h);
+      uint32_t h32 = (uint32_t)v;
+      g_array_append_val(trace_heights, h32);
+    }
+    if (trace_heights->len > POW_TRACE_MAX_HEIGHTS)
+      return sim_cli_usage_error("run", "--trace-blocks: at most %d heights (got %u)", POW_TRACE_MAX_HEIGHTS,
+                                 trace_heights->len);
   }
 
   g_autoptr(GPtrArray) all_sets = g_ptr_array_new_with_free_func(g_free);
@@ -283,7 +305,9 @@ int sim_cmd_run(int argc, char **argv) {
                        .threads = (guint)threads,
                        .threads_adaptive = threads_adaptive,
                        .on_engine = (stats || numa_report) ? on_engine : NULL,
-                       .on_engine_user = &report};
+                       .on_engine_user = &report,
+                       .trace_heights = (const uint32_t *)(gpointer)trace_heights->data,
+                       .n_trace_heights = trace_heights->len};
   g_autoptr(GError) e = NULL;
   g_autoptr(json_t) summary = NULL;
   if (!sim_run(sc, &opt, &summary, &e)) {

@@ -102,7 +102,9 @@ static void check_well_formed(const char *html) {
                   count(html, "xmlns=\"http://www.w3.org/2000/svg\""));
   CU_ASSERT_EQUAL(count(html, "<svg"), count(html, "xmlns=\"http://www.w3.org/2000/svg\""));
   CU_ASSERT_EQUAL(count(html, "xlink"), 0);
-  CU_ASSERT_EQUAL(count(html, "<script"), 0);
+  /* scripts only inline (the journey's, with a trace): none loads anything */
+  CU_ASSERT_EQUAL(count(html, "<script"),
+                  count(html, "<script>") + count(html, "<script type=\"application/json\" id=\"journey-data\">"));
   CU_ASSERT_EQUAL(count(html, "<link"), 0);
   CU_ASSERT_EQUAL(count(html, "<img"), 0);
   CU_ASSERT_EQUAL(count(html, "src="), 0);
@@ -133,7 +135,8 @@ static void check_well_formed(const char *html) {
       refs++;
     }
   CU_ASSERT_EQUAL(count(html, "href="), count(html, "href='#") + count(html, "href=\"#"));
-  if (count(html, "<svg")) CU_ASSERT_TRUE(refs > 0); /* gnuplot's point symbols are <use> references */
+  /* gnuplot's point symbols are <use> references (the map's SVG, drawn without gnuplot, has none) */
+  if (count(html, "<svg") > count(html, "<svg id=\"map-svg\"")) CU_ASSERT_TRUE(refs > 0);
 }
 
 /* The figure `id` holds an inline <svg> whose first child element is <title>`title`</title>. */
@@ -182,7 +185,10 @@ static void test_run_page(void) {
   if (have_gnuplot) {
     CU_ASSERT_TRUE(st.gnuplot_found);
     CU_ASSERT_EQUAL(st.figures, G_N_ELEMENTS(RUN_FIGURES));
-    CU_ASSERT_EQUAL(count(html, "<svg"), G_N_ELEMENTS(RUN_FIGURES));
+    /* the figures and the network map (geo-small; no journey without --trace-blocks) */
+    CU_ASSERT_EQUAL(count(html, "<svg"), G_N_ELEMENTS(RUN_FIGURES) + 1);
+    CU_ASSERT_EQUAL(count(html, "<svg id=\"map-svg\""), 1);
+    CU_ASSERT_EQUAL(count(html, "id=\"journey-howto\""), 1);
     CU_ASSERT_EQUAL(warnings->len, 0);
     CU_ASSERT_EQUAL(count(html, "gnuplot not found"), 0);
     /* the data reached the figures: vantage point and pool names in the SVG text */
@@ -303,7 +309,8 @@ static void test_no_gnuplot(void) {
   CU_ASSERT_FALSE(st.gnuplot_found);
   CU_ASSERT_EQUAL(st.figures, 0);
   CU_ASSERT_EQUAL(st.figures_failed, 0);
-  CU_ASSERT_EQUAL(count(html, "<svg"), 0);
+  CU_ASSERT_EQUAL(count(html, "<svg"), 1); /* the network map needs no gnuplot */
+  CU_ASSERT_EQUAL(count(html, "<svg id=\"map-svg\""), 1);
   CU_ASSERT_EQUAL(count(html, "<p class=\"notice\">gnuplot not found: figures omitted.</p>"), 1);
   CU_ASSERT_EQUAL(count(html, "Figure omitted: gnuplot not found."), G_N_ELEMENTS(RUN_FIGURES));
   CU_ASSERT_EQUAL_FATAL(warnings->len, 1);

@@ -16,6 +16,7 @@
 #include "output.h"
 #include "pow.h"
 #include "propagation.h"
+#include "util.h"
 
 G_DEFINE_QUARK(sim-run-error-quark, sim_run_error)
 
@@ -103,6 +104,81 @@ static gboolean write_tx_csv(SimOutDir *out, const char *name, TxCsvWriter fn, c
   return TRUE;
 }
 
+/* --trace-blocks: the node table and every node's arrival of each traced block (sim report's journey). */
+static gboolean write_trace_nodes(SimOutDir *out, const PowNetworkModel *net, gpointer state, GError **error) {
+  FILE *f = sim_outdir_create(out, "trace_nodes.csv", error);
+  if (!f) return FALSE;
+  PowTraceInfo info;
+  net->trace_info(state, &info);
+  fputs("node,role,name,pool,region,city\n", f);
+  for (guint32 v = 0; v < info.n_nodes && !ferror(f); v++) {
+    PowTraceNode n;
+    net->trace_node(state, v, &n);
+    fprintf(f, "%" G_GUINT32_FORMAT ",%s,", v, n.role);
+    an_csv_put_field(f, n.name);
+    fputc(',', f);
+    an_csv_put_field(f, n.pool);
+    fputc(',', f);
+    an_csv_put_field(f, n.region);
+    fputc(',', f);
+    an_csv_put_field(f, n.city);
+    fputc('\n', f);
+  }
+  if (fflush(f) != 0 || ferror(f)) {
+    g_set_error(error, SIM_RUN_ERROR, SIM_RUN_ERROR_RUNTIME, "cannot write %s/trace_nodes.csv", sim_outdir_path(out));
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean write_trace_blocks(SimOutDir *out, const PowNetworkModel *net, gpointer state, GError **error) {
+  FILE *f = sim_outdir_create(out, "trace_blocks.csv", error);
+  if (!f) return FALSE;
+  PowTraceInfo info;
+  net->trace_info(state, &info);
+  fputs("block,height,node,arrive_s\n", f);
+  for (guint i = 0; i < info.n_blocks && !ferror(f); i++) {
+    PowTracedBlock b;
+    net->trace_block(state, i, &b);
+    for (guint32 v = 0; v < info.n_nodes; v++) {
+      if (b.have[v] == SIM_TIME_MAX) continue;
+      SimTime d = b.have[v] - b.mined_ns; /* >= 0: no node has a block before it is mined */
+      fprintf(f, "0x%016" G_GINT64_MODIFIER "x,%" G_GUINT32_FORMAT ",%" G_GUINT32_FORMAT ",%" G_GINT64_FORMAT
+                 ".%09" G_GINT64_FORMAT "\n",
+              (guint64)b.block, b.height, v, (gint64)(d / SIM_NS_PER_S), (gint64)(d % SIM_NS_PER_S));
+    }
+  }
+  if (fflush(f) != 0 || ferror(f)) {
+    g_set_error(error, SIM_RUN_ERROR, SIM_RUN_ERROR_RUNTIME, "cannot write %s/trace_blocks.csv", sim_outdir_path(out));
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* Warnings on what --trace-blocks could not trace (stderr; the outputs hold what was traced). */
+static void warn_trace(const SimRunOptions *opt, const PowNetworkModel *net, gpointer state, uint32_t top) {
+  PowTraceInfo info;
+  net->trace_info(state, &info);
+  for (guint h = 0; h < opt->n_trace_heights; h++) {
+    gboolean found = FALSE;
+    for (guint i = 0; i < info.n_blocks && !found; i++) {
+      PowTracedBlock b;
+      net->trace_block(state, i, &b);
+      found = b.height == opt->trace_heights[h];
+    }
+    if (!found)
+      fprintf(stderr, "sim run: warning: --trace-blocks: no block at height %" G_GUINT32_FORMAT
+                      " (the run's highest is %" G_GUINT32_FORMAT ")\n", opt->trace_heights[h], top);
+  }
+  if (info.dropped)
+    fprintf(stderr, "sim run: warning: --trace-blocks: %" G_GUINT64_FORMAT " more blocks at traced heights than "
+                    "the %d per height traced; not traced\n", info.dropped, POW_TRACE_PER_HEIGHT);
+  if (info.mismatches)
+    fprintf(stderr, "sim run: warning: --trace-blocks: %" G_GUINT64_FORMAT " traced blocks relayed to the end "
+                    "disagreed with the run's relay at a vantage point or gateway (a bug: please report it)\n",
+            info.mismatches);
+}
+
 /* This host as a NUMA machine model, from libnuma: CPUs per node, and the distance table (ACPI SLIT, 10 =
  * local) as bandwidth 100 GB/s x 10 / distance, capacity the local bandwidth and latency 10 ns x distance.
  * Only the ratios matter to the canonical weights; a measured machine file (sim numa measure) would be
@@ -185,6 +261,20 @@ gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summa
     numa_machine = numa_machine_detect();
     if (numa_machine) sim_engine_set_numa_weights(engine, canonical_weights, numa_machine);
   }
+  const PowNetworkModel *net = (const PowNetworkModel *)sc->pow.network.model;
+  if (opt->n_trace_heights > 0) {
+    if (!net->trace_set || !pow_world_net_state(world)) {
+      g_set_error(error, SIM_RUN_ERROR, SIM_RUN_ERROR_INPUT,
+                  "--trace-blocks: the \"%s\" network has no nodes to trace (a \"geo\" network has)",
+                  net->info.name);
+      return FALSE;
+    }
+    if (!net->trace_set(pow_world_net_state(world), world, opt->trace_heights, opt->n_trace_heights, &e)) {
+      g_set_error(error, SIM_RUN_ERROR, SIM_RUN_ERROR_INPUT, "--trace-blocks: %s", e->message);
+      g_error_free(e);
+      return FALSE;
+    }
+  }
   if (!sim_engine_prepare(engine, &e)) {
     g_set_error(error, SIM_RUN_ERROR, SIM_RUN_ERROR_INPUT, "%s", e->message);
     g_error_free(e);
@@ -234,7 +324,6 @@ gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summa
   }
 
   /* Vantage points, when the network has them: the study's propagation metrics and its per-block join. */
-  const PowNetworkModel *net = (const PowNetworkModel *)sc->pow.network.model;
   gpointer net_state = pow_world_net_state(world);
   g_autoptr(AnProp) prop = NULL;
   guint n_vantages = net->n_vantages && net_state ? net->n_vantages(net_state) : 0;
@@ -312,11 +401,14 @@ gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summa
       (txw && !write_tx_csv(out, "tx_commit_samples.csv", tx_world_write_commit_samples_csv, txw, &e)) ||
       (txw && tx_world_has_censorship(txw) &&
        !write_tx_csv(out, "censorship.csv", tx_world_write_censorship_csv, txw, &e)) ||
-      (opt->emc_logs && !sim_emc_write_logs(out, sc, world, chain, &e)) || !sim_outdir_commit(out, &e)) {
+      (opt->emc_logs && !sim_emc_write_logs(out, sc, world, chain, &e)) ||
+      (opt->n_trace_heights && !write_trace_nodes(out, net, net_state, &e)) ||
+      (opt->n_trace_heights && !write_trace_blocks(out, net, net_state, &e)) || !sim_outdir_commit(out, &e)) {
     g_set_error_literal(error, SIM_RUN_ERROR, SIM_RUN_ERROR_RUNTIME, e->message);
     g_error_free(e);
     return FALSE;
   }
+  if (opt->n_trace_heights) warn_trace(opt, net, net_state, top);
   if (summary_out) *summary_out = g_steal_pointer(&summary);
   return TRUE;
 }

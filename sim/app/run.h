@@ -33,6 +33,9 @@ typedef struct {
   void *on_engine_user;
   PowRelayStats *relay_stats; /* may be NULL; when set, receives what the network's relay did (zeroed if it
                                * reports nothing: pow_world_relay_stats) */
+  const uint32_t *trace_heights; /* --trace-blocks: write trace_nodes.csv and trace_blocks.csv, every node's
+                                  * arrival of the blocks of these heights (a network with nodes only) */
+  guint n_trace_heights;
 } SimRunOptions;
 
 /* What happened, for the caller's exit code. */

@@ -161,7 +161,9 @@ h = open(sys.argv[1]).read()
 n, titles = int(sys.argv[2]), sys.argv[3:]
 bad = []
 if h.count("<html") != 1 or not h.rstrip().endswith("</html>"): bad.append("not one <html> document")
-if h.count("<svg") != n or h.count("</svg>") != n: bad.append(f"{h.count('<svg')} <svg>, expected {n}")
+# gnuplot's figures; a geo run's network map (drawn by sim itself) comes on top
+maps = h.count('<svg id="map-svg"')
+if h.count("<svg") - maps != n or h.count("</svg>") - maps != n: bad.append(f"{h.count('<svg') - maps} gnuplot <svg>, expected {n}")
 for t in titles:
     if not re.search(r"<svg[^>]*>\s*<title>" + re.escape(t) + "</title>", h): bad.append("no svg titled " + t)
 uris = set(re.findall(r"https?://[^\s\"'<>]*", h))
@@ -230,7 +232,8 @@ for fid in ("fig-propagation", "fig-first-seen", "fig-runs", "fig-pools"):
     svg = re.search(r"<svg[^>]*>(.*?)</svg>", m.group(1), re.S)
     if not svg: bad.append(fid + " has no <svg> in the DOM")
     elif len(re.findall(r"<path", svg.group(1))) < 5: bad.append(fid + " has almost no <path> in the DOM")
-if d.count("<svg") != 4: bad.append(f"{d.count('<svg')} <svg> in the DOM")
+if d.count("<svg") != 5: bad.append(f"{d.count('<svg')} <svg> in the DOM (4 figures and the map)")
+if '<svg id="map-svg"' not in d: bad.append("no network map in the DOM")
 print("bad: " + "; ".join(bad) if bad else "ok")
 PY
     [ "$(cat "$tmp/domcheck")" = "ok" ] && ok || bad "chromium DOM: $(cat "$tmp/domcheck")"

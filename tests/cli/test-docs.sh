@@ -25,9 +25,9 @@ expect_rc 0 "run tiny --emc-logs" -- "$SIM" run scenarios/tiny.json --set stop.h
 echo "tiny-emc --emc-logs" >>"$r/runs.txt"
 expect_rc 0 "run geo-small --emc-logs" -- "$SIM" run "${geo[@]}" --emc-logs --out "$r/geo-emc"
 echo "geo-emc --emc-logs" >>"$r/runs.txt"
-expect_rc 0 "run geo-small, transactions" -- "$SIM" run "${geo[@]}" --set chain.tx_rate_per_s=0 --set "$txs" \
-  --out "$r/geo-tx"
-echo "geo-tx -" >>"$r/runs.txt"
+expect_rc 0 "run geo-small, transactions, --trace-blocks" -- "$SIM" run "${geo[@]}" --set chain.tx_rate_per_s=0 \
+  --set "$txs" --trace-blocks 5,20 --out "$r/geo-tx"
+echo "geo-tx --trace-blocks" >>"$r/runs.txt"
 expect_rc 0 "run geo-small, censoring, --emc-logs" -- "$SIM" run "${geo[@]}" --set chain.tx_rate_per_s=0 \
   --set "$cens" --emc-logs --out "$r/geo-cens-emc"
 echo "geo-cens-emc --emc-logs" >>"$r/runs.txt"
@@ -395,7 +395,8 @@ check(listed == sweep, drift(("README Studies options table", "'sim sweep --help
 
 # ---------- (c) the files a run writes ----------
 
-ATOMS = {"vantage points", "four vantage points", "transactions", "censoring pools", "--emc-logs", "--mining-from"}
+ATOMS = {"vantage points", "four vantage points", "transactions", "censoring pools", "--emc-logs", "--mining-from",
+         "--trace-blocks"}
 
 
 def help_files(cmd):
