@@ -624,10 +624,14 @@ typedef struct {
   SimTime transfer_ns; /* of the block being relayed */
   double tx_ns_per_byte;
   NetLatencyDraw draw;
-  /* "pareto" only: the latency at u = j / QLAT_STEPS (j = 0: never reached, SIM_TIME_MAX), which falls as u
-   * grows: a uniform's top bits bracket its latency (edge_seen). */
-  SimTime qlat[65];
 } LinkClass;
+
+/* Per link class, "pareto" only: the latency at u = j / QLAT_STEPS (j = 0: never reached, SIM_TIME_MAX),
+ * which falls as u grows: a uniform's top bits bracket its latency (edge_seen). Apart from LinkClass, which
+ * every message reads. */
+typedef struct {
+  SimTime at[65];
+} QLat;
 
 #define QLAT_BITS 6
 #define QLAT_STEPS (1u << QLAT_BITS)
@@ -676,6 +680,15 @@ typedef struct {
 
 enum { STREAM_PUSH_TARGETS = 1, STREAM_MSG = 2 };
 
+/* What a message reads of its receiver, in one 16-byte record per node (kernel order): the full-block time
+ * and whether it is final (copied to RelayWork.have/done after the block), and two fixed fields. */
+typedef struct {
+  SimTime have;
+  guint8 done;
+  guint8 special; /* 1 for nodes 0..n_special-1 of the topology */
+  guint8 worker;  /* the worker that owns it */
+} NodeHot;
+
 /* One worker's hot state during a window, in locals, so that stores into the per-edge and per-node arrays
  * do not make the compiler reload it; kept in the worker between windows. */
 typedef struct {
@@ -683,12 +696,10 @@ typedef struct {
   guint64 *ew;
   const EdgeCold *ec;
   const LinkClass *cls;
+  const QLat *qlat;
   const guint32 *off;
   const guint32 *gid;
-  const guint8 *special;
-  const guint8 *worker_of;
-  SimTime *have;
-  guint8 *done;
+  NodeHot *nh;
   SimTime *first_push, *announce, *upload_free;
   guint32 *scratch;
   StepQueue *q;
@@ -769,8 +780,9 @@ struct Kernel {
   guint64 *ew; /* the records' words */
   EdgeCold *ec;
   LinkClass *cls;
+  QLat *qlat;
   guint32 n_cls;
-  guint8 *special;      /* per node: 1 for nodes 0..n_special-1 of the topology */
+  NodeHot *nh;          /* per node */
   SimTime *upload_free; /* per node: when its upload link is free again, set by its push */
   SimTime window;       /* min(lookahead, RELAY_WINDOW_MAX_NS) */
   /* Workers and threads. */
@@ -968,8 +980,8 @@ static inline guint64 heard_after(const Geth *g, SimTime now) {
 }
 
 static inline void relax_full(Geth *g, guint32 v, SimTime t) {
-  if (g->done[v] || t >= g->have[v]) return;
-  g->have[v] = t;
+  if (g->nh[v].done || t >= g->nh[v].have) return;
+  g->nh[v].have = t;
   guint64 dt = (guint64)(t - g->t0);
   if (dt > STEP_TIME_MAX) return; /* more than 18 minutes after the block left: treated as never */
   radix_push(g->q, dt << STEP_KEY_SHIFT | (guint64)v << 2 | STEP_HAVE);
@@ -990,7 +1002,7 @@ static inline void heard_exact(Geth *g, guint32 rev, SimTime at) {
  * the receiver has made its last decision before the message can arrive (nothing reads it then). */
 static inline void heard_lazy(Geth *g, guint32 to, guint32 rev, SimTime sent, SimTime floor) {
   SimTime lb = sent + floor;
-  if (g->done[to] && lb > g->have[to] + g->last_decision_after_have) return;
+  if (g->nh[to].done && lb > g->nh[to].have + g->last_decision_after_have) return;
   g->ew[rev] = (g->ew[rev] & ~EDGE_HEARD_NONE) | EDGE_LAZY_BIT | heard_rel(g, lb);
 }
 
@@ -1014,12 +1026,13 @@ static inline guint64 edge_seen(Geth *g, guint32 e, guint64 x, guint64 after) {
     Mix peek = r.m;
     guint j = (guint)(mix_next(&peek) >> (64 - QLAT_BITS));
     SimTime d = g->t0 + (SimTime)after - 1 - sent; /* arrived by then iff latency <= d */
-    if (c->qlat[j] != SIM_TIME_MAX && d >= c->qlat[j] + QLAT_SLACK_NS) {
+    const SimTime *ql = g->qlat[g->ec[f].cls].at;
+    if (ql[j] != SIM_TIME_MAX && d >= ql[j] + QLAT_SLACK_NS) {
       guint64 y = (x & ~EDGE_LAZY_BIT);
       g->ew[e] = y;
       return y;
     }
-    if (d < c->qlat[j + 1] - QLAT_SLACK_NS) return x | EDGE_HEARD_NONE; /* not heard yet: no draw */
+    if (d < ql[j + 1] - QLAT_SLACK_NS) return x | EDGE_HEARD_NONE; /* not heard yet: no draw */
   }
   g->draws++;
   guint64 y = (x & ~(EDGE_LAZY_BIT | EDGE_HEARD_NONE)) | heard_rel(g, sent + msg_latency(c, &r));
@@ -1043,8 +1056,8 @@ static inline __attribute__((always_inline)) void push_decide(Geth *g, guint32 e
                                                               guint32 cls, SimTime q) {
   const LinkClass *c = &g->cls[cls];
   SimTime lb = q + c->floor_ns;
-  gboolean special = g->special[to];
-  if (lb >= g->have[to] && (!special || lb >= g->first_push[to])) {
+  gboolean special = g->nh[to].special;
+  if (lb >= g->nh[to].have && (!special || lb >= g->first_push[to])) {
     heard_lazy(g, to, rev, q, c->floor_ns);
     return;
   }
@@ -1064,8 +1077,8 @@ static inline __attribute__((always_inline)) void announce_decide(Geth *g, guint
   const GethParams *p = g->p;
   const LinkClass *c = &g->cls[cls];
   /* The fetch cannot complete before now + arriveTimeout and five latencies. */
-  gboolean fetch = !g->done[to] && g->have[to] > now + g->wait + 4 * c->floor_ns;
-  if (!fetch && (!g->special[to] || now + c->floor_ns >= g->announce[to])) {
+  gboolean fetch = !g->nh[to].done && g->nh[to].have > now + g->wait + 4 * c->floor_ns;
+  if (!fetch && (!g->nh[to].special || now + c->floor_ns >= g->announce[to])) {
     heard_lazy(g, to, rev, now, c->floor_ns);
     return;
   }
@@ -1075,7 +1088,7 @@ static inline __attribute__((always_inline)) void announce_decide(Geth *g, guint
   SimTime lat = msg_latency(c, &r);
   SimTime a = now + lat;
   heard_exact(g, rev, a);
-  if (g->special[to] && a < g->announce[to]) g->announce[to] = a;
+  if (g->nh[to].special && a < g->announce[to]) g->announce[to] = a;
   if (!fetch) return;
   /* The peer's fetcher requests the block arriveTimeout after the announcement: header request and
    * reply, body request, then the body over our upload link; an unanswered request costs fetchTimeout
@@ -1098,7 +1111,7 @@ static inline void send_msg(Geth *g, guint32 e, const EdgeCold *pr, guint64 x, g
   if (x & EDGE_CROSS_BIT) {
     g->deferred++;
     if (step_lb < g->bound) g->bound = step_lb;
-    guint d = g->worker_of[to];
+    guint d = g->nh[to].worker;
     if (d != g->me) {
       g->posted++;
       Mailbox *mb = &g->out[d];
@@ -1195,12 +1208,10 @@ static void worker_begin(Kernel *k, Worker *W) {
                 .ew = k->ew,
                 .ec = k->ec,
                 .cls = k->cls,
+                .qlat = k->qlat,
                 .off = k->off,
                 .gid = k->gid,
-                .special = k->special,
-                .worker_of = k->worker_of,
-                .have = w->have,
-                .done = w->done,
+                .nh = k->nh,
                 .first_push = w->first_push,
                 .announce = w->announce,
                 .upload_free = k->upload_free,
@@ -1217,8 +1228,8 @@ static void worker_begin(Kernel *k, Worker *W) {
   Geth *g = &W->g;
   const guint32 lo = W->lo, hi = W->hi;
   for (guint32 v = lo; v < hi; v++) {
-    g->have[v] = g->first_push[v] = g->announce[v] = SIM_TIME_MAX;
-    g->done[v] = DONE_NO;
+    g->nh[v].have = g->first_push[v] = g->announce[v] = SIM_TIME_MAX;
+    g->nh[v].done = DONE_NO;
   }
   /* Nothing sent or heard yet. A fill of every record costs less than a stamp checked on each access; two
    * words at a time (SSE2, in every x86-64; GCC's vector extension elsewhere). */
@@ -1246,15 +1257,15 @@ static void worker_begin(Kernel *k, Worker *W) {
     for (guint32 i = b->join_first; i < t->n_joining; i++) {
       guint32 v = k->loc[t->join_node[i]];
       if (v < lo || v >= hi) continue;
-      g->done[v] = DONE_UNAVAILABLE;
-      g->have[v] = HAVE_UNAVAILABLE;
+      g->nh[v].done = DONE_UNAVAILABLE;
+      g->nh[v].have = HAVE_UNAVAILABLE;
     }
     /* A node that mined the block has it, synced or not. */
     for (guint i = 0; i < b->n_src; i++) {
       guint32 v = b->src[i];
-      if (v >= lo && v < hi && g->done[v] == DONE_UNAVAILABLE) {
-        g->done[v] = DONE_NO;
-        g->have[v] = SIM_TIME_MAX;
+      if (v >= lo && v < hi && g->nh[v].done == DONE_UNAVAILABLE) {
+        g->nh[v].done = DONE_NO;
+        g->nh[v].have = SIM_TIME_MAX;
       }
     }
   }
@@ -1298,7 +1309,7 @@ static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, g
     guint32 v = (guint32)(key >> 2) & STEP_NODE_MASK;
     guint32 kind = (guint32)(key & 3);
     /* A superseded arrival is dropped wherever it is, so that the bound below is a live step's. */
-    gboolean stale = kind == STEP_HAVE && (g.done[v] || now != g.have[v]);
+    gboolean stale = kind == STEP_HAVE && (g.nh[v].done || now != g.nh[v].have);
     if (!stale && key >= key_end) break;
     if (from == 3)
       radix_pop(q);
@@ -1310,7 +1321,7 @@ static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, g
     steps++;
     switch (kind) {
     case STEP_HAVE: {
-      g.done[v] = DONE_YES;
+      g.nh[v].done = DONE_YES;
       reached++;
       gboolean source = FALSE;
       if (now <= b->last_source_t)
@@ -1385,6 +1396,11 @@ static void thread_block(Kernel *k, guint p) {
       for (guint i = p; i < n; i += run) {
         Worker *W = k->workers[i];
         apply_inbox(k, W, &W->g, (guint)win & 1);
+        /* The results, where RelayWork's readers find them. */
+        for (guint32 v = W->lo; v < W->hi; v++) {
+          k->w->have[v] = k->nh[v].have;
+          k->w->done[v] = k->nh[v].done;
+        }
       }
       break;
     }
@@ -1485,6 +1501,7 @@ static void layout_build(Kernel *k, guint threads) {
     guint32 own = W->hi - W->lo, max_deg = 0;
     for (guint32 v = W->lo; v < W->hi; v++) {
       k->worker_of[v] = (guint8)i;
+      k->nh[v].worker = (guint8)i;
       max_deg = MAX(max_deg, k->off[v + 1] - k->off[v]);
     }
     for (int f = 0; f < 2; f++)
@@ -1515,7 +1532,8 @@ static void kernel_free(Kernel *k) {
   g_free(k->ew);
   g_free(k->ec);
   g_free(k->cls);
-  g_free(k->special);
+  g_free(k->qlat);
+  g_free(k->nh);
   g_free(k->upload_free);
   g_free(k->blk.src);
   g_free(k->blk.src_t);
@@ -1602,6 +1620,7 @@ static Kernel *kernel_new(RelayWork *w, const NetGeoParams *gp, const NetTopolog
   g_hash_table_destroy(index);
   k->n_cls = keys->len;
   k->cls = g_new0(LinkClass, MAX(keys->len, 1));
+  k->qlat = g_new0(QLat, MAX(keys->len, 1));
   for (guint32 c = 0; c < keys->len; c++) {
     const ClassKey *ck = &g_array_index(keys, ClassKey, c);
     k->cls[c].mean_ns = ck->mean_ns;
@@ -1609,15 +1628,15 @@ static Kernel *kernel_new(RelayWork *w, const NetGeoParams *gp, const NetTopolog
     k->cls[c].tx_ns_per_byte = ck->tx_ns_per_byte;
     net_latency_draw_init(&k->cls[c].draw, gp, ck->mean_ns, ck->host_ns);
     if (k->cls[c].draw.kind == NET_DRAW_PARETO) {
-      k->cls[c].qlat[0] = SIM_TIME_MAX;
+      k->qlat[c].at[0] = SIM_TIME_MAX;
       for (guint j = 1; j <= QLAT_STEPS; j++)
-        k->cls[c].qlat[j] = pareto_of_u(&k->cls[c].draw, (double)j / QLAT_STEPS);
+        k->qlat[c].at[j] = pareto_of_u(&k->cls[c].draw, (double)j / QLAT_STEPS);
     }
   }
   g_array_free(keys, TRUE);
-  k->special = g_new(guint8, MAX(t->n_nodes, 1));
+  k->nh = g_new0(NodeHot, MAX(t->n_nodes, 1));
   for (guint32 l = 0; l < t->n_nodes; l++)
-    k->special[l] = gr->order[l] < t->n_special;
+    k->nh[l].special = gr->order[l] < t->n_special;
   k->upload_free = g_new0(SimTime, MAX(t->n_nodes, 1));
   k->window = MIN(gr->lookahead, RELAY_WINDOW_MAX_NS);
   return k;
