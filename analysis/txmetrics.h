@@ -71,7 +71,7 @@
  * amount: 4 (n_vantages + 1) + 3 AnHist, each at most 32 KiB while exact, about 250 KiB once binned.
  * The order sample keeps one record (32 + 8 * n_vantages bytes) per received tx of the senders whose hash
  * is below a limit, which halves (dropping the senders above it) whenever more than AN_TX_ORDER_CAP are
- * kept: at most 15 MiB with four vantages, evaluated at an_tx_finalize().
+ * kept: 16 MiB of records with four vantages (32 MiB of capacity at most), evaluated at an_tx_finalize().
  *
  * Speed. Each record costs a few hash lookups in memory that is reused (storage grows by doubling and is
  * never allocated per record); the work on a committed transaction (its 4 n_vantages commit times,
