@@ -426,6 +426,13 @@ typedef struct {
   int64_t recv_ns[]; /* [v], OBS_TIME_NONE if not received */
 } Tx;
 
+/* One tx of the order sample (entries of 32 + 8 n bytes). */
+typedef struct {
+  uint64_t sender, nonce, id;
+  uint32_t committed, pad;
+  int64_t recv_ns[]; /* [v] */
+} OrdRec;
+
 /* Per-sender out-of-order state (entries of 16 + 8 n bytes), kept for the whole run. */
 typedef struct {
   uint64_t sender; /* the index key */
@@ -485,6 +492,16 @@ typedef struct {
   uint32_t entry;
 } IdKey;
 
+/* What the order sample gives (counts of (tx, vantage) pairs; [v] per vantage, pooled where no [v]). */
+typedef struct {
+  uint64_t *pub_ooo, *pub_pairs;      /* [v] committed, as published: text-sorted nonces, millisecond times */
+  uint64_t seen_ooo, seen_pub_ooo, seen_pairs; /* every received tx: intended; as published */
+  uint64_t consec_pairs, consec_same_ms;       /* consecutive nonces both received; in the same millisecond */
+  uint64_t sender_pairs, sender_single;        /* (sender, vantage) with a reception; with exactly one */
+  uint64_t senders_kept;                       /* distinct senders in the sample */
+  double sender_share;                         /* share of senders kept: 1 = every one (exact) */
+} OrderFigures;
+
 struct AnTx {
   char **names;
   guint n;
@@ -534,6 +551,12 @@ struct AnTx {
   AnHist *prop;                 /* ns */
   AnHist *wait[2];              /* [censored], ns */
   uint64_t *ooo, *ooo_pairs;    /* [v] */
+  /* Order sample (see "Order sample" below): records of the txs of the senders whose hash is below ord_limit. */
+  char *ord;          /* OrdRec entries of ord_size bytes */
+  gsize ord_size;
+  uint32_t ord_len, ord_cap;
+  uint64_t ord_limit;
+  OrderFigures of;    /* after an_tx_finalize() */
 };
 
 static AnHist *ns_hist(void) {
@@ -569,6 +592,10 @@ AnTx *an_tx_new(const char *const *vantage_names, guint n_vantages) {
   t->wait[1] = ns_hist();
   t->ooo = g_new0(uint64_t, n_vantages);
   t->ooo_pairs = g_new0(uint64_t, n_vantages);
+  t->ord_size = sizeof(OrdRec) + (gsize)n_vantages * sizeof(int64_t);
+  t->ord_limit = UINT64_MAX;
+  t->of.pub_ooo = g_new0(uint64_t, n_vantages);
+  t->of.pub_pairs = g_new0(uint64_t, n_vantages);
   return t;
 }
 
@@ -621,6 +648,9 @@ void an_tx_free(AnTx *t) {
   an_hist_free(t->wait[1]);
   g_free(t->ooo);
   g_free(t->ooo_pairs);
+  g_free(t->ord);
+  g_free(t->of.pub_ooo);
+  g_free(t->of.pub_pairs);
   g_free(t);
 }
 
@@ -1054,6 +1084,161 @@ static void sample_batch(AnTx *t, uint32_t height, const Tx *const *xs, uint32_t
   }
 }
 
+/* ---- Order sample --------------------------------------------------------------------------------------
+ * The out-of-order figures beyond the streamed one (the study's computation as published, and over every
+ * received tx) and the senders' arrival figures need all of a sender's txs at once: under text order "10"
+ * sorts before "2", so a tx's verdict can change with any later nonce of its sender. They are computed at
+ * an_tx_finalize() from a record of each tx (32 + 8 n bytes) of the senders whose hash falls below a limit;
+ * the limit halves, dropping the senders above it, whenever more than AN_TX_ORDER_CAP records are kept. A run
+ * of up to AN_TX_ORDER_CAP txs keeps every sender (exact figures); beyond, a deterministic sample of senders,
+ * chosen without regard to their txs, whose share is reported (order_sample_sender_share). */
+
+static inline OrdRec *ord_at(const AnTx *t, uint32_t i) {
+  return (OrdRec *)(t->ord + (gsize)i * t->ord_size);
+}
+
+static void ord_add(AnTx *t, const Tx *x, gboolean committed) {
+  gboolean seen = FALSE;
+  for (guint v = 0; v < t->n; v++) seen |= x->recv_ns[v] != OBS_TIME_NONE;
+  if (!seen || sample_hash(x->sender ^ UINT64_C(0x5e4de7)) >= t->ord_limit) return;
+  if (t->ord_len == t->ord_cap) {
+    t->ord_cap = t->ord_cap ? 2 * t->ord_cap : 256;
+    t->ord = g_realloc_n(t->ord, t->ord_cap, t->ord_size);
+  }
+  OrdRec *r = ord_at(t, t->ord_len++);
+  r->sender = x->sender;
+  r->nonce = x->nonce;
+  r->id = x->id;
+  r->committed = committed;
+  r->pad = 0;
+  memcpy(r->recv_ns, x->recv_ns, sizeof(int64_t) * t->n);
+  while (t->ord_len > AN_TX_ORDER_CAP) { /* halve the limit, keep the senders still under it, in order */
+    t->ord_limit /= 2;
+    uint32_t keep = 0;
+    for (uint32_t j = 0; j < t->ord_len; j++) {
+      if (sample_hash(ord_at(t, j)->sender ^ UINT64_C(0x5e4de7)) >= t->ord_limit) continue;
+      if (keep != j) memcpy(ord_at(t, keep), ord_at(t, j), t->ord_size);
+      keep++;
+    }
+    t->ord_len = keep;
+  }
+}
+
+/* A nonce as its decimal text sorts: its first 19 digits padded on the right with zeros, then its length (a
+ * prefix sorts first), then its 20th digit. */
+static uint64_t nonce_text_key(uint64_t nonce, guint *digits) {
+  guint d = 1;
+  for (uint64_t x = nonce; x >= 10; x /= 10) d++;
+  *digits = d;
+  if (d == 20) return nonce / 10;
+  uint64_t p = nonce;
+  for (guint i = d; i < 19; i++) p *= 10;
+  return p;
+}
+
+int an_tx_nonce_text_cmp(uint64_t a, uint64_t b) {
+  guint da, db;
+  uint64_t ka = nonce_text_key(a, &da), kb = nonce_text_key(b, &db);
+  if (ka != kb) return ka < kb ? -1 : 1;
+  if (da != db) return da < db ? -1 : 1;
+  return a < b ? -1 : a > b; /* both 20 digits: the last one */
+}
+
+static int ord_cmp_numeric(const void *pa, const void *pb) {
+  const OrdRec *a = pa, *b = pb;
+  if (a->sender != b->sender) return a->sender < b->sender ? -1 : 1;
+  if (a->nonce != b->nonce) return a->nonce < b->nonce ? -1 : 1;
+  return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static int ord_cmp_text(const void *pa, const void *pb) {
+  const OrdRec *a = pa, *b = pb;
+  if (a->sender != b->sender) return a->sender < b->sender ? -1 : 1;
+  int c = an_tx_nonce_text_cmp(a->nonce, b->nonce);
+  if (c) return c;
+  return a->id < b->id ? -1 : a->id > b->id;
+}
+
+int64_t an_tx_floor_ms(int64_t ns) {
+  return ns >= 0 ? ns / 1000000 : -((-(ns + 1)) / 1000000) - 1;
+}
+
+/* Out-of-order counts over the records (sorted by sender, then nonce in the order that defines "lower") of
+ * vantage v: a tx is out of order if its time (milliseconds with `ms`, else ns) is earlier than that of a tx
+ * of the same sender with a lower nonce (equal nonces, i.e. replacements, are not lower: a group of equal
+ * nonces is compared with the maximum before it). Only committed records with `committed_only`. */
+static void ord_count(const AnTx *t, guint v, gboolean committed_only, gboolean ms, uint64_t *ooo,
+                      uint64_t *pairs) {
+  uint32_t i = 0;
+  while (i < t->ord_len) {
+    uint64_t sender = ord_at(t, i)->sender;
+    int64_t max = INT64_MIN;
+    while (i < t->ord_len && ord_at(t, i)->sender == sender) {
+      uint32_t j = i;
+      int64_t group_max = INT64_MIN;
+      for (; j < t->ord_len && ord_at(t, j)->sender == sender && ord_at(t, j)->nonce == ord_at(t, i)->nonce; j++) {
+        const OrdRec *r = ord_at(t, j);
+        int64_t x = r->recv_ns[v];
+        if (x == OBS_TIME_NONE || (committed_only && !r->committed)) continue;
+        if (ms) x = an_tx_floor_ms(x);
+        (*pairs)++;
+        if (x < max) (*ooo)++;
+        group_max = MAX(group_max, x);
+      }
+      max = MAX(max, group_max);
+      i = j;
+    }
+  }
+}
+
+static void ord_finalize(AnTx *t) {
+  OrderFigures *f = &t->of;
+  f->sender_share = (double)t->ord_limit / 0x1p64;
+  if (t->ord_limit == UINT64_MAX) f->sender_share = 1;
+  if (!t->ord_len) return;
+  qsort(t->ord, t->ord_len, t->ord_size, ord_cmp_numeric);
+  for (uint32_t i = 0; i < t->ord_len; i++)
+    if (i == 0 || ord_at(t, i)->sender != ord_at(t, i - 1)->sender) f->senders_kept++;
+  uint64_t dummy = 0;
+  for (guint v = 0; v < t->n; v++) {
+    ord_count(t, v, FALSE, FALSE, &f->seen_ooo, &f->seen_pairs);
+    /* arrival figures, per (sender, vantage): txs received; pairs of consecutive nonces both received (a
+     * nonce's reception: the earliest of its txs, replacements included), and those in the same millisecond */
+    uint32_t i = 0;
+    while (i < t->ord_len) {
+      uint64_t sender = ord_at(t, i)->sender, n_recv = 0, prev_nonce = 0;
+      int64_t prev = OBS_TIME_NONE;
+      while (i < t->ord_len && ord_at(t, i)->sender == sender) {
+        uint64_t nonce = ord_at(t, i)->nonce;
+        int64_t first = OBS_TIME_NONE;
+        for (; i < t->ord_len && ord_at(t, i)->sender == sender && ord_at(t, i)->nonce == nonce; i++) {
+          int64_t x = ord_at(t, i)->recv_ns[v];
+          if (x == OBS_TIME_NONE) continue;
+          n_recv++;
+          first = first == OBS_TIME_NONE ? x : MIN(first, x);
+        }
+        if (first != OBS_TIME_NONE && prev != OBS_TIME_NONE && nonce == prev_nonce + 1) {
+          f->consec_pairs++;
+          f->consec_same_ms += an_tx_floor_ms(first) == an_tx_floor_ms(prev);
+        }
+        prev = first;
+        prev_nonce = nonce;
+      }
+      if (n_recv) {
+        f->sender_pairs++;
+        f->sender_single += n_recv == 1;
+      }
+    }
+  }
+  qsort(t->ord, t->ord_len, t->ord_size, ord_cmp_text);
+  for (guint v = 0; v < t->n; v++) {
+    ord_count(t, v, TRUE, TRUE, &f->pub_ooo[v], &f->pub_pairs[v]);
+    ord_count(t, v, FALSE, TRUE, &f->seen_pub_ooo, &dummy);
+  }
+  g_clear_pointer(&t->ord, g_free);
+  t->ord_len = t->ord_cap = 0;
+}
+
 gboolean an_tx_write_commit_samples_csv(const AnTx *t, FILE *out) {
   g_return_val_if_fail(t != NULL && t->finalized && out != NULL, FALSE);
   fputs("k,vantage,commit_s\n", out);
@@ -1165,6 +1350,8 @@ static void count_batch(AnTx *t, uint32_t height, const Tx *const *xs, const uin
   hist_add_run(t->prop, d, m);
   for (uint32_t i = 0; i < n; i++)
     count_out_of_order(t, xs[i], sender_entry[i]);
+  for (uint32_t i = 0; i < n; i++)
+    ord_add(t, xs[i], TRUE);
   sample_batch(t, height, xs, n);
 }
 
@@ -1309,6 +1496,9 @@ void an_tx_finalize(AnTx *t) {
       m += propagation_of(t, tx_at(t, rest[i].entry), d + m);
     hist_add_run(t->prop, d, m);
   }
+  for (uint32_t i = 0; i < n; i++)
+    ord_add(t, tx_at(t, rest[i].entry), FALSE);
+  ord_finalize(t);
   release_holding(t);
   for (guint k = 0; k < AN_TX_N_K; k++)
     hist_merge(t->commit[k], t->commit_v[k], t->n);
@@ -1372,6 +1562,32 @@ void an_tx_add_json(const AnTx *t, json_t *summary) {
   }
   if (pairs) json_object_set_new(o, "out_of_order_share", json_real((double)ooo / (double)pairs));
   an_json_set_nonempty(o, "out_of_order_share_by_vantage", by_vantage);
+  const OrderFigures *f = &t->of;
+  uint64_t pub = 0, pub_pairs = 0;
+  json_t *pub_by_vantage = json_object();
+  for (guint v = 0; v < t->n; v++) {
+    pub += f->pub_ooo[v];
+    pub_pairs += f->pub_pairs[v];
+    if (f->pub_pairs[v])
+      json_object_set_new(pub_by_vantage, t->names[v], json_real((double)f->pub_ooo[v] / (double)f->pub_pairs[v]));
+  }
+  if (pub_pairs) json_object_set_new(o, "out_of_order_share_as_published", json_real((double)pub / (double)pub_pairs));
+  an_json_set_nonempty(o, "out_of_order_share_as_published_by_vantage", pub_by_vantage);
+  if (f->seen_pairs) {
+    json_t *seen = json_object();
+    json_object_set_new(seen, "intended", json_real((double)f->seen_ooo / (double)f->seen_pairs));
+    json_object_set_new(seen, "as_published", json_real((double)f->seen_pub_ooo / (double)f->seen_pairs));
+    json_object_set_new(o, "out_of_order_seen_share", seen);
+  }
+  if (f->sender_pairs) {
+    json_t *arr = json_object();
+    if (f->consec_pairs)
+      json_object_set_new(arr, "same_ms_share", json_real((double)f->consec_same_ms / (double)f->consec_pairs));
+    json_object_set_new(arr, "txs_per_sender_mean", json_real((double)f->seen_pairs / (double)f->sender_pairs));
+    json_object_set_new(arr, "one_tx_sender_share", json_real((double)f->sender_single / (double)f->sender_pairs));
+    json_object_set_new(o, "arrival", arr);
+  }
+  if (f->seen_pairs) json_object_set_new(o, "order_sample_sender_share", json_real(f->sender_share));
 
   set_stats(o, "propagation_ms", t->prop, STATS_PROP, 1e6);
 

@@ -25,6 +25,20 @@
  *    nonce can only be mined after the lower ones). A committed tx whose nonce is not above the highest
  *    nonce already evaluated for its sender is left out of the out-of-order counts and counted in
  *    nonce_order_violations.
+ *  - Out-of-order as published: the study's own computation (Step-7-Set-In-Order.py in its tool repository),
+ *    which reads Nonce as text and sorts (From, Nonce) as strings, so nonce 10 sorts between 1 and 2, and
+ *    compares millisecond times (a tie is in order). Same as above otherwise: per vantage, committed txs, in
+ *    order if not earlier than every committed tx of the sender that sorts before it; here the times are
+ *    floored to the millisecond (an_tx_floor_ms()) and "before" is an_tx_nonce_text_cmp()'s order.
+ *  - Out-of-order over every received tx (out_of_order_seen_share): both definitions again, over all txs a
+ *    vantage received, committed or not (what a log shows before any join with blocks). Equal nonces
+ *    (replacements) are not lower than each other in any of these definitions.
+ *  - Arrival figures (arrival.*), per (sender, vantage) over the txs the vantage received: txs per sender
+ *    (mean), the share of senders with one tx, and, over pairs of consecutive nonces both received (a
+ *    nonce's reception is the earliest of its txs), the share whose receptions fall in the same millisecond.
+ *    These are the figures a sender model is fitted to.
+ *    The last three groups come from the order sample ("Order and memory"): exact while the run has at most
+ *    AN_TX_ORDER_CAP received txs, otherwise over a deterministic sample of senders (order_sample_sender_share).
  *  - Propagation delay, like blocks': for each tx every vantage received, each vantage's reception minus the
  *    earliest, in milliseconds, leaving out the first observer's zero (the first observer is the earliest;
  *    ties go to the lower vantage index; other vantages tied with it keep their zeros).
@@ -55,6 +69,9 @@
  * take a fixed place once that many have been added (40 + 8 * n_vantages bytes each, 4.5 MiB with four
  * vantages), and the transactions held longer a filter of 6 to 12 bits each. The distributions take a fixed
  * amount: 4 (n_vantages + 1) + 3 AnHist, each at most 32 KiB while exact, about 250 KiB once binned.
+ * The order sample keeps one record (32 + 8 * n_vantages bytes) per received tx of the senders whose hash
+ * is below a limit, which halves (dropping the senders above it) whenever more than AN_TX_ORDER_CAP are
+ * kept: 16 MiB of records with four vantages (32 MiB of capacity at most), evaluated at an_tx_finalize().
  *
  * Speed. Each record costs a few hash lookups in memory that is reused (storage grows by doubling and is
  * never allocated per record); the work on a committed transaction (its 4 n_vantages commit times,
@@ -172,6 +189,9 @@ uint64_t an_tx_n_held(const AnTx *tx);
  *   unique, committed, never_committed,
  *   commit_s.{k0,k3,k12,k36}.{median,mean,p90},
  *   out_of_order_share, out_of_order_share_by_vantage.<vantage>,
+ *   out_of_order_share_as_published, out_of_order_share_as_published_by_vantage.<vantage>,
+ *   out_of_order_seen_share.{intended,as_published}, arrival.{same_ms_share,txs_per_sender_mean,
+ *   one_tx_sender_share}, order_sample_sender_share,
  *   propagation_ms.{median,p90,p95},
  *   censorship.{censored,uncensored}.wait_s.{median,mean,p90}, censorship.censored_never_committed
  *                                                     (the object only if some tx was flagged censored),
@@ -191,6 +211,14 @@ gboolean an_tx_write_commit_csv(const AnTx *tx, FILE *out);
  * times known, in seconds (%.9f). After an_tx_finalize(). */
 #define AN_TX_SAMPLE_CAP 20000
 gboolean an_tx_write_commit_samples_csv(const AnTx *tx, FILE *out);
+
+/* Records the order sample keeps before it halves its share of senders (see "Order and memory"). */
+#define AN_TX_ORDER_CAP (1u << 18)
+
+/* The order of two nonces written as decimal text (as the study's script sorted them): <0, 0, >0. */
+int an_tx_nonce_text_cmp(uint64_t a, uint64_t b);
+/* A time in ns floored to whole milliseconds (towards the past, as the logs' clock was read). */
+int64_t an_tx_floor_ms(int64_t ns);
 
 #define AN_TX_ERROR (an_tx_error_quark())
 GQuark an_tx_error_quark(void);

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_randist.h>
 
 #include "delay.h"
@@ -27,13 +28,37 @@ const SimParamSpec tx_params[] = {
     {.name = "rate_per_s", .type = SIM_PARAM_NUMBER, .unit = "1/s", .min = 0, .max = 1e6, .min_open = TRUE,
      .def = 8.2, .offset = offsetof(TxParams, rate_per_s),
      .help = "transactions created per second (2019: 21.96 M unique seen / 31 days = 8.2)"},
-    {.name = "txs_per_sender", .type = SIM_PARAM_NUMBER, .min = 1, .max = 1e6, .def = 3,
+    {.name = "txs_per_sender", .type = SIM_PARAM_NUMBER, .min = 1, .max = 1e6, .def = 2.5,
      .offset = offsetof(TxParams, txs_per_sender),
-     .help = "mean transactions of one sender session, geometric (a choice: no published figure)"},
-    {.name = "sender_gap_s", .type = SIM_PARAM_NUMBER, .unit = "s", .min = 1e-3, .max = 1e6, .def = 15,
+     .help = "mean transactions of an ordinary sender session, geometric (fitted: 2.49 per ordinary sender in "
+             "the Rinkeby logs' 7.4 minutes)"},
+    {.name = "sender_gap_s", .type = SIM_PARAM_NUMBER, .unit = "s", .min = 1e-3, .max = 1e6, .def = 48,
      .offset = offsetof(TxParams, sender_gap_s),
-     .help = "mean gap between a session's consecutive transactions, exponential (a choice: about one block); at "
-             "least 1 ms: far above the 1 ns tick, which shorter gaps round to, and no sender signs faster"},
+     .help = "mean gap between an ordinary session's consecutive transactions, exponential (fitted: 48 s between "
+             "first receptions in the Rinkeby logs); at least 1 ms: far above the 1 ns tick, which shorter gaps "
+             "round to"},
+    {.name = "burst_share", .type = SIM_PARAM_NUMBER, .min = 0, .max = 1, .def = 0.058,
+     .offset = offsetof(TxParams, burst_share),
+     .help = "share of sessions that are bursts (fitted: 7 of the Rinkeby logs' 120 senders had most consecutive "
+             "nonces in the same millisecond)"},
+    {.name = "burst_txs", .type = SIM_PARAM_NUMBER, .min = 1, .max = 1e6, .def = 324,
+     .offset = offsetof(TxParams, burst_txs),
+     .help = "mean transactions of a burst, geometric (fitted: the Rinkeby burst senders' mean, 324)"},
+    {.name = "burst_gap_s", .type = SIM_PARAM_NUMBER, .unit = "s", .min = 1e-6, .max = 1e6, .def = 1e-4,
+     .offset = offsetof(TxParams, burst_gap_s),
+     .help = "mean gap between a burst's consecutive transactions, exponential (signed back to back; the logs' "
+             "millisecond bounds it: 0.1 ms is a choice)"},
+    {.name = "burst_entry_nodes", .type = SIM_PARAM_INT, .min = 1, .max = TX_MAX_ENTRY_NODES, .def = 2,
+     .offset = offsetof(TxParams, burst_entry_nodes),
+     .help = "nodes a burst enters at, its nonces split into that many contiguous parts (fitted: the median "
+             "number of distinct arrival milliseconds of a Rinkeby burst sender, 2)"},
+    {.name = "first_nonce_median", .type = SIM_PARAM_NUMBER, .min = 0, .max = 1e12, .def = 251,
+     .offset = offsetof(TxParams, first_nonce_median),
+     .help = "median of an account's first nonce, lognormal (fitted: the Rinkeby logs' lowest nonce per sender, "
+             "geometric mean 251); 0: every account starts at nonce 0"},
+    {.name = "first_nonce_sigma", .type = SIM_PARAM_NUMBER, .min = 0, .max = 10, .def = 2.96,
+     .offset = offsetof(TxParams, first_nonce_sigma),
+     .help = "sigma of the accounts' log first nonce (fitted: 2.96 in the Rinkeby logs)"},
     {.name = "senders", .type = SIM_PARAM_INT, .min = 1, .max = 1e8, .def = 200000,
      .offset = offsetof(TxParams, senders),
      .help = "accounts that sessions pick from uniformly; each keeps its nonce across sessions (a choice)"},
@@ -347,8 +372,13 @@ typedef struct {
   SimTime t;       /* next transaction */
   uint32_t sender;
   uint32_t left;
-  uint32_t node;   /* entry node */
+  uint32_t total;  /* transactions of the session */
+  uint32_t node;   /* entry node (a burst: of its first part) */
   guint16 region;
+  guint8 burst, n_entries;
+  uint32_t entry_node[TX_MAX_ENTRY_NODES]; /* a burst's entry nodes, their regions and trees */
+  guint16 entry_region[TX_MAX_ENTRY_NODES];
+  uint32_t entry_tree[TX_MAX_ENTRY_NODES];
   gboolean has_prev;
   int64_t *prev;   /* region: per target previous reception and last hop (2 T); flood: per node availability */
 } Session;
@@ -750,6 +780,12 @@ static gboolean is_censored(const TxWorld *w, uint32_t sender, uint64_t id) {
   return c->n_censor_senders && bsearch(&key, c->censor_senders, c->n_censor_senders, sizeof key, cmp_u64);
 }
 
+/* The part of a burst (its entry node) that the session's next transaction belongs to. */
+static guint session_part(const Session *s) {
+  uint64_t i = s->total - s->left;
+  return (guint)(i * s->n_entries / s->total);
+}
+
 static void emit(TxWorld *w, Session *s) {
   const TxParams *p = &w->cfg.p;
   uint32_t i = new_tx(w, s->sender, s->t);
@@ -787,12 +823,20 @@ static void emit(TxWorld *w, Session *s) {
         s->prev = g_new(int64_t, w->netc.topo->n_nodes);
         for (guint32 n = 0; n < w->netc.topo->n_nodes; n++) s->prev[n] = INT64_MIN / 4;
       }
-      flood(w, s->node, bytes, s->prev, s->t);
+      flood(w, s->burst ? s->entry_node[session_part(s)] : s->node, bytes, s->prev, s->t);
       flood_targets(w, dd, hh);
       for (guint j = 0; j < T; j++) dd[j] += s->t;
     } else {
-      const RegionSamples *rs = &w->regions[s->region];
-      guint k = (guint)sim_rng_below(&w->rng, rs->n);
+      const RegionSamples *rs;
+      guint k;
+      if (s->burst) {
+        guint part = session_part(s);
+        rs = &w->regions[s->entry_region[part]];
+        k = s->entry_tree[part];
+      } else {
+        rs = &w->regions[s->region];
+        k = (guint)sim_rng_below(&w->rng, rs->n);
+      }
       if (!s->prev) s->prev = g_new(int64_t, 2 * (gsize)T);
       for (guint j = 0; j < T; j++) {
         int64_t d = rs->d[(gsize)k * T + j], h = rs->hop[(gsize)k * T + j];
@@ -883,16 +927,32 @@ uint64_t tx_world_nonce(const TxWorld *w, uint64_t id) {
   return UINT64_MAX;
 }
 
+/* Mean transactions of a session: ordinary and burst sessions mixed. */
+static double session_txs(const TxParams *p) {
+  return (1 - p->burst_share) * p->txs_per_sender + p->burst_share * p->burst_txs;
+}
+
 static void new_session(TxWorld *w, SimTime t) {
   const TxParams *p = &w->cfg.p;
   Session s = {.t = t};
   s.sender = (uint32_t)sim_rng_below(&w->rng, (uint64_t)p->senders);
-  double q = 1.0 / p->txs_per_sender; /* geometric on 1, 2, ... with mean txs_per_sender */
+  s.burst = p->burst_share > 0 && sim_rng_uniform(&w->rng) < p->burst_share;
+  double q = 1.0 / (s.burst ? p->burst_txs : p->txs_per_sender); /* geometric on 1, 2, ... with that mean */
   s.left = q >= 1 ? 1 : (uint32_t)MIN(1e9, 1 + floor(log(sim_rng_uniform_pos(&w->rng)) / log1p(-q)));
+  s.total = s.left;
+  s.n_entries = s.burst ? (guint8)MIN((uint32_t)p->burst_entry_nodes, s.total) : 1;
   if (w->netc.topo) {
     const NetTopology *topo = w->netc.topo;
     s.node = topo->n_special + (guint32)sim_rng_below(&w->rng, topo->n_nodes - topo->n_special);
     s.region = topo->region[s.node];
+    for (guint e = 0; s.burst && e < s.n_entries; e++) {
+      s.entry_node[e] = e == 0 ? s.node : topo->n_special + (guint32)sim_rng_below(&w->rng, topo->n_nodes - topo->n_special);
+      s.entry_region[e] = topo->region[s.entry_node[e]];
+      if (p->propagation == TX_PROP_REGION) {
+        const RegionSamples *rs = &w->regions[s.entry_region[e]];
+        s.entry_tree[e] = (uint32_t)sim_rng_below(&w->rng, rs->n);
+      }
+    }
   }
   session_heap_push(w, &s);
 }
@@ -904,7 +964,7 @@ static void advance(TxWorld *w, SimTime t) {
     if (w->next_session <= ts) {
       if (w->next_session > t) return;
       new_session(w, w->next_session);
-      w->next_session += exp_ns(&w->rng, w->cfg.p.txs_per_sender / w->cfg.p.rate_per_s);
+      w->next_session += exp_ns(&w->rng, session_txs(&w->cfg.p) / w->cfg.p.rate_per_s);
       continue;
     }
     if (ts > t) return;
@@ -913,7 +973,7 @@ static void advance(TxWorld *w, SimTime t) {
     if (--s->left == 0) {
       session_heap_pop(w);
     } else {
-      s->t += exp_ns(&w->rng, w->cfg.p.sender_gap_s);
+      s->t += exp_ns(&w->rng, s->burst ? w->cfg.p.burst_gap_s : w->cfg.p.sender_gap_s);
       session_heap_fix_top(w);
     }
   }
@@ -944,6 +1004,12 @@ TxWorld *tx_world_new(const TxConfig *cfg, const TxNetView *net, double block_ga
   for (guint k = 0; k < cfg->n_classes; k++) w->cum_class[k] = (c += cfg->classes[k].share);
   w->senders = g_new(Sender, cfg->p.senders);
   for (int64_t s = 0; s < cfg->p.senders; s++) w->senders[s] = (Sender){.head = NONE, .tail = NONE};
+  if (cfg->p.first_nonce_median > 0)
+    for (int64_t s = 0; s < cfg->p.senders; s++) { /* keyed, so that no stream of the run moves */
+      double u = ((double)(sim_mix64(seed ^ sim_mix64((uint64_t)s + UINT64_C(0x6e6f6e6365))) >> 11) + 0.5) * 0x1.0p-53;
+      double n = cfg->p.first_nonce_median * exp(cfg->p.first_nonce_sigma * gsl_cdf_ugaussian_Pinv(u));
+      w->senders[s].next_nonce = (uint64_t)MIN(n, 1e15);
+    }
   w->free_head = NONE;
   for (guint b = 0; b < N_BINS; b++) w->bin_head[b] = w->bin_tail[b] = NONE;
   w->sessions = g_array_new(FALSE, FALSE, sizeof(Session));
@@ -987,7 +1053,7 @@ TxWorld *tx_world_new(const TxConfig *cfg, const TxNetView *net, double block_ga
     if (cfg->p.propagation == TX_PROP_REGION) sample_regions(w);
   }
   sim_rng_init(&w->rng, seed, SIM_RNG_SETUP_BASE + 40);
-  w->next_session = exp_ns(&w->rng, cfg->p.txs_per_sender / cfg->p.rate_per_s);
+  w->next_session = exp_ns(&w->rng, session_txs(&cfg->p) / cfg->p.rate_per_s);
   return w;
 }
 

@@ -2,10 +2,17 @@
  * points, the pools' mempools and block templates, and the streamed transaction metrics.
  *
  * Mechanism (DESIGN.md, "Ethereum 2019 model"; every default is documented in the parameter table):
- *  - Senders. Sessions arrive as a Poisson process at rate_per_s / txs_per_sender; each picks an account
- *    uniformly among `senders` accounts and sends a geometric number of transactions (mean txs_per_sender)
- *    with exponential gaps (mean sender_gap_s), with the account's consecutive nonces. So transactions
- *    arrive at rate_per_s overall. Each has a type (TX/MC/CC, shares), a gas limit (TX: 21,000; MC, CC:
+ *  - Senders. Sessions arrive as a Poisson process; each picks an account uniformly among `senders` accounts
+ *    and sends transactions with the account's consecutive nonces. An ordinary session sends a geometric
+ *    number (mean txs_per_sender) with exponential gaps (mean sender_gap_s) and enters the network at one
+ *    node; a burst (a share burst_share of sessions) sends a geometric number (mean burst_txs) signed back to
+ *    back (exponential gaps, mean burst_gap_s) and enters at burst_entry_nodes nodes, its nonces split into
+ *    that many contiguous parts in order, each part at its own node (a wallet or bot that submits to several
+ *    nodes, or a burst re-sent by the peers a node syncs its pool to). The session rate is rate_per_s over
+ *    the mean transactions of a session, so transactions arrive at rate_per_s overall. An account's first
+ *    nonce is lognormal (first_nonce_median, first_nonce_sigma; keyed by the seed and the account, so no
+ *    draw of the run's streams), as accounts with a history have. The defaults are
+ *    fitted to the real Rinkeby logs (README, "Out-of-order transactions"). Each has a type (TX/MC/CC, shares), a gas limit (TX: 21,000; MC, CC:
  *    lognormal, cut to [21,000, block gas limit]), gas used (TX: all of it; MC, CC: used_fraction of it), a
  *    gas price drawn from classes (the study's gwei classes; within a class log-uniform, uniform from 0) and
  *    a size per type. A session enters the network at one ordinary node (uniform over nodes, so regions
@@ -13,8 +20,10 @@
  *  - Propagation (geo networks). Geth 1.8 floods a transaction to every peer that lacks it, so a node's
  *    first reception is the shortest path over the topology with the links' latency draws and transfer
  *    times. "region" (default): at start, region_samples shortest-path trees are computed from random nodes
- *    of each region; a transaction takes the delays to every vantage point and pool (the earliest of its
- *    gateways) of one tree of its session's region, drawn per transaction. "flood": one shortest-path
+ *    of each region; a transaction of an ordinary session takes the delays to every vantage point and pool (the
+ *    earliest of its gateways) of one tree of its session's region, drawn per transaction; each entry node of
+ *    a burst keeps one tree (drawn from its region) for all its transactions, which therefore arrive in
+ *    order along it. "flood": one shortest-path
  *    computation per transaction from its session's node (small runs). Nonce gaps: a node forwards a
  *    transaction only once it has the sender's previous one (Geth promotes a transaction to pending, and
  *    broadcasts it, only then). "flood" applies this at every node; "region" at the receiver's last hop
@@ -57,6 +66,7 @@ G_BEGIN_DECLS
 #define TX_SETTLE_DEPTH 6   /* a block this deep on the heaviest chain takes its transactions out of mempools */
 #define TX_DECLARE_DEPTH 64 /* a main height this deep is declared final to the metrics */
 #define TX_MAX_CLASSES 16
+#define TX_MAX_ENTRY_NODES 8
 
 enum { TX_PROP_REGION = 0, TX_PROP_FLOOD = 1 };
 
@@ -64,6 +74,9 @@ typedef struct {
   double rate_per_s;
   double txs_per_sender;
   double sender_gap_s;
+  double burst_share, burst_txs, burst_gap_s;
+  int64_t burst_entry_nodes;
+  double first_nonce_median, first_nonce_sigma;
   int64_t senders;
   double share_tx, share_mc, share_cc;
   double tx_gas;

@@ -44,11 +44,12 @@ typedef struct {
   double share[2];
 } Fixture;
 
-/* Two pools (one miner each); pool 1 censors when `censor`. No sessions in the test's time span. */
+/* Two pools (one miner each); pool 1 censors when `censor`. No sessions in the test's time span; accounts start
+ * at nonce 0. */
 static void fixture_init(Fixture *f, double gas_limit, gboolean censor) {
   memset(f, 0, sizeof *f);
-  const char *json = censor ? "{\"rate_per_s\": 1e-9, \"mc_gas_median\": 21000, \"cc_gas_median\": 21000, \"senders\": 10, \"censor\": {\"pools\": [\"B\"], \"sender_share\": 0.5}}"
-                            : "{\"rate_per_s\": 1e-9, \"mc_gas_median\": 21000, \"cc_gas_median\": 21000, \"senders\": 10}";
+  const char *json = censor ? "{\"rate_per_s\": 1e-9, \"mc_gas_median\": 21000, \"cc_gas_median\": 21000, \"senders\": 10, \"first_nonce_median\": 0, \"censor\": {\"pools\": [\"B\"], \"sender_share\": 0.5}}"
+                            : "{\"rate_per_s\": 1e-9, \"mc_gas_median\": 21000, \"cc_gas_median\": 21000, \"senders\": 10, \"first_nonce_median\": 0}";
   json_t *o = json_loads(json, 0, NULL);
   static const char *const names[] = {"A", "B"};
   SimDiag *d = sim_diag_new("test");
@@ -198,7 +199,7 @@ static const char *const toy_json =
     "{\"name\": \"censor-toy\", \"stop\": {\"heights\": 40000, \"settle_heights\": 0},"
     " \"chain\": {\"target_interval_s\": 10, \"empty_window_ms\": 0, \"recommit_s\": 0.01},"
     " \"network\": {\"delay\": {\"model\": \"constant\", \"value_ms\": 0}},"
-    " \"transactions\": {\"rate_per_s\": 0.2, \"txs_per_sender\": 1, \"senders\": 1000000,"
+    " \"transactions\": {\"rate_per_s\": 0.2, \"txs_per_sender\": 1, \"burst_share\": 0, \"senders\": 1000000,"
     "                    \"censor\": {\"pools\": [\"C\"], \"sender_share\": 0.5}},"
     " \"pools\": [{\"name\": \"C\", \"hash_share\": 0.4}, {\"name\": \"H\", \"hash_share\": 0.6}]}";
 

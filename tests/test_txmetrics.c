@@ -280,6 +280,93 @@ static void test_out_of_order(void) {
   CU_ASSERT_EQUAL(jint(j, "never_committed"), 1);
 }
 
+/* The study's computation as published (text-sorted nonces, millisecond times) beside the intended one
+ * (numeric nonces, ns times). One vantage, everything committed at height 1 except nonce 11 of sender 1.
+ *   sender 1: nonces 1, 2, 10 at 1000, 2000, 3000 ms; 11 at 500 ms, never committed.
+ *             intended: in order. As text 1, 10, 2: nonce 2 (2000) after 10 (3000) -> out of order.
+ *   sender 2: nonce 3 at 5000.5 ms, nonce 4 at 5000.1 ms: intended out of order; the same millisecond as
+ *             published -> in order (ties are in order).
+ *   sender 3: nonces 9, 10 at 100, 200 ms: in order; as text 10 then 9 -> 9 out of order.
+ * Committed: intended 1/7 (sender 2's 4), as published 2/7 (sender 1's 2, sender 3's 9).
+ * Every received tx: intended 2/8 (also 11 at 500 < 3000); as published 3/8 (text 1, 10, 11, 2: 11 and 2).
+ * Arrival: consecutive pairs (1,2) (10,11) (3,4) (9,10), one in the same ms -> 1/4; 8 txs / 3 senders. */
+static void test_out_of_order_as_published(void) {
+  const char *v[1] = {"V"};
+  g_autoptr(AnTx) t = an_tx_new(v, 1);
+  const struct {
+    uint64_t id, sender, nonce;
+    int64_t ns;
+    gboolean committed;
+  } x[] = {{1, 1, 1, 1000 * MS, TRUE},       {2, 1, 2, 2000 * MS, TRUE},      {3, 1, 10, 3000 * MS, TRUE},
+           {8, 1, 11, 500 * MS, FALSE},      {4, 2, 3, 5000 * MS + 500000, TRUE}, {5, 2, 4, 5000 * MS + 100000, TRUE},
+           {6, 3, 9, 100 * MS, TRUE},        {7, 3, 10, 200 * MS, TRUE}};
+  for (guint i = 0; i < G_N_ELEMENTS(x); i++) {
+    tx_full(t, x[i].id, x[i].sender, x[i].nonce, 0, FALSE);
+    ObsTxSighting s = {.tx = x[i].id, .vantage = 0, .seen_ns = x[i].ns};
+    CU_ASSERT_TRUE(an_tx_add_sighting(t, &s, NULL));
+    if (x[i].committed) incl(t, x[i].id, 101, 1);
+  }
+  main_block(t, 1, 101, 10 * S, NULL, 1);
+  g_autoptr(json_t) j = to_json(t);
+  expect_num(j, "out_of_order_share", 1.0 / 7);
+  expect_num(j, "out_of_order_share_as_published", 2.0 / 7);
+  expect_num(j, "out_of_order_share_as_published_by_vantage/V", 2.0 / 7);
+  expect_num(j, "out_of_order_seen_share/intended", 2.0 / 8);
+  expect_num(j, "out_of_order_seen_share/as_published", 3.0 / 8);
+  expect_num(j, "arrival/same_ms_share", 1.0 / 4);
+  expect_num(j, "arrival/txs_per_sender_mean", 8.0 / 3);
+  expect_num(j, "arrival/one_tx_sender_share", 0);
+  expect_num(j, "order_sample_sender_share", 1);
+}
+
+/* Text order of nonces and the millisecond floor, at their edges. */
+static void test_nonce_text_order(void) {
+  const uint64_t sorted[] = {0,  1,  10, 100, 1000000000000000000u, 10000000000000000000u, 11, 1844674407370955161u,
+                             18446744073709551615u, 19, 2, 9, 90, 99};
+  for (guint i = 0; i < G_N_ELEMENTS(sorted); i++)
+    for (guint k = 0; k < G_N_ELEMENTS(sorted); k++) {
+      int c = an_tx_nonce_text_cmp(sorted[i], sorted[k]);
+      int want = i < k ? -1 : i > k;
+      CU_ASSERT_EQUAL(c < 0 ? -1 : c > 0, want);
+      /* the same as comparing the decimal strings */
+      char a[24], b[24];
+      g_snprintf(a, sizeof a, "%" PRIu64, sorted[i]);
+      g_snprintf(b, sizeof b, "%" PRIu64, sorted[k]);
+      int sc = strcmp(a, b);
+      CU_ASSERT_EQUAL(sc < 0 ? -1 : sc > 0, want);
+    }
+  CU_ASSERT_EQUAL(an_tx_floor_ms(0), 0);
+  CU_ASSERT_EQUAL(an_tx_floor_ms(999999), 0);
+  CU_ASSERT_EQUAL(an_tx_floor_ms(1000000), 1);
+  CU_ASSERT_EQUAL(an_tx_floor_ms(-1), -1);
+  CU_ASSERT_EQUAL(an_tx_floor_ms(-1000000), -1);
+  CU_ASSERT_EQUAL(an_tx_floor_ms(-1000001), -2);
+}
+
+/* Past AN_TX_ORDER_CAP received txs the order figures come from a sample of senders. 150,000 senders with
+ * nonces 0 and 1, none committed; every fourth sender's nonce 1 arrives first, so one tx in eight is out of
+ * order over all senders (37,500 of 300,000). The 300,000 records halve the sample once (sender share 1/2,
+ * about 75,000 senders kept): the estimate's sd is about sqrt(1/4 * 3/4 / 75,000) / 2 = 0.0008; the test
+ * allows 5 sd. */
+static void test_order_sample(void) {
+  const char *v[1] = {"V"};
+  g_autoptr(AnTx) t = an_tx_new(v, 1);
+  const uint64_t senders = 150000;
+  for (uint64_t s = 0; s < senders; s++)
+    for (uint64_t n = 0; n < 2; n++) {
+      ObsTx r = {.id = 2 * s + n + 1, .sender = s, .nonce = n, .created_ns = 0, .type = OBS_TX_TX,
+                 .gas_limit = 21000, .gas_price_wei = 1e9};
+      int64_t ns = s % 4 == 0 ? (int64_t)(2 - n) * S : (int64_t)(1 + n) * S;
+      CU_ASSERT_TRUE_FATAL(an_tx_add_tx_seen(t, &r, &ns, NULL));
+    }
+  g_autoptr(json_t) j = to_json(t);
+  expect_num(j, "order_sample_sender_share", 0.5);
+  double got = jnum(j, "out_of_order_seen_share/intended");
+  CU_ASSERT_DOUBLE_EQUAL(got, 1.0 / 8, 0.004);
+  expect_num(j, "arrival/txs_per_sender_mean", 2);
+  expect_num(j, "arrival/same_ms_share", 0);
+}
+
 /* ---- Never committed --------------------------------------------------------------------------------- */
 
 /* Main 1-2, block 5 at height 2 off 1 (mined later: a fork). One vantage.
@@ -411,7 +498,9 @@ static void test_json_key_order(void) {
   g_autoptr(AnTx) t = censor_fixture();
   g_autoptr(json_t) j = to_json(t);
   expect_keys(json_object_get(j, "tx"), "unique,committed,never_committed,commit_s,out_of_order_share,"
-                                        "out_of_order_share_by_vantage,propagation_ms,censorship,created,"
+                                        "out_of_order_share_by_vantage,out_of_order_share_as_published,"
+                                        "out_of_order_share_as_published_by_vantage,out_of_order_seen_share,"
+                                        "arrival,order_sample_sender_share,propagation_ms,censorship,created,"
                                         "unmatched_records,nonce_order_violations");
   expect_keys(jget(j, "commit_s"), "k0,k3");
   expect_keys(jget(j, "commit_s/k0"), "median,mean,p90");
@@ -1125,7 +1214,8 @@ static void test_hist_bins_at_edges(void) {
 }
 
 int register_suites(void) {
-  ADD_SUITE("txmetrics", TEST(test_commit_times), TEST(test_commit_csv), TEST(test_out_of_order),
+  ADD_SUITE("txmetrics", TEST(test_commit_times), TEST(test_commit_csv), TEST(test_out_of_order), TEST(test_out_of_order_as_published), TEST(test_nonce_text_order),
+            TEST(test_order_sample),
             TEST(test_never_committed), TEST(test_propagation), TEST(test_censorship),
             TEST(test_json_key_order), TEST(test_empty), TEST(test_streaming_release), TEST(test_errors),
             TEST(test_add_tx_seen_same_outputs), TEST(test_add_tx_seen_errors), TEST(test_reference_stream));

@@ -878,7 +878,7 @@ contains "$tmp/err" "sim calibrate: " "calibrate unwritable message"
 if "$SIM" run --help | grep -q -- --emc-logs; then
   expect_rc 0 "run with EMC logs" -- "$SIM" run scenarios/geo-small.json --set stop.heights=1500 \
     --set chain.difficulty=fixed --set chain.target_interval_s=14 --set chain.tx_rate_per_s=0 \
-    --set 'transactions={"rate_per_s": 2, "txs_per_sender": 1}' --out "$tmp/sc" --emc-logs --quiet
+    --set 'transactions={"rate_per_s": 2, "txs_per_sender": 1, "burst_share": 0}' --out "$tmp/sc" --emc-logs --quiet
   expect_rc 0 "calibrate simulated logs" -- "$SIM" calibrate "$tmp"/sc/emc/*/ --pools "$tmp/sc/emc/pools.csv" \
     --level 0.999 -o "$tmp/sc/calibrated.json" --quiet
   python3 - "$tmp/sc/calibrated.json" "$tmp/sc/summary.json" >"$tmp/keys" 2>&1 <<'PY' && ok || bad "self-consistency: $(cat "$tmp/keys")"
