@@ -29,7 +29,7 @@ print(json.dumps(d))' "$1"
 scenarios=(
   "tiny|scenarios/tiny.json|stop.heights=500"
   "geo-small|scenarios/geo-small.json|stop.heights=100"
-  "pools-2019|scenarios/pools-2019.json|stop.heights=60"
+  "pools-2019|scenarios/pools-2019.json|stop.heights=300"
   "pools-2019-pool-delay|scenarios/pools-2019-pool-delay.json|stop.heights=1500"
   "bench-a|scenarios/bench/a.json|stop.heights=40"
   "bench-b|scenarios/bench/b.json|stop.heights=40"
