@@ -25,22 +25,26 @@ static const SimModelInfo *const stack_models[] = {&sim_stack_tcp.info, &sim_sta
                                                   &sim_stack_rdma_write.info, &sim_stack_rdma_channel.info,
                                                   NULL};
 
+/* The families, once: X(name, models) in the order `sim models` lists them. */
+#define SIM_MODEL_FAMILIES(X)                                                                                   \
+  X("network", network_models)                                                                                  \
+  X("uncle_rule", uncle_models)                                                                                 \
+  X("delay", delay_models)                                                                                      \
+  X("relay", relay_models)                                                                                      \
+  X("jitter", jitter_models)                                                                                    \
+  X("stack", stack_models)                                                                                      \
+  X("numa_policy", sim_numa_policy_list)                                                                        \
+  X("numa_app", sim_numa_app_list)
+
+#define FAMILY_ROW(name, list) {name, list},
+#define FAMILY_NAME(name, list) name,
 static const struct {
   const char *family;
   const SimModelInfo *const *models;
-} families[] = {
-    {"network", network_models},
-    {"uncle_rule", uncle_models},
-    {"delay", delay_models},
-    {"relay", relay_models},
-    {"jitter", jitter_models},
-    {"stack", stack_models},
-    {"numa_policy", sim_numa_policy_list},
-    {"numa_app", sim_numa_app_list},
-};
-
-static const char *const family_names[] = {"network", "uncle_rule", "delay", "relay", "jitter", "stack",
-                                           "numa_policy", "numa_app", NULL};
+} families[] = {SIM_MODEL_FAMILIES(FAMILY_ROW)};
+static const char *const family_names[] = {SIM_MODEL_FAMILIES(FAMILY_NAME) NULL};
+#undef FAMILY_ROW
+#undef FAMILY_NAME
 
 const SimModelInfo *const *sim_models_family(const char *family) {
   for (guint i = 0; i < G_N_ELEMENTS(families); i++)
