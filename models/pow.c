@@ -23,7 +23,7 @@ struct PowMiner {
    * cache miss per delivery when miners sit on a thousand nodes). */
   const PowWorld *world;
   guint index;
-  gboolean selfish;
+  const PowStrategyModel *strategy; /* the pool's */
   const PowBlock *head;
   const PowBlock *work;    /* the parent its miners work on: the head, or after its own block for a while the
                             * old parent (one-miner forks come from that window) */
@@ -54,13 +54,9 @@ struct PowMiner {
   guint n_chunks;
   uint32_t n_blocks;
 
-  /* Selfish mining (Eyal-Sirer, `selfish` above): own blocks not yet published, in height order; the height
-   * of the public chain as this miner sees it; whether a published tie race is on. */
-  double withhold_share;  /* strategy withholding: share of finds discarded */
-  double empty_window_ms; /* the pool's empty-template window */
-  GArray *withheld;       /* uint64_t ids */
-  uint32_t pub_height;
-  gboolean tie;
+  const void *strategy_params;
+  gpointer strategy_state; /* what strategy->miner_new gave */
+  double empty_window_ms;  /* the pool's empty-template window */
   GArray *recent;        /* ids of known blocks near the head: uncle candidates */
   GHashTable *orphans;   /* parent id -> GArray of ids waiting for it */
   GArray *ready;         /* scratch stack for connecting orphans */
@@ -88,7 +84,6 @@ struct PowMut {
   const PowBlock *best; /* the heaviest block mined so far (first mined on ties) */
   uint64_t *trace_sim;  /* trace-driven mining: simulator id of each trace block (OBS_GENESIS_ID: not yet) */
   GHashTable *trace_index; /* trace id -> index + 1 */
-  guint64 *discarded;   /* per pool: blocks discarded by withholding miners */
   guint *miner_pool;
   double *pool_share;
 };
@@ -188,39 +183,6 @@ void pow_chain_check(const PowChainParams *cp, SimDiag *diag, const char *path) 
                  t, first, ceil(2048 * fabs(log(t / first))), t * cp->hashrate_hps);
   }
 }
-
-static const char *const strategy_choices[] = {"honest", "selfish", "withholding", NULL};
-
-const SimParamSpec pow_pool_params[] = {
-    {.name = "name", .type = SIM_PARAM_STRING, .required = TRUE, .offset = offsetof(PowPoolSpec, name),
-     .help = "pool name (unique)"},
-    {.name = "hash_share", .type = SIM_PARAM_NUMBER, .min = 0, .max = 1, .min_open = TRUE, .required = TRUE,
-     .offset = offsetof(PowPoolSpec, hash_share), .help = "share of total hash power; all pools sum to 1"},
-    {.name = "miners", .type = SIM_PARAM_INT, .min = 1, .max = 100000, .def = 1,
-     .offset = offsetof(PowPoolSpec, miners),
-     .help = "independent miners this entry stands for (e.g. 'many small miners'); each forms its own runs"},
-    {.name = "strategy", .type = SIM_PARAM_ENUM, .choices = strategy_choices, .def_str = "honest",
-     .offset = offsetof(PowPoolSpec, strategy),
-     .help = "honest: publish every block at once; selfish: Eyal-Sirer selfish mining (withhold blocks, release "
-             "them to match or overtake the public chain); withholding: the pool is the victim of a block "
-             "withholding attack (infiltrated miners submit shares but discard the blocks they find)"},
-    {.name = "withhold_share", .type = SIM_PARAM_NUMBER, .min = 0, .max = 1, .def = 0,
-     .offset = offsetof(PowPoolSpec, withhold_share),
-     .help = "withholding: share of the pool's found blocks discarded (the infiltrators' share of its hash power)"},
-    {.name = "empty_window_ms", .type = SIM_PARAM_NUMBER, .unit = "ms", .min = -1, .max = 1e7, .def = -1,
-     .offset = offsetof(PowPoolSpec, empty_window_ms),
-     .help = "this pool's empty-template window (how long it takes to build a full template); -1: "
-             "chain.empty_window_ms"},
-    {.name = "coinbase", .type = SIM_PARAM_STRING, .def_str = "", .offset = offsetof(PowPoolSpec, coinbase),
-     .help = "the address (0x + 40 hex digits) EMC logs (sim run --emc-logs) give as the Coinbase of this pool's "
-             "blocks, e.g. its real one; only for a pool of one miner; empty: a synthetic address per miner"},
-    {.name = "miner_hash_sd", .type = SIM_PARAM_NUMBER, .min = 0, .max = 10, .def = 0,
-     .offset = offsetof(PowPoolSpec, miner_hash_sd),
-     .help = "spread of its miners' hash power: miner j gets hash_share x w_j / sum(w), w_j = max(1 + "
-             "miner_hash_sd x N(0, 1), 1 / 400000), drawn once per run from a stream of the pool's own; 0: "
-             "equal shares (SimBlock: Normal(400 000, 100 000) per node, at least 1, i.e. 0.25)"},
-};
-const guint pow_pool_n_params = G_N_ELEMENTS(pow_pool_params);
 
 /* ---- blocks ---- */
 
@@ -415,46 +377,12 @@ static void switch_work(PowMiner *m, SimCtx *ctx) {
 static void publish(PowMiner *m, SimCtx *ctx, const PowBlock *b) {
   const PowWorld *w = m->world;
   w->net->publish(w->cfg->network.params, w->net_state, m->net_scratch, w, ctx, m->index, &b->obs);
-  if (b->obs.height > m->pub_height) m->pub_height = b->obs.height;
+  if (m->strategy->on_published) m->strategy->on_published(m->strategy_state, &b->obs);
 }
 
-/* Publishes the withheld blocks up to height `upto` (all of them with UINT32_MAX), oldest first. */
-static void release(PowMiner *m, SimCtx *ctx, uint32_t upto) {
-  guint k = 0;
-  while (k < m->withheld->len) {
-    const PowBlock *b = world_block(m->world, g_array_index(m->withheld, uint64_t, k));
-    if (b->obs.height > upto) break;
-    publish(m, ctx, b);
-    k++;
-  }
-  g_array_remove_range(m->withheld, 0, k);
-}
+void pow_miner_publish(PowMiner *m, SimCtx *ctx, uint64_t id) { publish(m, ctx, world_block(m->world, id)); }
 
-/* Eyal and Sirer's selfish mining ("Majority is not enough", 2014), on the public chain growing to height
- * `h` (a block from another miner): with a private lead of 1 before it, publish (a tie race); of 2,
- * publish everything (the private chain wins); of more, publish up to the public height; with no lead,
- * the private blocks are lost and the miner follows the public chain. Lengths are heights. */
-static void selfish_on_public(PowMiner *m, SimCtx *ctx, uint32_t h) {
-  if (h <= m->pub_height) return;
-  uint32_t before = m->pub_height;
-  m->pub_height = h;
-  m->tie = FALSE;
-  if (m->withheld->len == 0) return;
-  uint32_t priv = world_block(m->world, g_array_index(m->withheld, uint64_t, m->withheld->len - 1))->obs.height;
-  if (priv < h) { /* overtaken: the withheld blocks are wasted */
-    g_array_set_size(m->withheld, 0);
-    return;
-  }
-  uint32_t lead = priv - before;
-  if (lead == 1) {
-    release(m, ctx, UINT32_MAX);
-    m->tie = TRUE;
-  } else if (lead == 2) {
-    release(m, ctx, UINT32_MAX);
-  } else {
-    release(m, ctx, h);
-  }
-}
+const PowWorld *pow_miner_world(const PowMiner *m) { return m->world; }
 
 static void mine(PowMiner *m, SimCtx *ctx) {
   const PowWorld *w = m->world;
@@ -502,14 +430,10 @@ static void mine(PowMiner *m, SimCtx *ctx) {
       tx_world_on_best(w->txw, &b->obs);
     }
   }
-  if (!m->selfish) {
+  if (m->strategy->on_mined)
+    m->strategy->on_mined(m->strategy_params, m->strategy_state, m, ctx, &b->obs);
+  else
     publish(m, ctx, b);
-  } else if (m->tie) { /* found on its own branch during a tie race: publishing wins it */
-    publish(m, ctx, b);
-    m->tie = FALSE;
-  } else {
-    g_array_append_val(m->withheld, b->obs.id);
-  }
   /* The pool's own miners get work on the new block after its work distribution delay; until then they
    * keep mining on the old parent. */
   SimTime d = w->net->own_work_delay ? w->net->own_work_delay(w->cfg->network.params, sim_ctx_rng(ctx)) : 0;
@@ -665,17 +589,15 @@ static void miner_handle(SimCtx *ctx, void *state, const SimEvent *ev) {
       spend(m, ctx, m->mine_seg_t, m->mine_left);
       break;
     }
-    /* Block withholding: an infiltrated miner found this block and throws it away. */
-    if (m->withhold_share > 0 && sim_rng_uniform(sim_ctx_rng(ctx)) < m->withhold_share)
-      m->world->mut->discarded[m->group]++;
-    else
-      mine(m, ctx);
+    /* The strategy may lose the find (block withholding: an infiltrated miner throws the block away). */
+    if (!m->strategy->on_find || m->strategy->on_find(m->strategy_params, m->strategy_state, ctx)) mine(m, ctx);
     schedule_mining(m, ctx);
     break;
   case POW_EV_BLOCK: {
     const PowBlock *before = m->head;
     receive_block(m, ctx, ev->payload);
-    if (m->selfish) selfish_on_public(m, ctx, world_block(m->world, ev->payload)->obs.height);
+    if (m->strategy->on_public)
+      m->strategy->on_public(m->strategy_params, m->strategy_state, m, ctx, &world_block(m->world, ev->payload)->obs);
     /* A block from elsewhere arrives when the pool's miners got work on it (the network includes the
      * work distribution): new work at once. */
     if (m->head != before) new_work(m, ctx);
@@ -769,7 +691,6 @@ PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error)
   SimEntityId first_entity = sim_engine_n_entities(engine);
   w->mut = g_new0(struct PowMut, 1);
   w->mut->best = &w->genesis;
-  w->mut->discarded = g_new0(guint64, MAX(cfg->n_pools, 1));
   w->mut->miner_pool = g_new0(guint, MAX(w->n_miners, 1));
   w->mut->pool_share = g_new0(double, MAX(cfg->n_pools, 1));
   w->miners = g_new0(PowMiner, w->n_miners);
@@ -800,13 +721,13 @@ PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error)
       m->mean_interval_s = cfg->chain.target_interval_s / share;
       m->hashrate_hps = cfg->chain.hashrate_hps * share;
       m->pool_member = (guint32)j;
-      m->selfish = cfg->pools[p].strategy == POW_STRATEGY_SELFISH;
-      m->withhold_share = cfg->pools[p].strategy == POW_STRATEGY_WITHHOLDING ? cfg->pools[p].withhold_share : 0;
+      m->strategy = (const PowStrategyModel *)cfg->pools[p].strategy.model;
+      m->strategy_params = cfg->pools[p].strategy.params;
+      m->strategy_state = m->strategy->miner_new ? m->strategy->miner_new(m->strategy_params) : NULL;
       m->empty_window_ms =
           cfg->pools[p].empty_window_ms >= 0 ? cfg->pools[p].empty_window_ms : cfg->chain.empty_window_ms;
       m->empty_window_ns = sim_time_from_s(m->empty_window_ms / 1e3);
       w->mut->miner_pool[k] = p;
-      m->withheld = g_array_new(FALSE, FALSE, sizeof(uint64_t));
       m->head = m->work = &w->genesis;
       m->recent = g_array_new(FALSE, FALSE, sizeof(uint64_t));
       m->orphans = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
@@ -886,14 +807,13 @@ void pow_world_free(PowWorld *w) {
     g_array_unref(m->recent);
     g_hash_table_unref(m->orphans);
     g_array_unref(m->ready);
-    if (m->withheld) g_array_unref(m->withheld);
+    if (m->strategy_state && m->strategy->miner_free) m->strategy->miner_free(m->strategy_state);
     if (m->trace_next) g_array_unref(m->trace_next);
     if (m->net_scratch && w->net->free_scratch) w->net->free_scratch(m->net_scratch);
   }
   tx_world_free(w->txw);
   if (w->net_state && w->net->free_state) w->net->free_state(w->net_state);
   if (w->mut) {
-    g_free(w->mut->discarded);
     g_free(w->mut->miner_pool);
     g_free(w->mut->pool_share);
     g_free(w->mut->trace_sim);
@@ -984,8 +904,8 @@ uint64_t pow_world_trace_block(const PowWorld *w, guint i) {
   return w->cfg->trace && i < w->cfg->n_trace ? w->mut->trace_sim[i] : OBS_GENESIS_ID;
 }
 
-guint64 pow_world_pool_discarded(const PowWorld *w, guint pool) {
-  return pool < w->cfg->n_pools ? w->mut->discarded[pool] : 0;
+gpointer pow_world_miner_strategy(const PowWorld *w, guint miner) {
+  return miner < w->n_miners ? w->miners[miner].strategy_state : NULL;
 }
 
 guint pow_world_miner_pool(const PowWorld *w, guint miner, guint *member) {

@@ -28,29 +28,13 @@
 #include "tx.h"
 #include "obs.h"
 #include "params.h"
+#include "strategy.h"
 #include "uncles.h"
 
 G_BEGIN_DECLS
 
 typedef struct PowWorld PowWorld;
 typedef struct PowMiner PowMiner;
-
-/* One entry of the scenario's "pools" array. */
-typedef struct {
-  char *name;
-  double hash_share; /* normalised by the loader so that all pools sum to 1 */
-  int64_t miners;    /* independent miners this entry stands for (each gets hash_share / miners) */
-  int strategy;      /* POW_STRATEGY_* */
-  double withhold_share; /* withholding: share of its found blocks that infiltrated miners discard */
-  double empty_window_ms; /* its own empty-template window; < 0: chain.empty_window_ms */
-  char *coinbase;         /* "0x" + 40 hex digits written as its blocks' Coinbase in EMC logs; "" = synthetic */
-  double miner_hash_sd;   /* relative spread of its miners' hash power (0: equal; see pow_pool_params) */
-} PowPoolSpec;
-
-enum { POW_STRATEGY_HONEST = 0, POW_STRATEGY_SELFISH = 1, POW_STRATEGY_WITHHOLDING = 2 };
-
-extern const SimParamSpec pow_pool_params[];
-extern const guint pow_pool_n_params;
 
 enum { POW_DIFFICULTY_FIXED = 0, POW_DIFFICULTY_BYZANTIUM = 1 };
 enum { POW_FORK_CHOICE_TD = 0, POW_FORK_CHOICE_LONGEST = 1 };
@@ -271,8 +255,6 @@ TxWorld *pow_world_tx(const PowWorld *world);
 /* Trace-driven mining: the simulator's id of trace block `i` (in PowConfig.trace), OBS_GENESIS_ID if it was
  * not mined (its parent was not). */
 uint64_t pow_world_trace_block(const PowWorld *world, guint i);
-/* Blocks of pool `pool` that its infiltrated miners discarded (strategy "withholding"). */
-guint64 pow_world_pool_discarded(const PowWorld *world, guint pool);
 
 /* Why the world is one group, for `sim run --stats`: one line naming what ties its entities together in
  * this configuration, and the lookahead a split would have. With the run's wall-clock seconds `run_wall_s`

@@ -9,6 +9,7 @@
 #include "geo.h"
 #include "numa_model.h"
 #include "relay.h"
+#include "strategy.h"
 #include "uncles.h"
 
 static const SimModelInfo *const delay_models[] = {
@@ -34,7 +35,8 @@ static const SimModelInfo *const stack_models[] = {&sim_stack_tcp.info, &sim_sta
   X("jitter", jitter_models)                                                                                    \
   X("stack", stack_models)                                                                                      \
   X("numa_policy", sim_numa_policy_list)                                                                        \
-  X("numa_app", sim_numa_app_list)
+  X("numa_app", sim_numa_app_list)                                                                              \
+  X("strategy", pow_strategy_list)
 
 #define FAMILY_ROW(name, list) {name, list},
 #define FAMILY_NAME(name, list) name,

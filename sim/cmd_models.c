@@ -17,8 +17,12 @@ static void describe_model(const SimModelInfo *m, GString *out) {
 
 int sim_cmd_models(int argc, char **argv) {
   g_autoptr(GOptionContext) ctx = g_option_context_new("[FAMILY] - list models and their parameters");
-  g_option_context_set_description(ctx, "Families: network, uncle_rule, delay, relay, jitter, stack, numa_policy, numa_app; "
-                                         "'scenario' lists the scenario's own sections.");
+  /* The families from the registry, which keeps the list once. */
+  g_autoptr(GString) desc = g_string_new("Families: ");
+  for (const char *const *f = sim_models_families(); *f; f++)
+    g_string_append_printf(desc, "%s%s", f == sim_models_families() ? "" : ", ", *f);
+  g_string_append(desc, "; 'scenario' lists the scenario's own sections.");
+  g_option_context_set_description(ctx, desc->str);
   if (!sim_cli_parse(ctx, "models", &argc, &argv)) return SIM_EXIT_USAGE;
   if (argc > 2) return sim_cli_usage_error("models", "expected at most one FAMILY");
   const char *only = argc == 2 ? argv[1] : NULL;

@@ -377,20 +377,7 @@ gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summa
     g_clear_error(&e);
     return FALSE;
   }
-  gboolean any_withholding = FALSE;
-  for (guint i = 0; i < sc->n_pools; i++) any_withholding |= sc->pools[i].strategy == POW_STRATEGY_WITHHOLDING;
-  if (any_withholding) {
-    json_t *wh = json_array();
-    for (guint i = 0; i < sc->n_pools; i++) {
-      if (sc->pools[i].strategy != POW_STRATEGY_WITHHOLDING) continue;
-      json_t *o = json_object();
-      json_object_set_new(o, "name", json_string(sc->pools[i].name));
-      json_object_set_new(o, "withhold_share", json_real(sc->pools[i].withhold_share));
-      json_object_set_new(o, "discarded", json_integer((json_int_t)pow_world_pool_discarded(world, i)));
-      json_array_append_new(wh, o);
-    }
-    json_object_set_new(summary, "withholding", wh);
-  }
+  pow_world_add_strategy_json(world, summary);
 
   if (!sim_outdir_write_json(out, "summary.json", summary, &e) ||
       !write_csv(out, "blocks.csv", an_chain_write_blocks_csv, chain, &e) ||

@@ -98,8 +98,7 @@ static void load_pools(SimScenario *sc, json_t *root, SimDiag *diag) {
   static const char *const pool_extra[] = {"comment", NULL};
   for (guint i = 0; i < sc->n_pools; i++) {
     g_autofree char *p = g_strdup_printf("$.pools[%u]", i);
-    sim_params_parse(pow_pool_params, pow_pool_n_params, json_array_get(arr, i), p, pool_extra, &sc->pools[i],
-                     diag);
+    pow_pool_parse(&sc->pools[i], json_array_get(arr, i), p, pool_extra, diag);
   }
   if (sim_diag_count(diag) != before) return;
   double sum = 0;
@@ -274,13 +273,7 @@ static SimScenario *load_doc(json_t *root, const char *path, SimDiag *diag) {
       sim_diag_add(diag, "$.chain.tx_rate_per_s",
                    "must be 0 with a \"transactions\" section (which creates the transactions itself)");
   }
-  for (guint i = 0; i < sc->n_pools && pools_parsed; i++) {
-    const PowPoolSpec *ps = &sc->pools[i];
-    if ((ps->strategy == POW_STRATEGY_WITHHOLDING) != (ps->withhold_share > 0)) {
-      g_autofree char *wp = g_strdup_printf("$.pools[%u].withhold_share", i);
-      sim_diag_add(diag, wp, "must be > 0 exactly when strategy is \"withholding\" (got %g)", ps->withhold_share);
-    }
-  }
+  for (guint i = 0; i < sc->n_pools && pools_parsed; i++) pow_pool_check(&sc->pools[i], i, diag);
 
   if (sim_diag_count(diag) != before) return NULL;
   sc->pow.tx = sc->has_tx ? &sc->tx : NULL;
@@ -589,7 +582,7 @@ SimScenario *sim_scenario_load_data(const char *data, size_t len, const char *pa
 
 void sim_scenario_free(SimScenario *sc) {
   if (!sc) return;
-  for (guint i = 0; i < sc->n_pools; i++) sim_params_clear(pow_pool_params, pow_pool_n_params, &sc->pools[i]);
+  for (guint i = 0; i < sc->n_pools; i++) pow_pool_clear(&sc->pools[i]);
   g_free(sc->pools);
   sim_model_ref_clear(&sc->pow.uncles);
   sim_model_ref_clear(&sc->pow.network);
@@ -612,7 +605,7 @@ void sim_scenario_describe(GString *out) {
   g_string_append(out, "  chain\n");
   sim_params_describe(pow_chain_params, pow_chain_n_params, 6, out);
   g_string_append(out, "  pools[]  (an array; hash_share values must sum to 1 within 0.001 and are normalised)\n");
-  sim_params_describe(pow_pool_params, pow_pool_n_params, 6, out);
+  pow_pool_describe(6, out);
   tx_config_describe(out);
   g_string_append(out, "  uncles   an \"uncle_rule\" model (default ethereum)\n");
   g_string_append(out, "  network  a \"network\" model (default pool-delay)\n");

@@ -64,7 +64,7 @@ for w in "family delay:" "lognormal" "median_ms" "no-self-uncle" "pool-delay" "h
   contains "$tmp/out" "$w" "sim models lists $w"
 done
 expect_rc 2 "models unknown family" -- "$SIM" models nosuch
-contains "$tmp/err" "sim models: unknown family 'nosuch' (expected one of: scenario, network, uncle_rule, delay, relay, jitter, stack, numa_policy, numa_app)" "models unknown family message"
+contains "$tmp/err" "sim models: unknown family 'nosuch' (expected one of: scenario, network, uncle_rule, delay, relay, jitter, stack, numa_policy, numa_app, strategy)" "models unknown family message"
 expect_rc 0 "models relay" -- "$SIM" models relay
 contains "$tmp/out" "geth-1.8.23" "models relay lists geth"
 contains "$tmp/out" "bitcoin-compact" "models relay lists bitcoin-compact"
@@ -681,6 +681,14 @@ expect_rc 0 "models numa_policy" -- "$SIM" models numa_policy
 contains "$tmp/out" "canonical" "models numa_policy lists canonical"
 expect_rc 0 "models numa_app" -- "$SIM" models numa_app
 contains "$tmp/out" "latency_sensitivity" "models numa_app lists its parameters"
+# Pool strategies are a model family: the withholding model's table has withhold_share; pools[] lists every
+# strategy's parameters after "strategy", with the strategies' help.
+expect_rc 0 "models strategy" -- "$SIM" models strategy
+contains "$tmp/out" "withhold_share  number  [0, 1]  default 0" "models strategy lists withholding's parameter"
+contains "$tmp/out" "selfish: Eyal-Sirer selfish mining" "models strategy lists selfish"
+expect_rc 0 "models scenario" -- "$SIM" models scenario
+if grep -A1 -E '^      strategy ' "$tmp/out" | grep -q '^      withhold_share '; then ok; else bad "pools[] lists withhold_share after strategy"; fi
+contains "$tmp/out" "honest: publish every block at once; selfish:" "pools[] strategy help from the family"
 
 # ---- sim replay: the real Rinkeby logs through the same analysis as a run ----
 RK=tests/data/emc-rinkeby-2018-09
