@@ -538,6 +538,49 @@ static gboolean geo_relay_stats(gpointer state, PowRelayStats *out) {
 
 static void geo_clear_extra(void *params) { net_geo_clear_tables(params); }
 
+/* The tables (net_geo_parse_tables), then: every pool reaches the network through a gateway, or with its
+ * miners on ordinary nodes (one pass over the gateways: a scan per pool was quadratic). */
+static gboolean geo_parse_settings(void *params, json_t *obj, const char *path, const SimModelScope *scope,
+                                   SimDiag *diag) {
+  NetGeoParams *gp = params;
+  if (!net_geo_parse_tables(gp, obj, path, scope->pool_names, scope->n_pools, diag)) return FALSE;
+  g_autofree gboolean *has_gateway = g_new0(gboolean, MAX(scope->n_pools, 1));
+  for (guint i = 0; i < gp->n_specials; i++)
+    if (gp->specials[i].role == NET_ROLE_GATEWAY && gp->specials[i].pool < scope->n_pools)
+      has_gateway[gp->specials[i].pool] = TRUE;
+  g_autofree char *gpath = g_strdup_printf("%s.gateways", path);
+  gboolean ok = TRUE;
+  for (guint k = 0; k < scope->n_pools; k++) {
+    if (has_gateway[k] || (gp->pool_on_nodes && gp->pool_on_nodes[k])) continue;
+    sim_diag_add(diag, gpath, "pool \"%s\" has no gateway (give it an entry with its cities)", scope->pool_names[k]);
+    ok = FALSE;
+  }
+  return ok;
+}
+
+static void geo_describe_settings(int indent, GString *out) {
+  static const char *const lines[] = {
+      "regions  (required) an object: names (1..64 unique strings), latency_ms (n x n one-way means, ms, >= 0), "
+      "upload_bps and download_bps (n numbers > 0), node_share (n numbers >= 0 summing to 1 within 0.001, "
+      "normalised)",
+      "cities  (optional) an object: names (unique strings), region (a region name per city), rtt_ms (n x n "
+      "round-trip times, ms, >= 0, or null where not measured)",
+      "vantage_points  (optional) an array of {name (unique), region or city (not both), peers (>= 1, default "
+      "800)}: the measurement nodes",
+      "gateways  (optional) an array of {pool, cities or regions (a non-empty array, not both), peers (>= 1, "
+      "default gateway_peers)}: one gateway node per place, named <pool>#<k>; or {pool, ordinary_nodes: true}: "
+      "the pool's miners sit on ordinary nodes. Every pool needs one or the other",
+      "out_degree_cdf  (optional) 20 numbers in [0, 1], non-decreasing, the last 1: entry k is P(an ordinary "
+      "node dials at most k + 1 peers); absent: every node dials out_peers",
+      "joining  (optional) an object: ordinary nodes that join during the run and relay nothing until synced",
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(lines); i++) g_string_append_printf(out, "%*s%s\n", indent, "", lines[i]);
+  sim_params_describe(net_geo_joining_specs, net_geo_n_joining_specs, indent + 4, out);
+  g_string_append_printf(out, "%*sEvery object of these also accepts a \"comment\" key.\n", indent, "");
+}
+
+static gint64 geo_nodes(const void *params) { return ((const NetGeoParams *)params)->nodes; }
+
 static const char *const geo_extra_keys[] = {"regions", "cities", "vantage_points", "gateways", "out_degree_cdf",
                                              "joining", NULL};
 
@@ -554,7 +597,9 @@ const PowNetworkModel pow_network_geo = {
          .submodels = net_geo_submodels,
          .n_submodels = NET_GEO_N_SUBMODELS,
          .extra_keys = geo_extra_keys,
-         .clear_extra = geo_clear_extra},
+         .clear_extra = geo_clear_extra,
+         .parse_settings = geo_parse_settings,
+         .describe_settings = geo_describe_settings},
     .init = geo_init,
     .free_state = geo_free_state,
     .miner_scratch = geo_miner_scratch,
@@ -574,4 +619,5 @@ const PowNetworkModel pow_network_geo = {
     .trace_info = geo_trace_info,
     .trace_node = geo_trace_node,
     .trace_block = geo_trace_block,
+    .nodes = geo_nodes,
 };

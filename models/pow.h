@@ -218,6 +218,8 @@ typedef struct {
   void (*trace_info)(gpointer state, PowTraceInfo *info);
   void (*trace_node)(gpointer state, guint32 node, PowTraceNode *node_out);
   void (*trace_block)(gpointer state, guint i, PowTracedBlock *block_out);
+  /* The nodes of the network its parameters describe (sim bench's line); NULL: a network without nodes. */
+  gint64 (*nodes)(const void *params);
 } PowNetworkModel;
 
 extern const PowNetworkModel pow_network_pool_delay;

@@ -124,6 +124,22 @@ gboolean sim_model_ref_parse(SimModelRef *ref, const char *family, const char *d
   return sim_diag_count(diag) == before;
 }
 
+gboolean sim_model_ref_parse_settings(SimModelRef *ref, json_t *obj, const char *path, const SimModelScope *scope,
+                                      SimDiag *diag) {
+  if (!ref->model || !ref->params || !ref->model->parse_settings) return TRUE;
+  return ref->model->parse_settings(ref->params, obj, path, scope, diag);
+}
+
+void sim_model_describe(const SimModelInfo *m, GString *out) {
+  g_string_append_printf(out, "  %s: %s\n", m->name, m->help);
+  if (m->n_params) sim_params_describe(m->params, m->n_params, 6, out);
+  for (guint i = 0; i < m->n_submodels; i++)
+    g_string_append_printf(out, "      %s  a \"%s\" model (default %s): %s\n", m->submodels[i].key,
+                           m->submodels[i].family, m->submodels[i].default_model, m->submodels[i].help);
+  if (m->describe_settings) m->describe_settings(6, out);
+  if (!m->n_params && !m->n_submodels && !m->describe_settings) g_string_append(out, "      (no parameters)\n");
+}
+
 void sim_model_ref_clear(SimModelRef *ref) {
   if (!ref || !ref->model) return;
   const SimModelInfo *info = ref->model;

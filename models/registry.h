@@ -22,6 +22,15 @@ const char *const *sim_models_families(void);
 gboolean sim_model_ref_parse(SimModelRef *ref, const char *family, const char *default_model, json_t *obj,
                              const char *path, SimDiag *diag);
 
+/* The structured settings of the model chosen in `ref` (SimModelInfo.parse_settings) from `obj` at `path`,
+ * once the scenario's `scope` is known. TRUE if the model has none or no problem was found. */
+gboolean sim_model_ref_parse_settings(SimModelRef *ref, json_t *obj, const char *path, const SimModelScope *scope,
+                                      SimDiag *diag);
+
+/* Appends the help of one model (name, help, parameter table, submodels, structured settings) as `sim models`
+ * lists it. */
+void sim_model_describe(const SimModelInfo *m, GString *out);
+
 /* Frees ref->params (and nested submodel params) and zeroes `ref`. */
 void sim_model_ref_clear(SimModelRef *ref);
 

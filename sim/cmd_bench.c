@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "geo.h"
 #include "output.h"
 #include "phold.h"
 #include "run.h"
@@ -354,9 +353,8 @@ static int bench_scenarios(int argc, char **argv) {
       rc = SIM_EXIT_RUNTIME;
       continue;
     }
-    gint64 nodes = 0;
-    if (sc->pow.network.model == &pow_network_geo.info)
-      nodes = ((const NetGeoParams *)sc->pow.network.params)->nodes;
+    const PowNetworkModel *net = (const PowNetworkModel *)sc->pow.network.model;
+    gint64 nodes = net->nodes ? net->nodes(sc->pow.network.params) : 0;
     const char *peers = "";
     for (guint k = 0; k < G_N_ELEMENTS(bench_peers); k++)
       if (strcmp(bench_peers[k].name, sc->name) == 0) peers = bench_peers[k].peers;

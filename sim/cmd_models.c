@@ -6,15 +6,6 @@
 #include "registry.h"
 #include "scenario.h"
 
-static void describe_model(const SimModelInfo *m, GString *out) {
-  g_string_append_printf(out, "  %s: %s\n", m->name, m->help);
-  if (m->n_params) sim_params_describe(m->params, m->n_params, 6, out);
-  for (guint i = 0; i < m->n_submodels; i++)
-    g_string_append_printf(out, "      %s  a \"%s\" model (default %s): %s\n", m->submodels[i].key,
-                           m->submodels[i].family, m->submodels[i].default_model, m->submodels[i].help);
-  if (!m->n_params && !m->n_submodels) g_string_append(out, "      (no parameters)\n");
-}
-
 int sim_cmd_models(int argc, char **argv) {
   g_autoptr(GOptionContext) ctx = g_option_context_new("[FAMILY] - list models and their parameters");
   /* The families from the registry, which keeps the list once. */
@@ -39,7 +30,7 @@ int sim_cmd_models(int argc, char **argv) {
   for (const char *const *f = sim_models_families(); *f; f++) {
     if (only && strcmp(only, *f) != 0) continue;
     g_string_append_printf(out, "%sfamily %s:\n", out->len ? "\n" : "", *f);
-    for (const SimModelInfo *const *m = sim_models_family(*f); *m; m++) describe_model(*m, out);
+    for (const SimModelInfo *const *m = sim_models_family(*f); *m; m++) sim_model_describe(*m, out);
   }
   fputs(out->str, stdout);
   return SIM_EXIT_OK;

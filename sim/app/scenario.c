@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "emc.h"
-#include "geo.h"
+#include "net.h"
 #include "registry.h"
 
 typedef struct {
@@ -237,26 +237,13 @@ static SimScenario *load_doc(json_t *root, const char *path, SimDiag *diag) {
   sim_model_ref_parse(&sc->pow.network, "network", "pool-delay", section(root, "network"), "$.network", diag);
   guint pools_before = sim_diag_count(diag);
   load_pools(sc, root, diag);
-  /* The geo network's tables name pools and regions, so they are parsed once both are known. */
-  if (sim_diag_count(diag) == pools_before && sc->pow.network.params && sc->pow.network.model == &pow_network_geo.info) {
+  /* Structured settings name pools (a geo network's gateways), so they are parsed once the pools are known. */
+  if (sim_diag_count(diag) == pools_before) {
     g_autofree const char **names = g_new0(const char *, sc->n_pools + 1);
     for (guint i = 0; i < sc->n_pools; i++) names[i] = sc->pools[i].name;
-    const NetGeoParams *gp = sc->pow.network.params;
-    if (net_geo_parse_tables(sc->pow.network.params, json_object_get(root, "network"), "$.network", names,
-                             sc->n_pools, diag)) {
-      /* Every pool reaches the network through a gateway, or with its miners on ordinary nodes (one pass
-       * over the gateways: a scan per pool was quadratic). */
-      g_autofree gboolean *has_gateway = g_new0(gboolean, sc->n_pools);
-      for (guint i = 0; i < gp->n_specials; i++)
-        if (gp->specials[i].role == NET_ROLE_GATEWAY && gp->specials[i].pool < sc->n_pools)
-          has_gateway[gp->specials[i].pool] = TRUE;
-      for (guint k = 0; k < sc->n_pools; k++) {
-        gboolean has = has_gateway[k] || (gp->pool_on_nodes && gp->pool_on_nodes[k]);
-        if (!has)
-          sim_diag_add(diag, "$.network.gateways", "pool \"%s\" has no gateway (give it an entry with its cities)",
-                       sc->pools[k].name);
-      }
-    }
+    SimModelScope scope = {.pool_names = names, .n_pools = sc->n_pools};
+    sim_model_ref_parse_settings(&sc->pow.uncles, json_object_get(root, "uncles"), "$.uncles", &scope, diag);
+    sim_model_ref_parse_settings(&sc->pow.network, json_object_get(root, "network"), "$.network", &scope, diag);
   }
 
   /* Transactions name pools (censorship) and need the block gas limit. */

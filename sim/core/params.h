@@ -94,6 +94,7 @@ void sim_params_describe(const SimParamSpec *specs, guint n_specs, int indent, G
 /* The first member of every model's method table: name, family, help and the parameter table.
  * Families extend it with their own methods; instances hold a pointer to the table. */
 typedef struct SimSubmodelSpec SimSubmodelSpec;
+typedef struct SimModelScope SimModelScope;
 typedef struct {
   const char *name;
   const char *family;
@@ -110,7 +111,23 @@ typedef struct {
   void (*clear_extra)(void *params);
   /* Cross-field checks after every field passed its own; adds problems at `path`. May be NULL. */
   void (*check)(const void *params, SimDiag *diag, const char *path);
+  /* Structured settings: keys (listed in extra_keys) whose values are arrays and tables, some naming other
+   * parts of the scenario (a geo network's regions, cities, gateways of pools, vantage points). Called after
+   * the table and submodels were parsed, once the scenario's pools are known (`scope`): stores them into
+   * `params` (freed by clear_extra), adds their defaults to `obj` (the echo) and problems at paths below `path`.
+   * Returns TRUE if no problem. May be NULL: the model has none. */
+  gboolean (*parse_settings)(void *params, json_t *obj, const char *path, const SimModelScope *scope,
+                             SimDiag *diag);
+  /* Appends the help of the structured settings (for `sim models`), each line indented by `indent`. May be
+   * NULL. */
+  void (*describe_settings)(int indent, GString *out);
 } SimModelInfo;
+
+/* What of the rest of the scenario a model's structured settings may name. */
+struct SimModelScope {
+  const char *const *pool_names; /* the pools, in scenario order (NULL-terminated) */
+  guint n_pools;
+};
 
 /* A nested model choice inside a model's parameters: the chosen model and its parsed params are stored
  * as a SimModelRef at `offset` in the parent's params struct. */

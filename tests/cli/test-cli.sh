@@ -689,6 +689,10 @@ contains "$tmp/out" "selfish: Eyal-Sirer selfish mining" "models strategy lists 
 expect_rc 0 "models scenario" -- "$SIM" models scenario
 if grep -A1 -E '^      strategy ' "$tmp/out" | grep -q '^      withhold_share '; then ok; else bad "pools[] lists withhold_share after strategy"; fi
 contains "$tmp/out" "honest: publish every block at once; selfish:" "pools[] strategy help from the family"
+# Structured settings come with their model (SimModelInfo.describe_settings): geo's tables and joining.
+expect_rc 0 "models network" -- "$SIM" models network
+contains "$tmp/out" "vantage_points  (optional) an array of {name (unique), region or city" "models network lists geo's vantage points"
+contains "$tmp/out" "          window_s  number" "models network lists geo's joining table"
 
 # ---- sim replay: the real Rinkeby logs through the same analysis as a run ----
 RK=tests/data/emc-rinkeby-2018-09
