@@ -865,3 +865,13 @@ gboolean an_chain_write_runs_csv(const AnChain *c, FILE *out) {
   }
   return finish_csv(out);
 }
+
+static gboolean chain_sink_block(gpointer user, const ObsBlock *block, GError **error) {
+  return an_chain_add_block(user, block, error);
+}
+
+void an_chain_sink_init(ObsSink *sink, AnChain *chain) {
+  *sink = (ObsSink){.user = chain, .block = chain_sink_block};
+}
+
+const ObsBlock *an_chain_main_block_fn(gpointer user, uint32_t height) { return an_chain_main_block(user, height); }

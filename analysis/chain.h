@@ -42,6 +42,7 @@
 #include <stdio.h>
 
 #include "obs.h"
+#include "obs_sink.h"
 
 G_BEGIN_DECLS
 
@@ -154,6 +155,11 @@ gboolean an_chain_block_in_window(const AnChain *chain, uint64_t id);
 /* The main-chain block at `height`, or NULL for height 0 (genesis) or above the main chain's tip. The main
  * chain may reach past the window. */
 const ObsBlock *an_chain_main_block(const AnChain *chain, uint32_t height);
+
+/* A sink whose blocks go to an_chain_add_block(chain) (the other members are NULL). */
+void an_chain_sink_init(ObsSink *sink, AnChain *chain);
+/* an_chain_main_block() as an ObsMainChainFn; `user` is the AnChain. */
+const ObsBlock *an_chain_main_block_fn(gpointer user, uint32_t height);
 /* The group (pool) of `miner`, or G_MAXUINT for OBS_MINER_NONE or an index out of range. Its name is
  * an_chain_pool(chain, group)->name, or an_chain_group_name() before an_chain_finalize(). */
 guint an_chain_miner_group(const AnChain *chain, uint32_t miner);

@@ -1630,3 +1630,35 @@ gboolean an_tx_write_commit_csv(const AnTx *t, FILE *out) {
   }
   return fflush(out) == 0 && !ferror(out);
 }
+
+/* ---- Sink ---- */
+
+static void tx_sink_vantages(gpointer user, const char *const *names, guint n) {
+  AnTx **out = user;
+  an_tx_free(*out);
+  *out = an_tx_new(names, n);
+}
+
+static gboolean tx_sink_seen(gpointer user, const ObsTx *tx, const int64_t *recv_ns, GError **error) {
+  return an_tx_add_tx_seen(*(AnTx **)user, tx, recv_ns, error);
+}
+
+static gboolean tx_sink_inclusion(gpointer user, const ObsTxInclusion *inclusion, GError **error) {
+  return an_tx_add_inclusion(*(AnTx **)user, inclusion, error);
+}
+
+static gboolean tx_sink_main(gpointer user, uint32_t height, uint64_t block, int64_t mined_ns, const int64_t *recv_ns,
+                             GError **error) {
+  return an_tx_add_main_block(*(AnTx **)user, height, block, mined_ns, recv_ns, error);
+}
+
+static void tx_sink_finish(gpointer user) { an_tx_finalize(*(AnTx **)user); }
+
+void an_tx_sink_init(ObsSink *sink, AnTx **out) {
+  *sink = (ObsSink){.user = out,
+                    .vantages = tx_sink_vantages,
+                    .tx_seen = tx_sink_seen,
+                    .tx_inclusion = tx_sink_inclusion,
+                    .main_block = tx_sink_main,
+                    .finish = tx_sink_finish};
+}

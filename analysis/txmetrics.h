@@ -86,6 +86,7 @@
 
 #include "chain.h"
 #include "obs.h"
+#include "obs_sink.h"
 
 G_BEGIN_DECLS
 
@@ -181,6 +182,10 @@ int64_t *an_tx_main_receptions(const AnChain *chain, const ObsSighting *sighting
  * results. Pending inclusions above the last declared height are dropped. Call once; nothing may be added
  * after. */
 void an_tx_finalize(AnTx *tx);
+
+/* A sink that builds an AnTx: `vantages` creates *out (an_tx_new; free it with an_tx_free), the transaction
+ * records go to it (an_tx_add_tx_seen, an_tx_add_inclusion, an_tx_add_main_block) and `finish` finalizes it. */
+void an_tx_sink_init(ObsSink *sink, AnTx **out);
 
 /* Transactions held now (for monitoring the memory bound, and tests). */
 uint64_t an_tx_n_held(const AnTx *tx);

@@ -32,7 +32,9 @@ void an_json_set_nonempty(json_t *parent, const char *key, json_t *o);
  * line without a line break is a record. */
 gboolean an_csv_read_record(FILE *in, GPtrArray *fields, guint *line, GError **error);
 
-/* Whether `path` names input that a reader might never finish: something other than a regular file or a
+/* The same as sim_input_unbounded() (sim/core/infile.h), which readers above the analysis use; kept for the
+ * readers not yet switched (sim/app/sweep.c, sim/app/replay.c, traces/zfile.c).
+ * Whether `path` names input that a reader might never finish: something other than a regular file or a
  * directory (a device such as /dev/zero, a FIFO, a socket). Every reader of input files refuses such a path
  * with "not a regular file" instead of reading forever. A path that cannot be examined is not refused here:
  * opening it reports why. */

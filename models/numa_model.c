@@ -1,7 +1,7 @@
 /* numa_model.c: machine files, placement policies, the bandwidth bound, the loaded-latency application
  * model, BWAP's one-scalar tuner and the hill-climbing oracle. */
 #include "numa_model.h"
-#include "util.h"
+#include "infile.h"
 
 #include <errno.h>
 #include <math.h>
@@ -371,7 +371,7 @@ SimNumaMachine *sim_numa_machine_load_file(const char *path, SimDiag *diag) {
   g_autofree char *data = NULL;
   gsize len = 0;
   g_autoptr(GError) e = NULL;
-  if (an_input_unbounded(path)) {
+  if (sim_input_unbounded(path)) {
     sim_diag_add_raw(diag, "not a regular file");
     return NULL;
   }

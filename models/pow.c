@@ -763,7 +763,7 @@ PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error)
     if (w->net->tx_view) w->net->tx_view(w->net_state, w, &view);
     for (guint p = 0; p < cfg->n_pools; p++) w->mut->pool_share[p] = cfg->pools[p].hash_share;
     w->txw = tx_world_new(cfg->tx, &view, cfg->chain.block_gas_limit, cfg->chain.header_bytes, w->mut->pool_share,
-                          w->mut->miner_pool, w->n_miners, cfg->seed, lookup_block, w, error);
+                          w->mut->miner_pool, w->n_miners, cfg->seed, lookup_block, w, cfg->tx_sink, error);
     if (!w->txw) {
       pow_world_free(w);
       return NULL;
@@ -940,14 +940,9 @@ const ObsBlock *pow_world_block(const PowWorld *w, uint64_t id) {
   return b ? &b->obs : NULL;
 }
 
-AnMiner *pow_world_an_miners(const PowWorld *w, guint *n_miners) {
-  AnMiner *a = g_new0(AnMiner, w->n_miners);
-  for (guint i = 0; i < w->n_miners; i++) {
-    a[i].hash_share = w->miners[i].share;
-    a[i].group = w->miners[i].group;
-  }
-  *n_miners = w->n_miners;
-  return a;
+double pow_world_miner_share(const PowWorld *w, guint miner) {
+  g_return_val_if_fail(miner < w->n_miners, 0);
+  return w->miners[miner].share;
 }
 
 static gint cmp_mined(gconstpointer pa, gconstpointer pb) {
@@ -957,7 +952,7 @@ static gint cmp_mined(gconstpointer pa, gconstpointer pb) {
   return a->id < b->id ? -1 : a->id > b->id;
 }
 
-gboolean pow_world_feed(const PowWorld *w, AnChain *chain, GError **error) {
+gboolean pow_world_feed(const PowWorld *w, const ObsSink *sink, GError **error) {
   g_autoptr(GPtrArray) all = g_ptr_array_sized_new((guint)pow_world_n_blocks(w));
   for (guint i = 0; i < w->n_miners; i++) {
     const PowMiner *m = &w->miners[i];
@@ -966,15 +961,7 @@ gboolean pow_world_feed(const PowWorld *w, AnChain *chain, GError **error) {
   }
   g_ptr_array_sort(all, cmp_mined);
   for (guint i = 0; i < all->len; i++)
-    if (!an_chain_add_block(chain, g_ptr_array_index(all, i), error)) return FALSE;
+    if (sink->block && !sink->block(sink->user, g_ptr_array_index(all, i), error)) return FALSE;
   return TRUE;
 }
 
-void pow_world_an_params(const PowWorld *w, uint32_t max_height, AnChainParams *params) {
-  memset(params, 0, sizeof *params);
-  params->block_reward = w->cfg->chain.block_reward_eth;
-  params->uncle_base = w->uncle_params->uncle_base > 0 ? w->uncle_params->uncle_base : 8;
-  params->nephew_divisor = w->uncle_params->nephew_divisor > 0 ? w->uncle_params->nephew_divisor : 32;
-  params->max_height = max_height;
-  params->longest_chain = w->cfg->chain.fork_choice == POW_FORK_CHOICE_LONGEST;
-}

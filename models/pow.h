@@ -23,10 +23,10 @@
  */
 #pragma once
 
-#include "chain.h"
 #include "engine.h"
 #include "tx.h"
 #include "obs.h"
+#include "obs_sink.h"
 #include "params.h"
 #include "strategy.h"
 #include "uncles.h"
@@ -103,6 +103,7 @@ typedef struct {
   uint32_t stop_height; /* request a stop once a block of this height is mined; 0 = never */
   uint64_t seed;        /* master seed (networks key per-block streams with it) */
   const TxConfig *tx;   /* the transaction world, or NULL: block contents from chain.tx_rate_per_s */
+  const ObsSink *tx_sink; /* where the transaction world's observations go (tx_world_new); NULL: nowhere */
   const struct PowTraceBlock *trace; /* trace-driven mining (below), or NULL */
   guint n_trace;
 } PowConfig;
@@ -276,14 +277,10 @@ gboolean pow_world_relay_stats(const PowWorld *world, PowRelayStats *stats);
 /* The block with this id (OBS_GENESIS_ID gives the genesis), or NULL. Owned by the world. */
 const ObsBlock *pow_world_block(const PowWorld *world, uint64_t id);
 
-/* Miner table for the analysis (one AnMiner per miner, group = pool index), allocated with g_new;
- * free with g_free. */
-AnMiner *pow_world_an_miners(const PowWorld *world, guint *n_miners);
+/* A miner's share of the total hash power. */
+double pow_world_miner_share(const PowWorld *world, guint miner);
 
-/* Feeds every block to `chain` in mining order (time, height, id). */
-gboolean pow_world_feed(const PowWorld *world, AnChain *chain, GError **error);
-
-/* The analysis parameters that match the configuration (rewards, window = `max_height`). */
-void pow_world_an_params(const PowWorld *world, uint32_t max_height, AnChainParams *params);
+/* Sends every block to `sink` (its block member) in mining order (time, height, id). */
+gboolean pow_world_feed(const PowWorld *world, const ObsSink *sink, GError **error);
 
 G_END_DECLS

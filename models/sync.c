@@ -1,7 +1,7 @@
 /* sync.c: node sync time: snap-sync phases bounded by network, disk and CPU; in-order and multi-machine IBD.
  */
 #include "sync.h"
-#include "util.h"
+#include "infile.h"
 
 #include <errno.h>
 #include <math.h>
@@ -302,7 +302,7 @@ static json_t *parse_root(const char *data, size_t len, SimDiag *diag) {
 
 /* Reads a whole file; on failure adds "cannot open: ..." or "cannot read: ..." (as the scenario loader does). */
 static char *read_file(const char *path, size_t *len, SimDiag *diag) {
-  if (an_input_unbounded(path)) {
+  if (sim_input_unbounded(path)) {
     sim_diag_add_raw(diag, "not a regular file");
     return NULL;
   }

@@ -402,7 +402,7 @@ struct TxWorld {
   gconstpointer lookup_user;
   SimRng rng;
   uint64_t seed;
-  AnTx *antx;
+  ObsSink sink; /* where the observations go (members NULL: dropped) */
 
   /* generator */
   SimTime next_session;
@@ -864,7 +864,7 @@ static void record(TxWorld *w, uint32_t i) {
   ObsTx rec = {.id = e->id, .sender = e->sender, .nonce = e->nonce, .created_ns = e->created, .type = e->type,
                .gas_limit = e->gas_limit, .gas_price_wei = e->price * 1e9, .censored = e->censored};
   g_autoptr(GError) err = NULL;
-  gboolean ok = an_tx_add_tx_seen(w->antx, &rec, w->n_vantages ? w->recv : NULL, &err);
+  gboolean ok = !w->sink.tx_seen || w->sink.tx_seen(w->sink.user, &rec, w->n_vantages ? w->recv : NULL, &err);
   g_assert(ok);
   w->created++;
   if (w->keep) {
@@ -983,7 +983,7 @@ static void advance(TxWorld *w, SimTime t) {
 
 TxWorld *tx_world_new(const TxConfig *cfg, const TxNetView *net, double block_gas_limit, double header_bytes,
                       const double *pool_share, const guint *miner_pool, guint n_miners, uint64_t seed,
-                      TxBlockLookup lookup, gconstpointer lookup_user, GError **error) {
+                      TxBlockLookup lookup, gconstpointer lookup_user, const ObsSink *sink, GError **error) {
   (void)error;
   TxWorld *w = g_new0(TxWorld, 1);
   w->cfg = *cfg;
@@ -1031,11 +1031,13 @@ TxWorld *tx_world_new(const TxConfig *cfg, const TxNetView *net, double block_ga
   w->pool_blocks = g_new0(guint64, MAX(w->n_pools, 1));
   for (guint r = 0; r < RING; r++) w->best_ids[r] = OBS_GENESIS_ID;
 
-  if (w->n_vantages) {
-    w->antx = an_tx_new(net->vantage_names, w->n_vantages);
+  if (sink) w->sink = *sink;
+  if (!w->sink.vantages) {
+  } else if (w->n_vantages) {
+    w->sink.vantages(w->sink.user, net->vantage_names, w->n_vantages);
   } else {
     static const char *const none[] = {"none"};
-    w->antx = an_tx_new(none, 1);
+    w->sink.vantages(w->sink.user, none, 1);
   }
   if (net->topo) {
     const NetTopology *t = net->topo;
@@ -1131,7 +1133,6 @@ void tx_world_free(TxWorld *w) {
   g_free(w->tx);
   g_free(w->arrive);
   g_free(w->free_next);
-  an_tx_free(w->antx);
   g_free(w);
 }
 
@@ -1310,7 +1311,7 @@ void tx_world_on_mined(TxWorld *w, const ObsBlock *b) {
   if (!bt) return;
   for (guint k = 0; k < bt->n; k++) {
     ObsTxInclusion in = {.tx = bt->refs[k].id, .block = b->id, .height = b->height};
-    gboolean ok = an_tx_add_inclusion(w->antx, &in, NULL);
+    gboolean ok = !w->sink.tx_inclusion || w->sink.tx_inclusion(w->sink.user, &in, NULL);
     g_assert(ok);
   }
 }
@@ -1333,7 +1334,8 @@ static void declare_block(TxWorld *w, uint32_t h, uint64_t id) {
   const ObsBlock *b = w->lookup(w->lookup_user, id);
   for (guint v = 0; v < w->n_vantages; v++) w->recv[v] = w->netc.reception(w->netc.user, v, id);
   g_autoptr(GError) err = NULL;
-  gboolean ok = an_tx_add_main_block(w->antx, h, id, b->mined_ns, w->n_vantages ? w->recv : NULL, &err);
+  gboolean ok = !w->sink.main_block ||
+                w->sink.main_block(w->sink.user, h, id, b->mined_ns, w->n_vantages ? w->recv : NULL, &err);
   g_assert(ok);
   g_array_set_size(w->declared, h + 1);
   g_array_index(w->declared, uint64_t, h) = id;
@@ -1424,21 +1426,22 @@ void tx_world_on_best(TxWorld *w, const ObsBlock *best) {
   }
 }
 
-gboolean tx_world_finish(TxWorld *w, const AnChain *chain, uint32_t window, GError **error) {
+gboolean tx_world_finish(TxWorld *w, ObsMainChainFn main_block, gpointer main_user, uint32_t window,
+                         GError **error) {
   g_return_val_if_fail(!w->finished, FALSE);
   w->finished = TRUE;
   for (uint32_t h = 1; h <= w->declared_h; h++) {
-    const ObsBlock *m = an_chain_main_block(chain, h);
+    const ObsBlock *m = main_block(main_user, h);
     if (!m || m->id != g_array_index(w->declared, uint64_t, h)) w->finality_mismatches++;
   }
   for (uint32_t h = w->declared_h + 1; h <= window; h++) {
-    const ObsBlock *m = an_chain_main_block(chain, h);
+    const ObsBlock *m = main_block(main_user, h);
     if (!m) break;
     declare_block(w, h, m->id);
     w->declared_h = h;
   }
   (void)error;
-  an_tx_finalize(w->antx);
+  if (w->sink.finish) w->sink.finish(w->sink.user);
   return TRUE;
 }
 
@@ -1453,7 +1456,6 @@ static guint64 sum_from(const guint64 *a, guint k) {
 gboolean tx_world_has_censorship(const TxWorld *w) { return w->censor_alpha > 0; }
 
 void tx_world_add_json(const TxWorld *w, json_t *summary, const char *const *pool_names) {
-  an_tx_add_json(w->antx, summary);
   json_t *tx = json_object_get(summary, "tx");
   if (!tx) {
     tx = json_object();
@@ -1502,11 +1504,6 @@ void tx_world_add_json(const TxWorld *w, json_t *summary, const char *const *poo
   json_object_set_new(c, "skipped_ge_iid", iid);
 }
 
-gboolean tx_world_write_commit_csv(const TxWorld *w, FILE *out) { return an_tx_write_commit_csv(w->antx, out); }
-
-gboolean tx_world_write_commit_samples_csv(const TxWorld *w, FILE *out) {
-  return an_tx_write_commit_samples_csv(w->antx, out);
-}
 
 gboolean tx_world_write_censorship_csv(const TxWorld *w, FILE *out) {
   fputs("k,censored_committed,censored_skipped_ge_k,censored_share_ge_k,iid_share_ge_k,uncensored_committed,"

@@ -59,7 +59,7 @@
 #include "obs.h"
 #include "params.h"
 #include "rng.h"
-#include "txmetrics.h"
+#include "obs_sink.h"
 
 G_BEGIN_DECLS
 
@@ -139,10 +139,12 @@ typedef const ObsBlock *(*TxBlockLookup)(gconstpointer user, uint64_t id);
 
 typedef struct TxWorld TxWorld;
 
-/* `miner_pool[m]` is the pool of miner m (ObsBlock.miner); `pool_share` the pools' hash shares. */
+/* `miner_pool[m]` is the pool of miner m (ObsBlock.miner); `pool_share` the pools' hash shares. Observations
+ * (the vantage table at once, then transactions with their receptions, inclusions and final main blocks) go
+ * to `sink` (copied; what it points to must outlive the world; NULL: none). */
 TxWorld *tx_world_new(const TxConfig *cfg, const TxNetView *net, double block_gas_limit, double header_bytes,
                       const double *pool_share, const guint *miner_pool, guint n_miners, uint64_t seed,
-                      TxBlockLookup lookup, gconstpointer lookup_user, GError **error);
+                      TxBlockLookup lookup, gconstpointer lookup_user, const ObsSink *sink, GError **error);
 void tx_world_free(TxWorld *w);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TxWorld, tx_world_free)
 
@@ -158,18 +160,17 @@ void tx_world_build(TxWorld *w, guint pool, const ObsBlock *parent, SimTime buil
 void tx_world_on_mined(TxWorld *w, const ObsBlock *b);
 void tx_world_on_best(TxWorld *w, const ObsBlock *best);
 
-/* After the run: declares the main heights up to `window` from the final chain (checking that the heights
- * declared during the run agree with it) and completes the metrics. Call once. */
-gboolean tx_world_finish(TxWorld *w, const AnChain *chain, uint32_t window, GError **error);
+/* After the run: declares the main heights up to `window` from the final chain (`main_block(main_user, h)`),
+ * checking that the heights declared during the run agree with it, then the sink's finish. Call once. */
+gboolean tx_world_finish(TxWorld *w, ObsMainChainFn main_block, gpointer main_user, uint32_t window,
+                         GError **error);
 
-/* Adds "tx" (AnTx's keys plus the world's own: created, evicted, mempool_peak, finality_mismatches,
- * by_pool) and, with censoring pools, "censorship" to `summary`. After tx_world_finish(). */
+/* Adds the world's own keys to "tx" (created there if absent; the metrics' keys come first, from the sink's
+ * consumer): evicted, mempool_peak, mempool_at_end, finality_mismatches, reorgs_past_settle_depth, by_pool;
+ * and, with censoring pools, "censorship" to `summary`. After tx_world_finish(). */
 void tx_world_add_json(const TxWorld *w, json_t *summary, const char *const *pool_names);
 
-/* Tables, after tx_world_finish(): commit times (AnTx) and censorship (k, observed, iid). */
-gboolean tx_world_write_commit_csv(const TxWorld *w, FILE *out);
-/* A deterministic sample of commit times (an_tx_write_commit_samples_csv()), for distribution tests. */
-gboolean tx_world_write_commit_samples_csv(const TxWorld *w, FILE *out);
+/* The censorship table (k, observed, iid), after tx_world_finish(). */
 gboolean tx_world_write_censorship_csv(const TxWorld *w, FILE *out);
 gboolean tx_world_has_censorship(const TxWorld *w);
 

@@ -8,6 +8,7 @@
 #include "engine.h"
 #include "params.h"
 #include "pow.h"
+#include "run.h"
 #include "scenario.h"
 
 #ifdef SIM_LONG_TESTS
@@ -44,16 +45,18 @@ static gboolean run_scenario(Run *r, const char *json, const char *const *sets) 
   if (!r->world) return FALSE;
   sim_engine_run(r->engine);
   guint n = 0;
-  AnMiner *miners = pow_world_an_miners(r->world, &n);
+  AnMiner *miners = sim_run_an_miners(r->world, &n);
   const char **names = g_new0(const char *, r->sc->n_pools + 1);
   for (guint i = 0; i < r->sc->n_pools; i++) names[i] = r->sc->pools[i].name;
   r->chain = an_chain_new(miners, n, names, r->sc->n_pools);
   g_free(miners);
   g_free(names);
   AnChainParams ap;
-  pow_world_an_params(r->world, (uint32_t)r->sc->stop.heights, &ap);
+  sim_run_an_params(&r->sc->pow, (uint32_t)r->sc->stop.heights, &ap);
   GError *e = NULL;
-  gboolean ok = pow_world_feed(r->world, r->chain, &e) && an_chain_finalize(r->chain, &ap, &e);
+  ObsSink sink;
+  an_chain_sink_init(&sink, r->chain);
+  gboolean ok = pow_world_feed(r->world, &sink, &e) && an_chain_finalize(r->chain, &ap, &e);
   if (!ok) {
     fprintf(stderr, "analysis: %s\n", e->message);
     g_error_free(e);
@@ -439,7 +442,7 @@ static void test_miner_hash_sd(void) {
   PowWorld *w = pow_world_new(&sc->pow, engine, NULL);
   CU_ASSERT_FATAL(w != NULL);
   guint n = 0;
-  g_autofree AnMiner *a = pow_world_an_miners(w, &n);
+  g_autofree AnMiner *a = sim_run_an_miners(w, &n);
   CU_ASSERT_EQUAL_FATAL(n, 4010);
   double sum = 0, sum2 = 0, flat = 0;
   for (guint i = 0; i < 4000; i++) {
@@ -466,7 +469,7 @@ static void test_miner_hash_sd(void) {
       " \"pools\": [{\"name\": \"P\", \"hash_share\": 1, \"miners\": 8, \"miner_hash_sd\": 0.5}]}",
       NULL));
   guint nm = 0;
-  g_autofree AnMiner *m = pow_world_an_miners(r.world, &nm);
+  g_autofree AnMiner *m = sim_run_an_miners(r.world, &nm);
   CU_ASSERT_EQUAL_FATAL(nm, 8);
   guint64 wins[8] = {0}, total = 0;
   double lo = 1, hi = 0;

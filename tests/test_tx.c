@@ -63,7 +63,7 @@ static void fixture_init(Fixture *f, double gas_limit, gboolean censor) {
   ObsBlock *g = &f->chain.blocks[f->chain.n++];
   memset(g, 0, sizeof *g);
   g->id = OBS_GENESIS_ID;
-  f->w = tx_world_new(&f->cfg, &view, gas_limit, 500, f->share, f->miner_pool, 2, 7, chain_lookup, &f->chain, NULL);
+  f->w = tx_world_new(&f->cfg, &view, gas_limit, 500, f->share, f->miner_pool, 2, 7, chain_lookup, &f->chain, NULL, NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL(f->w);
 }
 

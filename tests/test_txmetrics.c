@@ -191,6 +191,35 @@ static AnTx *commit_fixture(void) {
   return t;
 }
 
+/* The sink a producer writes to (obs_sink.h) builds the same AnTx as direct calls: the vantage table creates
+ * it, the records and the final main block reach it, finish finalizes it; a refused record comes back. */
+static void test_sink(void) {
+  AnTx *t = NULL;
+  ObsSink sink;
+  an_tx_sink_init(&sink, &t);
+  static const char *const names[] = {"A", "B"};
+  sink.vantages(sink.user, names, 2);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  int64_t recv[2] = {10 * MS, 40 * MS};
+  ObsTx x = {.id = 1, .sender = 7, .nonce = 0, .created_ns = 0, .type = OBS_TX_TX};
+  GError *e = NULL;
+  CU_ASSERT_TRUE(sink.tx_seen(sink.user, &x, recv, &e));
+  CU_ASSERT_FALSE(sink.tx_seen(sink.user, &x, recv, &e)); /* added twice */
+  CU_ASSERT_PTR_NOT_NULL(e);
+  g_clear_error(&e);
+  ObsTxInclusion in = {.tx = 1, .block = 100, .height = 1};
+  CU_ASSERT_TRUE(sink.tx_inclusion(sink.user, &in, &e));
+  int64_t brecv[2] = {2 * S, 3 * S};
+  CU_ASSERT_TRUE(sink.main_block(sink.user, 1, 100, 1 * S, brecv, &e));
+  sink.finish(sink.user);
+  json_t *j = json_object();
+  an_tx_add_json(t, j);
+  CU_ASSERT_EQUAL(jint(j, "unique"), 1);
+  CU_ASSERT_EQUAL(jint(j, "committed"), 1);
+  json_decref(j);
+  an_tx_free(t);
+}
+
 static void test_commit_times(void) {
   g_autoptr(AnTx) t = commit_fixture();
   g_autoptr(json_t) j = json_object();
@@ -1218,7 +1247,7 @@ int register_suites(void) {
             TEST(test_order_sample),
             TEST(test_never_committed), TEST(test_propagation), TEST(test_censorship),
             TEST(test_json_key_order), TEST(test_empty), TEST(test_streaming_release), TEST(test_errors),
-            TEST(test_add_tx_seen_same_outputs), TEST(test_add_tx_seen_errors), TEST(test_reference_stream));
+            TEST(test_add_tx_seen_same_outputs), TEST(test_add_tx_seen_errors), TEST(test_reference_stream), TEST(test_sink));
   ADD_SUITE("histogram", TEST(test_hist_lognormal), TEST(test_hist_signed), TEST(test_hist_exact_small),
             TEST(test_hist_bins_at_edges));
   return 0;

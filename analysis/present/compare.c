@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "infile.h"
 #include "util.h"
 
 /* clang-format off */
@@ -305,7 +306,7 @@ static gboolean obs_row(const char *path, guint line, GPtrArray *row, const ObsC
 /* Reads observations.csv into Delays per vantage (column order), then one for all vantages pooled (name "").
  */
 static GPtrArray *read_observations(const char *path, GError **error) {
-  if (an_input_unbounded(path)) {
+  if (sim_input_unbounded(path)) {
     g_set_error(error, AN_COMPARE_ERROR, AN_COMPARE_ERROR_INPUT, "%s: not a regular file", path);
     return NULL;
   }
@@ -475,7 +476,7 @@ gboolean an_compare_side_add_run(AnCompareSide *s, const char *run_label, const 
 
 /* Reads a summary file and adds it as one run. */
 static gboolean load_run(AnCompareSide *s, const char *summary_path, const char *obs_path, GError **error) {
-  if (an_input_unbounded(summary_path)) {
+  if (sim_input_unbounded(summary_path)) {
     g_set_error(error, AN_COMPARE_ERROR, AN_COMPARE_ERROR_INPUT, "%s: not a regular file", summary_path);
     return FALSE;
   }
@@ -533,7 +534,7 @@ static void commit_add(GPtrArray *list, const char *name, double ms) {
 
 /* tx_commit_samples.csv (an_tx_write_commit_samples_csv(): k,vantage,commit_s) into s->commit. */
 static gboolean read_commit_samples(AnCompareSide *s, const char *path, GError **error) {
-  if (an_input_unbounded(path)) {
+  if (sim_input_unbounded(path)) {
     g_set_error(error, AN_COMPARE_ERROR, AN_COMPARE_ERROR_INPUT, "%s: not a regular file", path);
     return FALSE;
   }

@@ -4,6 +4,7 @@
 #include "report.h"
 #include "map.h"
 #include "outfile.h"
+#include "infile.h"
 #include "util.h"
 #include <errno.h>
 #include <glib/gstdio.h>

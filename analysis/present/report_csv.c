@@ -87,7 +87,7 @@ Csv *rp_csv_open(const char *path, GError **error) {
   c->row = g_ptr_array_new();
   c->next_line = 1;
   g_autoptr(GError) e = NULL;
-  if (an_input_unbounded(path)) {
+  if (sim_input_unbounded(path)) {
     rp_input_error(error, path, "not a regular file");
     return NULL;
   }

@@ -7,7 +7,7 @@ json_t *rp_load_summary(const char *path, GError **error) {
     rp_input_error(error, path, "%s", g_strerror(ENOENT));
     return NULL;
   }
-  if (an_input_unbounded(path)) {
+  if (sim_input_unbounded(path)) {
     rp_input_error(error, path, "not a regular file");
     return NULL;
   }

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include "chain.h"
+#include "txmetrics.h"
+#include "uncles.h"
 #include "emclog.h"
 #include "tracemine.h"
 #include "engine.h"
@@ -232,34 +234,67 @@ guint sim_run_default_threads(void) {
   return MIN(MAX(g_get_num_processors(), 1), SIM_ENGINE_MAX_THREADS);
 }
 
-gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summary_out, GError **error) {
-  g_autofree char *default_dir = g_build_filename("results", sc->name, NULL);
-  const char *dir = opt->out_dir ? opt->out_dir : default_dir;
+AnMiner *sim_run_an_miners(const PowWorld *world, guint *n_miners) {
+  guint n = pow_world_n_miners(world);
+  AnMiner *a = g_new0(AnMiner, MAX(n, 1));
+  for (guint i = 0; i < n; i++) {
+    a[i].hash_share = pow_world_miner_share(world, i);
+    a[i].group = pow_world_miner_pool(world, i, NULL);
+  }
+  *n_miners = n;
+  return a;
+}
+
+void sim_run_an_params(const PowConfig *cfg, uint32_t max_height, AnChainParams *params) {
+  const SimUncleParams *up = cfg->uncles.params;
+  memset(params, 0, sizeof *params);
+  params->block_reward = cfg->chain.block_reward_eth;
+  params->uncle_base = up->uncle_base > 0 ? up->uncle_base : 8;
+  params->nephew_divisor = up->nephew_divisor > 0 ? up->nephew_divisor : 32;
+  params->max_height = max_height;
+  params->longest_chain = cfg->chain.fork_choice == POW_FORK_CHOICE_LONGEST;
+}
+
+/* What a run computed after the engine stopped: the analyses and the figures the summary reports. */
+typedef struct {
+  SimEngineStats st;
+  SimStopReason why;
+  uint32_t top;    /* the highest height mined */
+  uint32_t window; /* the metric window */
+  const char **names; /* pool names (NULL-terminated), borrowed from the scenario */
+  AnChain *chain;
+  AnProp *prop;    /* NULL: the network has no vantage points */
+  AnTx *antx;      /* the transaction metrics (the world's sink fills it); NULL: no transactions */
+} RunResults;
+
+static void run_results_clear(RunResults *r) {
+  an_chain_free(r->chain);
+  an_prop_free(r->prop);
+  an_tx_free(r->antx);
+  g_free(r->names);
+}
+
+/* Sets `error` from `e` (freed) with `code`, prefixed by `what` (may be NULL). */
+static gboolean fail(GError **error, int code, const char *what, GError *e) {
+  if (what)
+    g_set_error(error, SIM_RUN_ERROR, code, "%s: %s", what, e ? e->message : "");
+  else
+    g_set_error_literal(error, SIM_RUN_ERROR, code, e ? e->message : "");
+  g_clear_error(&e);
+  return FALSE;
+}
+
+/* Threads, NUMA weights, --trace-blocks and the stop conditions, before the engine runs. */
+static gboolean run_prepare(const SimScenario *sc, const SimRunOptions *opt, SimEngine *engine, PowWorld *world,
+                            SimNumaMachine **numa_machine, GError **error) {
   GError *e = NULL;
-
-  /* Check the output directory before spending any time on the run. */
-  g_autoptr(SimOutDir) out = sim_outdir_open(dir, "run", &e);
-  if (!out) {
-    g_set_error_literal(error, SIM_RUN_ERROR, SIM_RUN_ERROR_INPUT, e->message);
-    g_error_free(e);
-    return FALSE;
-  }
-
-  g_autoptr(SimEngine) engine = sim_engine_new(sc->seed);
-  g_autoptr(PowWorld) world = pow_world_new(&sc->pow, engine, &e);
-  if (!world) {
-    g_set_error_literal(error, SIM_RUN_ERROR, SIM_RUN_ERROR_INPUT, e->message);
-    g_error_free(e);
-    return FALSE;
-  }
   sim_engine_set_threads(engine, opt->threads, SIM_PARTITION_BLOCKS);
   /* The world is one engine group; each block's relay runs on the network's own threads. */
   pow_world_set_threads(world, MAX(opt->threads, 1), opt->threads_adaptive);
   sim_engine_set_cpu_timing(engine, opt->on_engine != NULL);
-  g_autoptr(SimNumaMachine) numa_machine = NULL;
   if (opt->threads > 0 && sim_numa_hw_nodes() > 1) {
-    numa_machine = numa_machine_detect();
-    if (numa_machine) sim_engine_set_numa_weights(engine, canonical_weights, numa_machine);
+    *numa_machine = numa_machine_detect();
+    if (*numa_machine) sim_engine_set_numa_weights(engine, canonical_weights, *numa_machine);
   }
   const PowNetworkModel *net = (const PowNetworkModel *)sc->pow.network.model;
   if (opt->n_trace_heights > 0) {
@@ -269,20 +304,167 @@ gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summa
                   net->info.name);
       return FALSE;
     }
-    if (!net->trace_set(pow_world_net_state(world), world, opt->trace_heights, opt->n_trace_heights, &e)) {
-      g_set_error(error, SIM_RUN_ERROR, SIM_RUN_ERROR_INPUT, "--trace-blocks: %s", e->message);
-      g_error_free(e);
-      return FALSE;
-    }
+    if (!net->trace_set(pow_world_net_state(world), world, opt->trace_heights, opt->n_trace_heights, &e))
+      return fail(error, SIM_RUN_ERROR_INPUT, "--trace-blocks", e);
   }
-  if (!sim_engine_prepare(engine, &e)) {
-    g_set_error(error, SIM_RUN_ERROR, SIM_RUN_ERROR_INPUT, "%s", e->message);
-    g_error_free(e);
-    return FALSE;
-  }
+  if (!sim_engine_prepare(engine, &e)) return fail(error, SIM_RUN_ERROR_INPUT, NULL, e);
   if (sc->stop.time_s > 0) sim_engine_set_stop_time(engine, sim_time_from_s(sc->stop.time_s));
   if (sc->stop.events > 0) sim_engine_set_max_events(engine, (uint64_t)sc->stop.events);
   if (opt->cancel) sim_engine_set_cancel_flag(engine, opt->cancel);
+  return TRUE;
+}
+
+/* The chain, the vantage points' propagation and the transactions, over the metric window. */
+static gboolean run_analyse(const SimScenario *sc, const PowWorld *world, RunResults *r, GError **error) {
+  GError *e = NULL;
+  /* The metric window: the requested heights, or (stopped by time or events) everything but the last
+   * settle_heights heights, whose uncle status is still open. */
+  r->top = pow_world_max_height(world);
+  r->window = sc->stop.heights > 0 ? (uint32_t)MIN((uint64_t)sc->stop.heights, r->top)
+              : r->top > (uint32_t)sc->stop.settle_heights ? r->top - (uint32_t)sc->stop.settle_heights
+                                                           : r->top;
+  guint n_miners = 0;
+  g_autofree AnMiner *miners = sim_run_an_miners(world, &n_miners);
+  r->names = g_new0(const char *, sc->n_pools + 1);
+  for (guint i = 0; i < sc->n_pools; i++) r->names[i] = sc->pools[i].name;
+  r->chain = an_chain_new(miners, n_miners, r->names, sc->n_pools);
+  AnChainParams ap;
+  sim_run_an_params(&sc->pow, r->window, &ap);
+  ObsSink chain_sink;
+  an_chain_sink_init(&chain_sink, r->chain);
+  if (!pow_world_feed(world, &chain_sink, &e) || !an_chain_finalize(r->chain, &ap, &e))
+    return fail(error, SIM_RUN_ERROR_RUNTIME, "analysis failed", e);
+
+  /* Vantage points, when the network has them: the study's propagation metrics and its per-block join. */
+  const PowNetworkModel *net = (const PowNetworkModel *)sc->pow.network.model;
+  gpointer net_state = pow_world_net_state(world);
+  guint n_vantages = net->n_vantages && net_state ? net->n_vantages(net_state) : 0;
+  if (n_vantages > 0) {
+    g_autofree const char **vnames = g_new0(const char *, n_vantages + 1);
+    for (guint i = 0; i < n_vantages; i++) vnames[i] = net->vantage_name(net_state, i);
+    r->prop = an_prop_new(vnames, n_vantages);
+    for (guint i = 0; i < n_vantages && !e; i++) {
+      const GArray *sg = net->vantage_sightings(net_state, i);
+      for (guint j = 0; j < sg->len; j++)
+        if (!an_prop_add(r->prop, &g_array_index(sg, ObsSighting, j), &e)) break;
+    }
+    if (e || !an_prop_finalize(r->prop, r->chain, &e))
+      return fail(error, SIM_RUN_ERROR_RUNTIME, "propagation analysis failed", e);
+  }
+
+  /* Transactions: the heights still open are declared from the final chain. */
+  TxWorld *txw = pow_world_tx(world);
+  if (txw && !tx_world_finish(txw, an_chain_main_block_fn, r->chain, r->window, &e))
+    return fail(error, SIM_RUN_ERROR_RUNTIME, "transaction analysis failed", e);
+  return TRUE;
+}
+
+/* "sim": the engine's figures (the wall-clock ones last: the only fields that differ between runs with the
+ * same seed). */
+static json_t *sim_json(const SimEngine *engine, const PowWorld *world, const RunResults *r) {
+  json_t *sim = json_object();
+  json_object_set_new(sim, "events", json_integer((json_int_t)r->st.events));
+  json_object_set_new(sim, "entities", json_integer(sim_engine_n_entities(engine)));
+  json_object_set_new(sim, "peak_pending", json_integer((json_int_t)r->st.peak_pending));
+  json_object_set_new(sim, "end_time_s", json_real(sim_time_to_s(r->st.now)));
+  json_object_set_new(sim, "stop_reason", json_string(stop_reason_name(r->why)));
+  json_object_set_new(sim, "window_heights", json_integer(r->window));
+  const PowNetworkModel *net = (const PowNetworkModel *)pow_world_config(world)->network.model;
+  gpointer net_state = pow_world_net_state(world);
+  if (net->deliveries && net_state)
+    json_object_set_new(sim, "node_block_deliveries", json_integer((json_int_t)net->deliveries(net_state)));
+  json_object_set_new(sim, "wall_s", json_real(r->st.wall_s));
+  json_object_set_new(sim, "events_per_s", json_real(r->st.wall_s > 0 ? r->st.events / r->st.wall_s : 0));
+  json_object_set_new(sim, "peak_rss_bytes", json_integer((json_int_t)sim_peak_rss_bytes()));
+  return sim;
+}
+
+/* The summary: the header, then each component adds its own keys (the engine, the chain, the vantage points,
+ * the transactions' metrics and the world's own, a trace comparison, the pools' strategies). */
+static json_t *run_summary(const SimScenario *sc, const SimRunOptions *opt, const SimEngine *engine,
+                           const PowWorld *world, const RunResults *r, SimOutDir *out, GError **error) {
+  g_autoptr(json_t) summary = json_object();
+  json_object_set_new(
+      summary, "header",
+      sim_output_header(sc->seed, MAX(opt->threads, 1), opt->argc, opt->argv, sc->path, sc->doc));
+  json_object_set_new(summary, "sim", sim_json(engine, world, r));
+  an_chain_add_json(r->chain, summary);
+  if (r->prop) an_prop_add_json(r->prop, summary);
+  TxWorld *txw = pow_world_tx(world);
+  if (txw) {
+    if (r->antx) an_tx_add_json(r->antx, summary);
+    tx_world_add_json(txw, summary, r->names);
+  }
+  GError *e = NULL;
+  if (opt->trace && !sim_trace_compare(opt->trace, sc, world, summary, out, &e)) {
+    fail(error, SIM_RUN_ERROR_RUNTIME, "trace comparison failed", e);
+    return NULL;
+  }
+  pow_world_add_strategy_json(world, summary);
+  return g_steal_pointer(&summary);
+}
+
+typedef gboolean (*AnTxCsvWriter)(const AnTx *t, FILE *out);
+
+static gboolean write_antx_csv(SimOutDir *out, const char *name, AnTxCsvWriter fn, const AnTx *t, GError **error) {
+  FILE *f = sim_outdir_create(out, name, error);
+  if (!f) return FALSE;
+  if (!fn(t, f)) {
+    g_set_error(error, SIM_RUN_ERROR, SIM_RUN_ERROR_RUNTIME, "cannot write %s/%s", sim_outdir_path(out), name);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* Every output file, then the commit of the directory. */
+static gboolean run_write(const SimScenario *sc, const SimRunOptions *opt, const PowWorld *world,
+                          const RunResults *r, json_t *summary, SimOutDir *out, GError **error) {
+  GError *e = NULL;
+  TxWorld *txw = pow_world_tx(world);
+  const PowNetworkModel *net = (const PowNetworkModel *)sc->pow.network.model;
+  gpointer net_state = pow_world_net_state(world);
+  if (!sim_outdir_write_json(out, "summary.json", summary, &e) ||
+      !write_csv(out, "blocks.csv", an_chain_write_blocks_csv, r->chain, &e) ||
+      !write_csv(out, "pools.csv", an_chain_write_pools_csv, r->chain, &e) ||
+      !write_csv(out, "runs.csv", an_chain_write_runs_csv, r->chain, &e) ||
+      (r->prop && !write_observations(out, r->prop, r->chain, &e)) ||
+      (txw && r->antx && !write_antx_csv(out, "tx_commit.csv", an_tx_write_commit_csv, r->antx, &e)) ||
+      (txw && r->antx &&
+       !write_antx_csv(out, "tx_commit_samples.csv", an_tx_write_commit_samples_csv, r->antx, &e)) ||
+      (txw && tx_world_has_censorship(txw) &&
+       !write_tx_csv(out, "censorship.csv", tx_world_write_censorship_csv, txw, &e)) ||
+      (opt->emc_logs && !sim_emc_write_logs(out, sc, world, r->chain, &e)) ||
+      (opt->n_trace_heights && !write_trace_nodes(out, net, net_state, &e)) ||
+      (opt->n_trace_heights && !write_trace_blocks(out, net, net_state, &e)) || !sim_outdir_commit(out, &e))
+    return fail(error, SIM_RUN_ERROR_RUNTIME, NULL, e);
+  return TRUE;
+}
+
+gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summary_out, GError **error) {
+  g_autofree char *default_dir = g_build_filename("results", sc->name, NULL);
+  const char *dir = opt->out_dir ? opt->out_dir : default_dir;
+  GError *e = NULL;
+
+  /* Check the output directory before spending any time on the run. */
+  g_autoptr(SimOutDir) out = sim_outdir_open(dir, "run", &e);
+  if (!out) return fail(error, SIM_RUN_ERROR_INPUT, NULL, e);
+
+  /* The transaction world's observations go to the metrics (an AnTx made when it names its vantages). */
+  RunResults r = {0};
+  ObsSink tx_sink;
+  an_tx_sink_init(&tx_sink, &r.antx);
+  PowConfig cfg = sc->pow;
+  cfg.tx_sink = &tx_sink;
+  gboolean ok = FALSE;
+  g_autoptr(json_t) summary = NULL;
+  g_autoptr(SimEngine) engine = sim_engine_new(sc->seed);
+  g_autoptr(SimNumaMachine) numa_machine = NULL;
+  PowWorld *world = pow_world_new(&cfg, engine, &e);
+  if (!world) {
+    fail(error, SIM_RUN_ERROR_INPUT, NULL, e);
+    goto done;
+  }
+  if (!run_prepare(sc, opt, engine, world, &numa_machine, error)) goto done;
   Progress prog = {.world = world,
                    .target_height = sc->pow.stop_height,
                    .stop_time = sc->stop.time_s > 0 ? sim_time_from_s(sc->stop.time_s) : SIM_TIME_MAX,
@@ -290,112 +472,29 @@ gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summa
   if (opt->progress && isatty(STDERR_FILENO)) sim_engine_set_progress(engine, on_progress, &prog, 0.1);
 
   if (opt->emc_logs && pow_world_tx(world)) tx_world_keep_for_logs(pow_world_tx(world));
-  SimStopReason why = sim_engine_run(engine);
+  r.why = sim_engine_run(engine);
   if (prog.printed) fputc('\n', stderr);
-  if (why == SIM_STOP_CANCELLED) {
+  if (r.why == SIM_STOP_CANCELLED) {
     g_set_error(error, SIM_RUN_ERROR, SIM_RUN_ERROR_CANCELLED, "interrupted; no output written");
-    return FALSE;
+    goto done;
   }
-  SimEngineStats st;
-  sim_engine_get_stats(engine, &st);
+  sim_engine_get_stats(engine, &r.st);
   if (opt->on_engine) {
-    g_autofree char *note = pow_world_partition_note(world, st.wall_s);
+    g_autofree char *note = pow_world_partition_note(world, r.st.wall_s);
     opt->on_engine(opt->on_engine_user, engine, note);
   }
   if (opt->relay_stats) pow_world_relay_stats(world, opt->relay_stats);
 
-  /* The metric window: the requested heights, or (stopped by time or events) everything but the last
-   * settle_heights heights, whose uncle status is still open. */
-  uint32_t top = pow_world_max_height(world);
-  uint32_t window = sc->stop.heights > 0 ? (uint32_t)MIN((uint64_t)sc->stop.heights, top)
-                    : top > (uint32_t)sc->stop.settle_heights ? top - (uint32_t)sc->stop.settle_heights
-                                                              : top;
-  guint n_miners = 0;
-  g_autofree AnMiner *miners = pow_world_an_miners(world, &n_miners);
-  g_autofree const char **names = g_new0(const char *, sc->n_pools + 1);
-  for (guint i = 0; i < sc->n_pools; i++) names[i] = sc->pools[i].name;
-  g_autoptr(AnChain) chain = an_chain_new(miners, n_miners, names, sc->n_pools);
-  AnChainParams ap;
-  pow_world_an_params(world, window, &ap);
-  if (!pow_world_feed(world, chain, &e) || !an_chain_finalize(chain, &ap, &e)) {
-    g_set_error(error, SIM_RUN_ERROR, SIM_RUN_ERROR_RUNTIME, "analysis failed: %s", e->message);
-    g_error_free(e);
-    return FALSE;
-  }
-
-  /* Vantage points, when the network has them: the study's propagation metrics and its per-block join. */
-  gpointer net_state = pow_world_net_state(world);
-  g_autoptr(AnProp) prop = NULL;
-  guint n_vantages = net->n_vantages && net_state ? net->n_vantages(net_state) : 0;
-  if (n_vantages > 0) {
-    g_autofree const char **vnames = g_new0(const char *, n_vantages + 1);
-    for (guint i = 0; i < n_vantages; i++) vnames[i] = net->vantage_name(net_state, i);
-    prop = an_prop_new(vnames, n_vantages);
-    for (guint i = 0; i < n_vantages && !e; i++) {
-      const GArray *sg = net->vantage_sightings(net_state, i);
-      for (guint j = 0; j < sg->len; j++)
-        if (!an_prop_add(prop, &g_array_index(sg, ObsSighting, j), &e)) break;
-    }
-    if (e || !an_prop_finalize(prop, chain, &e)) {
-      g_set_error(error, SIM_RUN_ERROR, SIM_RUN_ERROR_RUNTIME, "propagation analysis failed: %s", e->message);
-      g_error_free(e);
-      return FALSE;
-    }
-  }
-
-  /* Transactions: the heights still open are declared from the final chain. */
-  TxWorld *txw = pow_world_tx(world);
-  if (txw && !tx_world_finish(txw, chain, window, &e)) {
-    g_set_error(error, SIM_RUN_ERROR, SIM_RUN_ERROR_RUNTIME, "transaction analysis failed: %s", e->message);
-    g_error_free(e);
-    return FALSE;
-  }
-
-  g_autoptr(json_t) summary = json_object();
-  json_object_set_new(
-      summary, "header",
-      sim_output_header(sc->seed, MAX(opt->threads, 1), opt->argc, opt->argv, sc->path, sc->doc));
-  json_t *sim = json_object();
-  json_object_set_new(sim, "events", json_integer((json_int_t)st.events));
-  json_object_set_new(sim, "entities", json_integer(sim_engine_n_entities(engine)));
-  json_object_set_new(sim, "peak_pending", json_integer((json_int_t)st.peak_pending));
-  json_object_set_new(sim, "end_time_s", json_real(sim_time_to_s(st.now)));
-  json_object_set_new(sim, "stop_reason", json_string(stop_reason_name(why)));
-  json_object_set_new(sim, "window_heights", json_integer(window));
-  if (net->deliveries && net_state)
-    json_object_set_new(sim, "node_block_deliveries", json_integer((json_int_t)net->deliveries(net_state)));
-  /* Wall-clock figures: the only fields that differ between runs with the same seed. */
-  json_object_set_new(sim, "wall_s", json_real(st.wall_s));
-  json_object_set_new(sim, "events_per_s", json_real(st.wall_s > 0 ? st.events / st.wall_s : 0));
-  json_object_set_new(sim, "peak_rss_bytes", json_integer((json_int_t)sim_peak_rss_bytes()));
-  json_object_set_new(summary, "sim", sim);
-  an_chain_add_json(chain, summary);
-  if (prop) an_prop_add_json(prop, summary);
-  if (txw) tx_world_add_json(txw, summary, names);
-  if (opt->trace && !sim_trace_compare(opt->trace, sc, world, summary, out, &e)) {
-    g_set_error(error, SIM_RUN_ERROR, SIM_RUN_ERROR_RUNTIME, "trace comparison failed: %s", e ? e->message : "");
-    g_clear_error(&e);
-    return FALSE;
-  }
-  pow_world_add_strategy_json(world, summary);
-
-  if (!sim_outdir_write_json(out, "summary.json", summary, &e) ||
-      !write_csv(out, "blocks.csv", an_chain_write_blocks_csv, chain, &e) ||
-      !write_csv(out, "pools.csv", an_chain_write_pools_csv, chain, &e) ||
-      !write_csv(out, "runs.csv", an_chain_write_runs_csv, chain, &e) ||
-      (prop && !write_observations(out, prop, chain, &e)) ||
-      (txw && !write_tx_csv(out, "tx_commit.csv", tx_world_write_commit_csv, txw, &e)) ||
-      (txw && !write_tx_csv(out, "tx_commit_samples.csv", tx_world_write_commit_samples_csv, txw, &e)) ||
-      (txw && tx_world_has_censorship(txw) &&
-       !write_tx_csv(out, "censorship.csv", tx_world_write_censorship_csv, txw, &e)) ||
-      (opt->emc_logs && !sim_emc_write_logs(out, sc, world, chain, &e)) ||
-      (opt->n_trace_heights && !write_trace_nodes(out, net, net_state, &e)) ||
-      (opt->n_trace_heights && !write_trace_blocks(out, net, net_state, &e)) || !sim_outdir_commit(out, &e)) {
-    g_set_error_literal(error, SIM_RUN_ERROR, SIM_RUN_ERROR_RUNTIME, e->message);
-    g_error_free(e);
-    return FALSE;
-  }
-  if (opt->n_trace_heights) warn_trace(opt, net, net_state, top);
+  if (!run_analyse(sc, world, &r, error)) goto done;
+  summary = run_summary(sc, opt, engine, world, &r, out, error);
+  if (!summary || !run_write(sc, opt, world, &r, summary, out, error)) goto done;
+  if (opt->n_trace_heights)
+    warn_trace(opt, (const PowNetworkModel *)sc->pow.network.model, pow_world_net_state(world), r.top);
   if (summary_out) *summary_out = g_steal_pointer(&summary);
-  return TRUE;
+  ok = TRUE;
+done:
+  /* The world first: its transaction world holds the sink, whose AnTx is in r. */
+  pow_world_free(world);
+  run_results_clear(&r);
+  return ok;
 }

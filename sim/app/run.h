@@ -6,6 +6,7 @@
 #include <jansson.h>
 
 #include "engine.h"
+#include "chain.h"
 #include "scenario.h"
 
 G_BEGIN_DECLS
@@ -54,5 +55,10 @@ guint sim_run_default_threads(void);
 /* Runs `sc` and writes summary.json, blocks.csv, pools.csv and runs.csv into the output directory.
  * Prints nothing on stdout. If `summary` is not NULL it receives the summary document (json_decref it). */
 gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summary, GError **error);
+
+/* The analysis' miner table for the world (one AnMiner per miner, group = pool index). Free with g_free(). */
+AnMiner *sim_run_an_miners(const PowWorld *world, guint *n_miners);
+/* The analysis parameters that match the configuration (rewards, window = `max_height`). */
+void sim_run_an_params(const PowConfig *cfg, uint32_t max_height, AnChainParams *params);
 
 G_END_DECLS

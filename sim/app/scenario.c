@@ -1,6 +1,6 @@
 /* scenario.c: the strict scenario loader. */
 #include "scenario.h"
-#include "util.h"
+#include "infile.h"
 
 #include <errno.h>
 #include <math.h>
@@ -271,7 +271,7 @@ static SimScenario *load_doc(json_t *root, const char *path, SimDiag *diag) {
   return g_steal_pointer(&sc);
 }
 
-/* The whole file, or NULL with `what` ("open" or "read") and errno. Callers refuse an_input_unbounded() paths
+/* The whole file, or NULL with `what` ("open" or "read") and errno. Callers refuse sim_input_unbounded() paths
  * first. */
 static GByteArray *read_file(const char *path, const char **what, int *err_no) {
   FILE *f = fopen(path, "rb");
@@ -386,7 +386,7 @@ static json_t *include_load(const char *file, const char *name, const char *jpat
     inc_problem(problems, jpath, "%s: includes nested more than %d deep", inc, INCLUDE_MAX_DEPTH);
     return NULL;
   }
-  if (an_input_unbounded(inc)) {
+  if (sim_input_unbounded(inc)) {
     inc_problem(problems, jpath, "%s: not a regular file", inc);
     return NULL;
   }
@@ -548,7 +548,7 @@ static SimScenario *load_data(const char *data, size_t len, const char *path, co
 }
 
 SimScenario *sim_scenario_load_file(const char *path, const char *const *sets, SimDiag *diag) {
-  if (an_input_unbounded(path)) {
+  if (sim_input_unbounded(path)) {
     sim_diag_add_raw(diag, "not a regular file");
     return NULL;
   }
