@@ -3,6 +3,7 @@
 
 /* clang-format off */
 G_DEFINE_QUARK(an-tx-error-quark, an_tx_error)
+/* clang-format on */
 
 const uint32_t AN_TX_K[AN_TX_N_K] = {0, 3, 12, 36};
 

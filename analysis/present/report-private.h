@@ -1,4 +1,5 @@
-/* report-private.h: what the parts of the HTML report (report*.c) share: the page, CSV reading, HTML and gnuplot helpers. Private to the presentation library. */
+/* report-private.h: what the parts of the HTML report (report*.c) share: the page, CSV reading, HTML and
+ * gnuplot helpers. Private to the presentation library. */
 #pragma once
 
 #include "report.h"

@@ -1,0 +1,202 @@
+/* tx-private.h: what the parts of the transaction world (tx.c, tx_settings.c, tx_mempool.c, tx_flood.c, tx_gen.c, tx_template.c) share: the TxWorld structure and its helpers. Private to the models library. */
+#pragma once
+
+#include "tx.h"
+#include <math.h>
+#include <string.h>
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_randist.h>
+#include "delay.h"
+#include "registry.h"
+
+G_BEGIN_DECLS
+
+#define NONE UINT32_MAX
+
+#define N_BINS 1024
+
+#define BIN_WORDS (N_BINS / 64)
+
+#define MAX_INCL 3      /* inclusions stored inline per transaction; more go to a heap array */
+
+#define ANC_DEPTH (TX_SETTLE_DEPTH + 4) /* ancestors checked for inclusion: beyond, txs left the index */
+
+#define RING 128        /* heights kept for the heaviest chain and for block lists (> DECLARE_DEPTH + 2) */
+
+#define DECL_RING 4096  /* declared heights kept for the censorship waits */
+
+#define CENSOR_K 15     /* censorship table: k = 0 .. 14 blocks skipped */
+
+#define MIN_GAS 21000.0
+
+struct InclMore {
+  guint n, cap;
+  uint64_t *id;
+  uint32_t *h;
+};
+
+typedef struct {
+  uint64_t id; /* 0: free slot */
+  uint64_t nonce;
+  int64_t created;
+  double price; /* gwei */
+  uint64_t incl[MAX_INCL]; /* blocks that include it (every one: a missing one would let a pool include it twice) */
+  uint32_t incl_h[MAX_INCL];
+  struct InclMore *more;   /* beyond MAX_INCL (forks of forks, selfish branches): rare */
+  uint32_t sender;
+  uint32_t gas_limit, gas_used, bytes;
+  uint32_t bprev, bnext; /* price bin list */
+  uint32_t sprev, snext; /* the sender's live transactions in nonce order */
+  uint32_t defer_gen, sel_gen;
+  uint16_t bin;
+  uint8_t type, censored, in_index, n_incl;
+} TxE;
+
+typedef struct {
+  uint64_t next_nonce;
+  uint32_t head, tail;
+  uint32_t skip_gen;
+} Sender;
+
+typedef struct {
+  uint64_t id;
+  int64_t created;
+  uint32_t idx;
+  uint32_t gas_used;
+  uint32_t bytes;
+  uint8_t censored;
+} TxRef;
+
+typedef struct {
+  uint64_t block;
+  uint32_t height;
+  guint n;
+  TxRef *refs;
+} BlockTxs;
+
+typedef struct {
+  SimTime t;       /* next transaction */
+  uint32_t sender;
+  uint32_t left;
+  uint32_t total;  /* transactions of the session */
+  uint32_t node;   /* entry node (a burst: of its first part) */
+  guint16 region;
+  guint8 burst, n_entries;
+  uint32_t entry_node[TX_MAX_ENTRY_NODES]; /* a burst's entry nodes, their regions and trees */
+  guint16 entry_region[TX_MAX_ENTRY_NODES];
+  uint32_t entry_tree[TX_MAX_ENTRY_NODES];
+  gboolean has_prev;
+  int64_t *prev;   /* region: per target previous reception and last hop (2 T); txw_flood: per node availability */
+} Session;
+
+typedef struct {
+  int64_t *d;      /* region_samples x T delays */
+  int64_t *hop;    /* last hops */
+  guint n;
+} RegionSamples;
+
+struct TxWorld {
+  TxConfig cfg; /* shallow copy; cfg->censors points into the scenario's */
+  const TxNetView *net;
+  TxNetView netc;
+  double gas_limit, header_bytes;
+  guint n_pools, n_vantages, n_targets;
+  const guint *miner_pool;
+  guint n_miners;
+  double censor_alpha;
+  TxBlockLookup lookup;
+  gconstpointer lookup_user;
+  SimRng rng;
+  uint64_t seed;
+  ObsSink sink; /* where the observations go (members NULL: dropped) */
+
+  /* generator */
+  SimTime next_session;
+  GArray *sessions;     /* Session; a binary heap by t */
+  uint64_t next_id;
+  uint64_t created;
+  double cum_class[TX_MAX_CLASSES];
+  Sender *senders;
+
+  /* slab */
+  TxE *tx;
+  int64_t *arrive; /* per slot: n_pools arrival times */
+  uint32_t cap, free_head;
+  uint32_t *free_next;
+  guint64 live;
+
+  /* price index */
+  uint32_t bin_head[N_BINS], bin_tail[N_BINS];
+  uint64_t bin_used[BIN_WORDS];
+  guint64 in_index, index_peak, evicted;
+
+  /* building */
+  uint32_t gen;
+  GArray *heap;    /* uint32 slab idx, local max-heap by price */
+  GArray *sel;     /* TxRef of the block being built */
+  GArray *joined;  /* uint64 ids: blocks that joined the heaviest chain (scratch) */
+  uint64_t *cache_txset; /* per miner: last template */
+  GArray **cache;  /* per miner: TxRef */
+  GHashTable *blocks; /* block id -> BlockTxs* */
+  GArray *by_height[RING]; /* block ids per height % RING */
+
+  /* heaviest chain */
+  uint64_t best_ids[RING];
+  uint32_t best_h;
+  uint32_t settled_h, declared_h;
+  GArray *declared; /* uint64 id per declared height (index = height) */
+  int64_t decl_mined[DECL_RING];
+  guint decl_pool[DECL_RING];
+  int64_t *recv;    /* n_vantages scratch */
+  int64_t *tdelay, *thop; /* n_targets scratch */
+
+  /* propagation */
+  RegionSamples *regions;
+  guint32 *region_nodes_off, *region_nodes;
+  int64_t *dist, *hop;
+  guint32 *dj_epoch;
+  guint32 epoch;
+  GArray *djheap;   /* uint64 keys: time << 22 | node ... see txw_dj_push */
+
+  /* results */
+  guint64 *pool_included, *pool_censored_included, *pool_blocks;
+  guint64 censored_skip[CENSOR_K + 1], censored_committed;
+  guint64 uncensored_wait_blocks[CENSOR_K + 1], uncensored_committed;
+  guint64 finality_mismatches, deep_reorgs;
+  gboolean finished;
+  /* EMC logs (tx_world_keep_for_logs) */
+  gboolean keep;
+  GArray *log_txs;     /* LogTx */
+  GArray *log_recv;    /* int64 x n_vantages per LogTx */
+  GHashTable *log_blocks; /* uint64 block id -> GArray of uint64 tx ids */
+};
+
+typedef struct {
+  uint64_t id, sender, nonce;
+  uint8_t type;
+  uint32_t gas_limit, bytes;
+  double price;
+} LogTx;
+
+int txw_cmp_u64(const void *a, const void *b);
+uint32_t txw_slot_new(TxWorld *w);
+void txw_slot_free(TxWorld *w, uint32_t i);
+guint16 txw_price_bin(double gwei);
+void txw_index_insert(TxWorld *w, uint32_t i);
+void txw_index_remove(TxWorld *w, uint32_t i);
+int txw_bin_at_or_below(const TxWorld *w, int b);
+void txw_sender_unlink(TxWorld *w, uint32_t i);
+void txw_evict_one(TxWorld *w);
+void txw_dj_push(GArray *h, int64_t t, guint32 v);
+void txw_flood(TxWorld *w, guint32 src, double bytes, int64_t *avail, int64_t t0);
+void txw_flood_targets(const TxWorld *w, int64_t *d, int64_t *hop);
+void txw_sample_regions(TxWorld *w);
+SimTime txw_exp_ns(SimRng *r, double mean_s);
+double txw_session_txs(const TxParams *p);
+void txw_advance(TxWorld *w, SimTime t);
+
+static inline gboolean txw_better(const TxE *a, const TxE *b) {
+  return a->price > b->price || (a->price == b->price && a->id < b->id);
+}
+
+G_END_DECLS

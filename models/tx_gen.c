@@ -1,0 +1,275 @@
+/* tx_gen.c: the generator: senders, arrivals, gas and prices of new transactions and their receptions. */
+#include "tx-private.h"
+
+static void record(TxWorld *w, uint32_t i);
+
+static uint32_t new_tx(TxWorld *w, uint32_t sender, SimTime created);
+
+static void session_heap_push(TxWorld *w, Session *s) {
+  g_array_append_val(w->sessions, *s);
+  Session *a = (Session *)w->sessions->data;
+  guint i = w->sessions->len - 1;
+  while (i > 0 && a[(i - 1) / 2].t > a[i].t) {
+    Session tmp = a[i];
+    a[i] = a[(i - 1) / 2];
+    a[(i - 1) / 2] = tmp;
+    i = (i - 1) / 2;
+  }
+}
+
+static void session_heap_fix_top(TxWorld *w) {
+  Session *a = (Session *)w->sessions->data;
+  guint n = w->sessions->len, i = 0;
+  for (;;) {
+    guint l = 2 * i + 1, r = l + 1, m = i;
+    if (l < n && a[l].t < a[m].t) m = l;
+    if (r < n && a[r].t < a[m].t) m = r;
+    if (m == i) break;
+    Session tmp = a[i];
+    a[i] = a[m];
+    a[m] = tmp;
+    i = m;
+  }
+}
+
+static void session_heap_pop(TxWorld *w) {
+  Session *a = (Session *)w->sessions->data;
+  g_free(a[0].prev);
+  a[0] = a[w->sessions->len - 1];
+  g_array_set_size(w->sessions, w->sessions->len - 1);
+  if (w->sessions->len) session_heap_fix_top(w);
+}
+
+/* At least 1 ns, so that creation always advances; at most SIM_DURATION_MAX, so that adding it to a time
+ * within the run cannot overflow (a rate of 1e-300/s draws 1e300 s). */
+SimTime txw_exp_ns(SimRng *r, double mean_s) {
+  return MAX(1, sim_duration_clamp(sim_time_from_s(sim_rng_exponential(r, mean_s))));
+}
+
+static double draw_price(TxWorld *w) {
+  double u = sim_rng_uniform(&w->rng);
+  guint c = 0;
+  while (c + 1 < w->cfg.n_classes && u >= w->cum_class[c]) c++;
+  const TxPriceClass *pc = &w->cfg.classes[c];
+  double v = sim_rng_uniform(&w->rng);
+  if (pc->max_gwei <= pc->min_gwei) return pc->min_gwei;
+  if (pc->min_gwei <= 0) return v * pc->max_gwei;
+  return pc->min_gwei * exp(v * log(pc->max_gwei / pc->min_gwei));
+}
+
+static double draw_gas(TxWorld *w, double median, double sigma) {
+  double g = median * exp(sigma * gsl_ran_ugaussian(sim_rng_gsl(&w->rng)));
+  return floor(CLAMP(g, MIN_GAS, w->gas_limit));
+}
+
+/* Whether censoring pools refuse this transaction: its sender is in the censored share or list, or the
+ * transaction itself is in the censored share (keyed hashes, so the sets do not depend on draw order). */
+static gboolean is_censored(const TxWorld *w, uint32_t sender, uint64_t id) {
+  const TxConfig *c = &w->cfg;
+  if (c->censor_share > 0 && (double)(sim_mix64(w->seed ^ sim_mix64((uint64_t)sender + 1)) >> 11) * 0x1.0p-53 < c->censor_share)
+    return TRUE;
+  if (c->censor_tx_share > 0 &&
+      (double)(sim_mix64(~w->seed ^ sim_mix64(id)) >> 11) * 0x1.0p-53 < c->censor_tx_share)
+    return TRUE;
+  guint64 key = sender;
+  return c->n_censor_senders && bsearch(&key, c->censor_senders, c->n_censor_senders, sizeof key, txw_cmp_u64);
+}
+
+/* The part of a burst (its entry node) that the session's next transaction belongs to. */
+static guint session_part(const Session *s) {
+  uint64_t i = s->total - s->left;
+  return (guint)(i * s->n_entries / s->total);
+}
+
+static void emit(TxWorld *w, Session *s) {
+  const TxParams *p = &w->cfg.p;
+  uint32_t i = new_tx(w, s->sender, s->t);
+  TxE *e = &w->tx[i];
+  double u = sim_rng_uniform(&w->rng);
+  double bytes;
+  if (u < p->share_tx) {
+    e->type = OBS_TX_TX;
+    e->gas_limit = e->gas_used = (uint32_t)p->tx_gas;
+    bytes = p->bytes_tx;
+  } else if (u < p->share_tx + p->share_mc) {
+    e->type = OBS_TX_MC;
+    e->gas_limit = (uint32_t)draw_gas(w, p->mc_gas_median, p->mc_gas_sigma);
+    e->gas_used = (uint32_t)MAX(MIN_GAS, floor(e->gas_limit * p->used_fraction));
+    bytes = p->bytes_mc;
+  } else {
+    e->type = OBS_TX_CC;
+    e->gas_limit = (uint32_t)draw_gas(w, p->cc_gas_median, p->cc_gas_sigma);
+    e->gas_used = (uint32_t)MAX(MIN_GAS, floor(e->gas_limit * p->used_fraction));
+    bytes = p->bytes_cc;
+  }
+  e->bytes = (uint32_t)bytes;
+  e->price = draw_price(w);
+  e->bin = txw_price_bin(e->price);
+  e->censored = w->censor_alpha > 0 && is_censored(w, s->sender, e->id);
+
+  /* Receptions: vantage points first, then pools. */
+  int64_t *arr = w->arrive + (gsize)i * MAX(w->n_pools, 1);
+  for (guint v = 0; v < w->n_vantages; v++) w->recv[v] = OBS_TIME_NONE;
+  if (w->netc.topo) {
+    guint T = w->n_targets;
+    int64_t *dd = w->tdelay, *hh = w->thop;
+    if (p->propagation == TX_PROP_FLOOD) {
+      if (!s->prev) {
+        s->prev = g_new(int64_t, w->netc.topo->n_nodes);
+        for (guint32 n = 0; n < w->netc.topo->n_nodes; n++) s->prev[n] = INT64_MIN / 4;
+      }
+      txw_flood(w, s->burst ? s->entry_node[session_part(s)] : s->node, bytes, s->prev, s->t);
+      txw_flood_targets(w, dd, hh);
+      for (guint j = 0; j < T; j++) dd[j] += s->t;
+    } else {
+      const RegionSamples *rs;
+      guint k;
+      if (s->burst) {
+        guint part = session_part(s);
+        rs = &w->regions[s->entry_region[part]];
+        k = s->entry_tree[part];
+      } else {
+        rs = &w->regions[s->region];
+        k = (guint)sim_rng_below(&w->rng, rs->n);
+      }
+      if (!s->prev) s->prev = g_new(int64_t, 2 * (gsize)T);
+      for (guint j = 0; j < T; j++) {
+        int64_t d = rs->d[(gsize)k * T + j], h = rs->hop[(gsize)k * T + j];
+        int64_t at = s->t + d;
+        if (s->has_prev && s->prev[2 * j] - s->prev[2 * j + 1] + h > at) at = s->prev[2 * j] - s->prev[2 * j + 1] + h;
+        s->prev[2 * j] = at;
+        s->prev[2 * j + 1] = h;
+        dd[j] = at;
+        hh[j] = h;
+      }
+    }
+    for (guint v = 0; v < w->n_vantages; v++) w->recv[v] = dd[v];
+    for (guint q = 0; q < w->n_pools; q++) arr[q] = dd[w->n_vantages + q];
+  } else {
+    for (guint q = 0; q < w->n_pools; q++) arr[q] = s->t + sim_delay_sample(&w->cfg.pool_delay, &w->rng);
+  }
+  s->has_prev = TRUE;
+
+  record(w, i);
+}
+
+/* Hands a new transaction (slot i, receptions in w->recv) to the metrics and the mempools. */
+static void record(TxWorld *w, uint32_t i) {
+  const TxE *e = &w->tx[i];
+  ObsTx rec = {.id = e->id, .sender = e->sender, .nonce = e->nonce, .created_ns = e->created, .type = e->type,
+               .gas_limit = e->gas_limit, .gas_price_wei = e->price * 1e9, .censored = e->censored};
+  g_autoptr(GError) err = NULL;
+  gboolean ok = !w->sink.tx_seen || w->sink.tx_seen(w->sink.user, &rec, w->n_vantages ? w->recv : NULL, &err);
+  g_assert(ok);
+  w->created++;
+  if (w->keep) {
+    LogTx l = {.id = e->id, .sender = e->sender, .nonce = e->nonce, .type = e->type, .gas_limit = e->gas_limit,
+               .bytes = e->bytes, .price = e->price};
+    g_array_append_val(w->log_txs, l);
+    g_array_append_vals(w->log_recv, w->recv, w->n_vantages);
+  }
+  txw_index_insert(w, i);
+  if (w->in_index > (guint64)w->cfg.p.mempool_capacity) txw_evict_one(w);
+}
+
+/* A new slot for the sender's next nonce, linked after its live transactions. */
+static uint32_t new_tx(TxWorld *w, uint32_t sender, SimTime created) {
+  uint32_t i = txw_slot_new(w);
+  TxE *e = &w->tx[i];
+  memset(e, 0, sizeof *e);
+  e->id = ++w->next_id;
+  e->sender = sender;
+  Sender *snd = &w->senders[sender];
+  e->nonce = snd->next_nonce++;
+  e->created = created;
+  e->sprev = snd->tail;
+  e->snext = NONE;
+  if (snd->tail != NONE) w->tx[snd->tail].snext = i; else snd->head = i;
+  snd->tail = i;
+  return i;
+}
+
+uint64_t tx_world_inject(TxWorld *w, uint32_t sender, double price_gwei, uint32_t gas_limit, uint32_t gas_used,
+                         gboolean censored, SimTime created, SimTime arrive) {
+  g_return_val_if_fail(sender < w->cfg.p.senders, 0);
+  uint32_t i = new_tx(w, sender, created);
+  TxE *e = &w->tx[i];
+  e->type = gas_limit == MIN_GAS ? OBS_TX_TX : OBS_TX_MC;
+  e->gas_limit = gas_limit;
+  e->gas_used = gas_used;
+  e->bytes = 100;
+  e->price = price_gwei;
+  e->bin = txw_price_bin(price_gwei);
+  e->censored = censored;
+  for (guint q = 0; q < w->n_pools; q++) w->arrive[(gsize)i * MAX(w->n_pools, 1) + q] = arrive;
+  for (guint v = 0; v < w->n_vantages; v++) w->recv[v] = OBS_TIME_NONE;
+  uint64_t id = e->id;
+  record(w, i);
+  return id;
+}
+
+GArray *tx_world_block_txs(const TxWorld *w, uint64_t block) {
+  const BlockTxs *bt = g_hash_table_lookup(w->blocks, &block);
+  if (!bt) return NULL;
+  GArray *a = g_array_sized_new(FALSE, FALSE, sizeof(uint64_t), bt->n);
+  for (guint k = 0; k < bt->n; k++) g_array_append_val(a, bt->refs[k].id);
+  return a;
+}
+
+uint64_t tx_world_nonce(const TxWorld *w, uint64_t id) {
+  for (uint32_t i = 0; i < w->cap; i++)
+    if (w->tx[i].id == id) return w->tx[i].nonce;
+  return UINT64_MAX;
+}
+
+/* Mean transactions of a session: ordinary and burst sessions mixed. */
+double txw_session_txs(const TxParams *p) {
+  return (1 - p->burst_share) * p->txs_per_sender + p->burst_share * p->burst_txs;
+}
+
+static void new_session(TxWorld *w, SimTime t) {
+  const TxParams *p = &w->cfg.p;
+  Session s = {.t = t};
+  s.sender = (uint32_t)sim_rng_below(&w->rng, (uint64_t)p->senders);
+  s.burst = p->burst_share > 0 && sim_rng_uniform(&w->rng) < p->burst_share;
+  double q = 1.0 / (s.burst ? p->burst_txs : p->txs_per_sender); /* geometric on 1, 2, ... with that mean */
+  s.left = q >= 1 ? 1 : (uint32_t)MIN(1e9, 1 + floor(log(sim_rng_uniform_pos(&w->rng)) / log1p(-q)));
+  s.total = s.left;
+  s.n_entries = s.burst ? (guint8)MIN((uint32_t)p->burst_entry_nodes, s.total) : 1;
+  if (w->netc.topo) {
+    const NetTopology *topo = w->netc.topo;
+    s.node = topo->n_special + (guint32)sim_rng_below(&w->rng, topo->n_nodes - topo->n_special);
+    s.region = topo->region[s.node];
+    for (guint e = 0; s.burst && e < s.n_entries; e++) {
+      s.entry_node[e] = e == 0 ? s.node : topo->n_special + (guint32)sim_rng_below(&w->rng, topo->n_nodes - topo->n_special);
+      s.entry_region[e] = topo->region[s.entry_node[e]];
+      if (p->propagation == TX_PROP_REGION) {
+        const RegionSamples *rs = &w->regions[s.entry_region[e]];
+        s.entry_tree[e] = (uint32_t)sim_rng_below(&w->rng, rs->n);
+      }
+    }
+  }
+  session_heap_push(w, &s);
+}
+
+/* Creates every transaction up to time `t`, in time order. */
+void txw_advance(TxWorld *w, SimTime t) {
+  for (;;) {
+    SimTime ts = w->sessions->len ? g_array_index(w->sessions, Session, 0).t : SIM_TIME_MAX;
+    if (w->next_session <= ts) {
+      if (w->next_session > t) return;
+      new_session(w, w->next_session);
+      w->next_session += txw_exp_ns(&w->rng, txw_session_txs(&w->cfg.p) / w->cfg.p.rate_per_s);
+      continue;
+    }
+    if (ts > t) return;
+    Session *s = &g_array_index(w->sessions, Session, 0);
+    emit(w, s);
+    if (--s->left == 0) {
+      session_heap_pop(w);
+    } else {
+      s->t += txw_exp_ns(&w->rng, s->burst ? w->cfg.p.burst_gap_s : w->cfg.p.sender_gap_s);
+      session_heap_fix_top(w);
+    }
+  }
+}

@@ -1,0 +1,107 @@
+/* tx_mempool.c: the mempool: the slab of transactions and the price index (bins of 2% width). */
+#include "tx-private.h"
+
+uint32_t txw_slot_new(TxWorld *w) {
+  if (w->free_head == NONE) {
+    uint32_t old = w->cap, cap = MAX(1024u, old * 2);
+    w->tx = g_renew(TxE, w->tx, cap);
+    w->arrive = g_renew(int64_t, w->arrive, (gsize)cap * MAX(w->n_pools, 1));
+    w->free_next = g_renew(uint32_t, w->free_next, cap);
+    for (uint32_t i = old; i < cap; i++) {
+      w->tx[i].id = 0;
+      w->free_next[i] = i + 1 < cap ? i + 1 : NONE;
+    }
+    w->free_head = old;
+    w->cap = cap;
+  }
+  uint32_t i = w->free_head;
+  w->free_head = w->free_next[i];
+  w->live++;
+  return i;
+}
+
+void txw_slot_free(TxWorld *w, uint32_t i) {
+  if (w->tx[i].more) {
+    g_free(w->tx[i].more->id);
+    g_free(w->tx[i].more->h);
+    g_free(w->tx[i].more);
+    w->tx[i].more = NULL;
+  }
+  w->tx[i].id = 0;
+  w->free_next[i] = w->free_head;
+  w->free_head = i;
+  w->live--;
+}
+
+guint16 txw_price_bin(double gwei) {
+  if (gwei <= 0) return 0;
+  double b = 1 + floor(log(gwei / 1e-3) / log(1.02));
+  return (guint16)CLAMP(b, 1, N_BINS - 1);
+}
+
+void txw_index_insert(TxWorld *w, uint32_t i) {
+  TxE *e = &w->tx[i];
+  guint16 b = e->bin;
+  uint32_t after = w->bin_tail[b];
+  while (after != NONE && txw_better(e, &w->tx[after])) after = w->tx[after].bprev;
+  e->bprev = after;
+  e->bnext = after == NONE ? w->bin_head[b] : w->tx[after].bnext;
+  if (e->bnext != NONE) w->tx[e->bnext].bprev = i; else w->bin_tail[b] = i;
+  if (after != NONE) w->tx[after].bnext = i; else w->bin_head[b] = i;
+  w->bin_used[b / 64] |= UINT64_C(1) << (b % 64);
+  e->in_index = 1;
+  w->in_index++;
+  w->index_peak = MAX(w->index_peak, w->in_index);
+}
+
+void txw_index_remove(TxWorld *w, uint32_t i) {
+  TxE *e = &w->tx[i];
+  if (!e->in_index) return;
+  guint16 b = e->bin;
+  if (e->bprev != NONE) w->tx[e->bprev].bnext = e->bnext; else w->bin_head[b] = e->bnext;
+  if (e->bnext != NONE) w->tx[e->bnext].bprev = e->bprev; else w->bin_tail[b] = e->bprev;
+  if (w->bin_head[b] == NONE) w->bin_used[b / 64] &= ~(UINT64_C(1) << (b % 64));
+  e->in_index = 0;
+  w->in_index--;
+}
+
+/* The highest non-empty bin at or below `b`, or -1. */
+int txw_bin_at_or_below(const TxWorld *w, int b) {
+  while (b >= 0) {
+    uint64_t word = w->bin_used[b / 64] & (b % 64 == 63 ? ~UINT64_C(0) : ((UINT64_C(1) << (b % 64 + 1)) - 1));
+    if (word) return (b / 64) * 64 + 63 - __builtin_clzll(word);
+    b = (b / 64) * 64 - 1;
+  }
+  return -1;
+}
+
+void txw_sender_unlink(TxWorld *w, uint32_t i) {
+  TxE *e = &w->tx[i];
+  Sender *s = &w->senders[e->sender];
+  if (e->sprev != NONE) w->tx[e->sprev].snext = e->snext; else s->head = e->snext;
+  if (e->snext != NONE) w->tx[e->snext].sprev = e->sprev; else s->tail = e->sprev;
+  e->sprev = e->snext = NONE;
+}
+
+/* Evicts the cheapest transaction not in any block, with its sender's later ones (they cannot run); the
+ * sender's wallet then reuses the freed nonces. */
+void txw_evict_one(TxWorld *w) {
+  for (int b = 0; b < N_BINS; b++) {
+    if (!(w->bin_used[b / 64] & (UINT64_C(1) << (b % 64)))) continue;
+    for (uint32_t i = w->bin_tail[b]; i != NONE; i = w->tx[i].bprev) {
+      if (w->tx[i].n_incl) continue;
+      Sender *s = &w->senders[w->tx[i].sender];
+      s->next_nonce = w->tx[i].nonce;
+      uint32_t j = i;
+      while (j != NONE) {
+        uint32_t nx = w->tx[j].snext;
+        txw_index_remove(w, j);
+        txw_sender_unlink(w, j);
+        txw_slot_free(w, j);
+        w->evicted++;
+        j = nx;
+      }
+      return;
+    }
+  }
+}
