@@ -1,4 +1,5 @@
-/* txmetrics.c: transaction metrics over a streamed observation stream, each tx held only until its metrics are final: the tracker (records in, heights declared, commit times). */
+/* txmetrics.c: transaction metrics over a streamed observation stream, each tx held only until its metrics are
+ * final: the tracker (records in, heights declared, commit times). */
 #include "txmetrics-private.h"
 
 /* clang-format off */

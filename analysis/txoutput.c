@@ -1,4 +1,5 @@
-/* txoutput.c: the transaction metrics' outputs (the summary's tx keys, the commit CSVs) and the sink that feeds them. */
+/* txoutput.c: the transaction metrics' outputs (the summary's tx keys, the commit CSVs) and the sink that
+ * feeds them. */
 #include "txmetrics-private.h"
 
 typedef struct {

@@ -1,4 +1,5 @@
-/* tx-private.h: what the parts of the transaction world (tx.c, tx_settings.c, tx_mempool.c, tx_flood.c, tx_gen.c, tx_template.c) share: the TxWorld structure and its helpers. Private to the models library. */
+/* tx-private.h: what the parts of the transaction world (tx.c, tx_settings.c, tx_mempool.c, tx_flood.c,
+ * tx_gen.c, tx_template.c) share: the TxWorld structure and its helpers. Private to the models library. */
 #pragma once
 
 #include "tx.h"

@@ -1,4 +1,5 @@
-/* tx_flood.c: flooding: a transaction reaches each node first along its fastest path (shortest paths over the topology). */
+/* tx_flood.c: flooding: a transaction reaches each node first along its fastest path (shortest paths over the
+ * topology). */
 #include "tx-private.h"
 
 #define DJ_NODE_BITS 22

@@ -1,4 +1,5 @@
-/* tx_template.c: block templates: a pool's transactions for a block, by price, within the gas limit, the censored left out. */
+/* tx_template.c: block templates: a pool's transactions for a block, by price, within the gas limit, the
+ * censored left out. */
 #include "tx-private.h"
 
 static gboolean in_chain(const TxWorld *w, const TxE *e, const uint64_t *anc, guint n_anc, uint32_t top_h) {
