@@ -1,32 +1,14 @@
 /* compare.c: two result sets side by side: shared metrics with intervals and Welch's test, and per-vantage
  * delay distributions with two-sample Kolmogorov-Smirnov tests. */
-#include "compare.h"
-
-#include <errno.h>
-#include <glib/gstdio.h>
-#include <gsl/gsl_cdf.h>
-#include <gsl/gsl_statistics_double.h>
-#include <math.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "infile.h"
-#include "util.h"
+#include "compare-private.h"
 
 /* clang-format off */
 G_DEFINE_QUARK(an-compare-error-quark, an_compare_error)
-/* clang-format on */
 
-#define DEFAULT_LEVEL 0.95
-#define DIST_KEY "observations.vantage_delay_ms"
-#define COMMIT_KEY "tx.commit_samples_ms"
-
-static int cmp_double(const void *pa, const void *pb) {
+int cmpo_cmp_double(const void *pa, const void *pb) {
   double a = *(const double *)pa, b = *(const double *)pb;
   return (a > b) - (a < b);
 }
-
-/* ---- Statistics ---------------------------------------------------------------------------------------- */
 
 gboolean an_compare_mean_ci(const double *x, size_t n, double level, AnEstimate *out) {
   g_return_val_if_fail(x != NULL && out != NULL && level > 0 && level < 1, FALSE);
@@ -50,8 +32,6 @@ gboolean an_compare_welch(const double *a, size_t na, const double *b, size_t nb
   *out = (AnWelch){.t = t, .df = df, .p = MIN(1.0, 2 * gsl_cdf_tdist_Q(fabs(t), df))};
   return TRUE;
 }
-
-/* ---- Flattening ---------------------------------------------------------------------------------------- */
 
 typedef struct {
   GArray *out;      /* AnFlatMetric */
@@ -85,7 +65,7 @@ static gboolean named_objects(const json_t *arr) {
   return TRUE;
 }
 
-/* Every element is an [integer, number] pair, and the first elements differ. */
+/* Every element is an [integer, number] cmpo_pair, and the first elements differ. */
 static gboolean histogram_pairs(const json_t *arr) {
   if (json_array_size(arr) == 0) return FALSE;
   g_autoptr(GHashTable) firsts = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
@@ -180,8 +160,6 @@ GArray *an_compare_flatten(const json_t *summary) {
   g_hash_table_unref(f.seen);
   return f.out;
 }
-
-/* ---- Observations: delays after the first observation -------------------------------------------------- */
 
 typedef struct {
   char *name;
@@ -360,8 +338,6 @@ done:
   g_ptr_array_unref(c.names);
   return ok ? g_steal_pointer(&out) : NULL;
 }
-
-/* ---- Sides --------------------------------------------------------------------------------------------- */
 
 typedef struct {
   char *key;
@@ -649,17 +625,6 @@ AnCompareSide *an_compare_side_load(const char *spec, GError **error) {
   return g_steal_pointer(&s);
 }
 
-/* ---- Comparison ---------------------------------------------------------------------------------------- */
-
-struct AnCompare {
-  double level;
-  char *label_a, *label_b;
-  GPtrArray *runs_a, *runs_b; /* char * */
-  GArray *metrics;            /* AnCompareMetric, keys owned */
-  GArray *only[2];            /* AnCompareOnly, keys owned */
-  GArray *dists;              /* AnCompareDist, key and vantage owned */
-};
-
 static void metric_clear(gpointer p) {
   g_free((char *)((AnCompareMetric *)p)->key);
 }
@@ -714,7 +679,7 @@ static void add_only(AnCompare *c, gboolean in_b, const SideMetric *m) {
 /* A sorted copy of a sample; its median (NAN when empty). */
 static double *sorted_copy(const GArray *v, double *median) {
   double *x = g_memdup2(v->data, (gsize)v->len * sizeof(double));
-  if (v->len) qsort(x, v->len, sizeof(double), cmp_double);
+  if (v->len) qsort(x, v->len, sizeof(double), cmpo_cmp_double);
   *median = v->len ? gsl_stats_median_from_sorted_data(x, 1, v->len) : NAN;
   return x;
 }
@@ -865,194 +830,4 @@ guint an_compare_n_dists(const AnCompare *c) {
 const AnCompareDist *an_compare_dist(const AnCompare *c, guint i) {
   g_return_val_if_fail(c != NULL && i < c->dists->len, NULL);
   return &g_array_index(c->dists, AnCompareDist, i);
-}
-
-/* ---- Text output --------------------------------------------------------------------------------------- */
-
-/* A table of strings printed with aligned columns: the first left-aligned, the others right-aligned. */
-typedef struct {
-  guint n_cols;
-  GPtrArray *cells; /* char *, row-major */
-} Table;
-
-static void table_init(Table *t, guint n_cols) {
-  t->n_cols = n_cols;
-  t->cells = g_ptr_array_new_with_free_func(g_free);
-}
-
-static void table_add(Table *t, char *cell /* taken */) {
-  g_ptr_array_add(t->cells, cell);
-}
-
-static char *num(double v) {
-  return isnan(v) ? g_strdup("-") : g_strdup_printf("%.6g", v);
-}
-
-static char *pct(double rel) {
-  return isnan(rel) ? g_strdup("-") : g_strdup_printf("%+.2f%%", 100 * rel);
-}
-
-static char *interval(const AnEstimate *e) {
-  return isnan(e->lo) ? g_strdup("-") : g_strdup_printf("[%.6g, %.6g]", e->lo, e->hi);
-}
-
-static void table_print(Table *t, FILE *out) {
-  g_autofree size_t *w = g_new0(size_t, t->n_cols);
-  for (guint i = 0; i < t->cells->len; i++)
-    w[i % t->n_cols] = MAX(w[i % t->n_cols], strlen(t->cells->pdata[i]));
-  for (guint i = 0; i < t->cells->len; i++) {
-    guint col = i % t->n_cols;
-    const char *s = t->cells->pdata[i];
-    if (col == 0)
-      fprintf(out, "%-*s", (int)w[col], s);
-    else
-      fprintf(out, "  %*s", (int)w[col], s);
-    if (col == t->n_cols - 1) fputc('\n', out);
-  }
-  g_ptr_array_unref(t->cells);
-  t->cells = NULL;
-}
-
-static void print_side(FILE *out, const char *name, const char *label, const GPtrArray *runs) {
-  fprintf(out, "%s: %s (%u run%s)\n", name, label, runs->len, runs->len == 1 ? "" : "s");
-}
-
-void an_compare_print_table(const AnCompare *c, FILE *out) {
-  g_return_if_fail(c != NULL && out != NULL);
-  print_side(out, "A", c->label_a, c->runs_a);
-  print_side(out, "B", c->label_b, c->runs_b);
-  gboolean reps = c->runs_a->len >= 2 || c->runs_b->len >= 2;
-  g_autofree char *ci_a = g_strdup_printf("A %g%% CI", 100 * c->level);
-  g_autofree char *ci_b = g_strdup_printf("B %g%% CI", 100 * c->level);
-
-  Table t;
-  if (c->metrics->len) {
-    fprintf(out, "\nshared metrics (%u):\n", c->metrics->len);
-    table_init(&t, reps ? 10 : 5);
-    const char *head[] = {"metric", "A", "B", "B-A", "rel", "n_A", "n_B", ci_a, ci_b, "p_Welch"};
-    for (guint i = 0; i < t.n_cols; i++)
-      table_add(&t, g_strdup(head[i]));
-    for (guint i = 0; i < c->metrics->len; i++) {
-      const AnCompareMetric *m = &g_array_index(c->metrics, AnCompareMetric, i);
-      table_add(&t, g_strdup(m->key));
-      table_add(&t, num(m->a));
-      table_add(&t, num(m->b));
-      table_add(&t, num(m->diff));
-      table_add(&t, pct(m->rel));
-      if (!reps) continue;
-      table_add(&t, g_strdup_printf("%u", m->n_a));
-      table_add(&t, g_strdup_printf("%u", m->n_b));
-      table_add(&t, interval(&m->ci_a));
-      table_add(&t, interval(&m->ci_b));
-      table_add(&t, num(m->welch_p));
-    }
-    table_print(&t, out);
-  }
-  for (int side = 0; side < 2; side++) {
-    const GArray *only = c->only[side];
-    if (only->len == 0) continue;
-    fprintf(out, "\nonly in %c (%u):\n", side ? 'B' : 'A', only->len);
-    table_init(&t, 3);
-    table_add(&t, g_strdup("metric"));
-    table_add(&t, g_strdup(side ? "B" : "A"));
-    table_add(&t, g_strdup("n"));
-    for (guint i = 0; i < only->len; i++) {
-      const AnCompareOnly *o = &g_array_index(only, AnCompareOnly, i);
-      table_add(&t, g_strdup(o->key));
-      table_add(&t, num(o->value));
-      table_add(&t, g_strdup_printf("%u", o->n));
-    }
-    table_print(&t, out);
-  }
-  if (c->dists->len) {
-    fprintf(out, "\ndistributions (ms: block delays after the first observation, sampled commit times), two-sample "
-                 "Kolmogorov-Smirnov (%u):\n",
-            c->dists->len);
-    table_init(&t, 7);
-    const char *head[] = {"distribution", "n_A", "n_B", "median_A", "median_B", "D", "p"};
-    for (guint i = 0; i < t.n_cols; i++)
-      table_add(&t, g_strdup(head[i]));
-    for (guint i = 0; i < c->dists->len; i++) {
-      const AnCompareDist *d = &g_array_index(c->dists, AnCompareDist, i);
-      table_add(&t, g_strdup(d->key));
-      table_add(&t, g_strdup_printf("%zu", d->n_a));
-      table_add(&t, g_strdup_printf("%zu", d->n_b));
-      table_add(&t, num(d->median_a_ms));
-      table_add(&t, num(d->median_b_ms));
-      table_add(&t, num(d->ks.d));
-      table_add(&t, num(d->ks.p));
-    }
-    table_print(&t, out);
-  }
-}
-
-/* ---- JSON output --------------------------------------------------------------------------------------- */
-
-/* Sets `key` to the number v unless it is NaN. */
-static void set_num(json_t *o, const char *key, double v) {
-  if (!isnan(v)) json_object_set_new(o, key, json_real(v));
-}
-
-static json_t *side_json(const char *label, const GPtrArray *runs) {
-  json_t *o = json_object();
-  json_object_set_new(o, "label", json_string(label));
-  json_t *r = json_array();
-  for (guint i = 0; i < runs->len; i++)
-    json_array_append_new(r, json_string(g_ptr_array_index(runs, i)));
-  json_object_set_new(o, "runs", r);
-  return o;
-}
-
-static json_t *pair(const AnEstimate *e) {
-  return json_pack("[ff]", e->lo, e->hi);
-}
-
-void an_compare_add_json(const AnCompare *c, json_t *root) {
-  g_return_if_fail(c != NULL && json_is_object(root));
-  json_object_set_new(root, "level", json_real(c->level));
-  json_object_set_new(root, "a", side_json(c->label_a, c->runs_a));
-  json_object_set_new(root, "b", side_json(c->label_b, c->runs_b));
-
-  json_t *metrics = json_object();
-  for (guint i = 0; i < c->metrics->len; i++) {
-    const AnCompareMetric *m = &g_array_index(c->metrics, AnCompareMetric, i);
-    json_t *o = json_object();
-    set_num(o, "a", m->a);
-    set_num(o, "b", m->b);
-    set_num(o, "diff", m->diff);
-    set_num(o, "rel", m->rel);
-    json_object_set_new(o, "n_a", json_integer(m->n_a));
-    json_object_set_new(o, "n_b", json_integer(m->n_b));
-    if (!isnan(m->ci_a.lo)) json_object_set_new(o, "ci_a", pair(&m->ci_a));
-    if (!isnan(m->ci_b.lo)) json_object_set_new(o, "ci_b", pair(&m->ci_b));
-    if (!isnan(m->welch_p))
-      json_object_set_new(o, "welch",
-                          json_pack("{sfsfsf}", "t", m->welch_t, "df", m->welch_df, "p", m->welch_p));
-    json_object_set_new(metrics, m->key, o);
-  }
-  an_json_set_nonempty(root, "metrics", metrics);
-
-  for (int side = 0; side < 2; side++) {
-    json_t *only = json_object();
-    for (guint i = 0; i < c->only[side]->len; i++) {
-      const AnCompareOnly *o = &g_array_index(c->only[side], AnCompareOnly, i);
-      json_object_set_new(only, o->key, json_pack("{sfsi}", "value", o->value, "n", (int)o->n));
-    }
-    an_json_set_nonempty(root, side ? "only_b" : "only_a", only);
-  }
-
-  json_t *dists = json_object();
-  for (guint i = 0; i < c->dists->len; i++) {
-    const AnCompareDist *d = &g_array_index(c->dists, AnCompareDist, i);
-    json_t *o = json_object();
-    if (d->vantage) json_object_set_new(o, "vantage", json_string(d->vantage));
-    json_object_set_new(o, "n_a", json_integer((json_int_t)d->n_a));
-    json_object_set_new(o, "n_b", json_integer((json_int_t)d->n_b));
-    set_num(o, "median_a_ms", d->median_a_ms);
-    set_num(o, "median_b_ms", d->median_b_ms);
-    set_num(o, "ks_d", d->ks.d);
-    set_num(o, "ks_p", d->ks.p);
-    json_object_set_new(dists, d->key, o);
-  }
-  an_json_set_nonempty(root, "distributions", dists);
 }

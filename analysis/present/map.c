@@ -1,25 +1,18 @@
-/* map.c: the network on a world map and a block's journey across it, as inline SVG and a small script. */
-#include "map.h"
-
-#include <math.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
+/* map.c: the network on a world map (places, layout, the static map), as inline SVG. */
+#include "map-private.h"
 
 /* Natural Earth 1:110m land: per ring its point count, then x,y in tenths of a degree; 0 ends. */
 static const gint16 land_110m[] = {
 #include "land-110m.inc"
 };
 
-#define MAP_W 1000.0
 #define MAP_LAT_TOP 78.0
+
 #define MAP_LAT_BOTTOM -58.0
-#define MAP_H 378.0 /* MAP_W x (78 + 58) / 360, rounded */
 
 static double map_x(double lon) { return (lon + 180.0) * MAP_W / 360.0; }
-static double map_y(double lat) { return (MAP_LAT_TOP - lat) * MAP_W / 360.0; }
 
-/* ---- places ---- */
+static double map_y(double lat) { return (MAP_LAT_TOP - lat) * MAP_W / 360.0; }
 
 typedef struct {
   const char *name;
@@ -62,16 +55,21 @@ typedef struct {
 static const Anchor na_anchors[] = {{40.7, -74.0, 3}, {41.9, -87.6, 2}, {37.8, -122.4, 3}, {47.6, -122.3, 1},
                                     {32.8, -96.8, 2}, {33.7, -84.4, 1}, {43.7, -79.4, 1},  {45.5, -73.6, 1},
                                     {39.7, -105.0, 1}, {34.1, -118.2, 2}};
+
 static const Anchor eu_anchors[] = {{51.5, -0.1, 3}, {50.1, 8.7, 3},  {48.9, 2.4, 2},  {52.4, 4.9, 2},
                                     {52.5, 13.4, 2}, {59.3, 18.1, 1}, {40.4, -3.7, 1}, {52.2, 21.0, 1},
                                     {55.8, 37.6, 2}, {41.9, 12.5, 1}, {50.1, 14.4, 1}, {48.2, 16.4, 1},
                                     {60.2, 24.9, 1}};
+
 static const Anchor sa_anchors[] = {{-23.5, -46.6, 3}, {-34.6, -58.4, 2}, {4.7, -74.1, 1},
                                     {-33.4, -70.7, 1}, {-12.0, -77.0, 1}, {-22.9, -43.2, 1}};
+
 static const Anchor ap_anchors[] = {{31.2, 121.5, 3}, {39.9, 116.4, 2}, {22.5, 114.1, 2}, {30.3, 120.2, 1},
                                     {1.4, 103.8, 2},  {37.6, 127.0, 2}, {19.1, 72.9, 1},  {13.8, 100.5, 1},
                                     {22.3, 114.2, 2}, {25.0, 121.5, 1}, {28.6, 77.2, 1},  {14.6, 121.0, 1}};
+
 static const Anchor jp_anchors[] = {{35.7, 139.7, 4}, {34.7, 135.5, 2}, {43.1, 141.4, 1}, {33.6, 130.4, 1}};
+
 static const Anchor au_anchors[] = {{-33.9, 151.2, 3}, {-37.8, 145.0, 2}, {-27.5, 153.0, 1}, {-32.0, 115.9, 1},
                                     {-36.8, 174.8, 1}};
 
@@ -150,23 +148,21 @@ gboolean an_map_region_spot(const char *region, guint k, guint unknown_index, do
   return TRUE;
 }
 
-/* ---- output helpers ---- */
-
-static void put_f(GString *s, double v) {
+void mp_put_f(GString *s, double v) {
   char buf[G_ASCII_DTOSTR_BUF_SIZE];
   g_ascii_formatd(buf, sizeof buf, "%.1f", v);
   if (strcmp(buf, "-0.0") == 0) strcpy(buf, "0.0");
   g_string_append(s, buf);
 }
 
-static void put_esc(GString *s, const char *text) {
+void mp_put_esc(GString *s, const char *text) {
   g_autofree char *valid = g_utf8_make_valid(text ? text : "", -1);
   g_autofree char *e = g_markup_escape_text(valid, -1);
   g_string_append(s, e);
 }
 
 /* A JSON string (for the script's data; "</" is written as "<\/" so the data cannot end the element). */
-static void put_json_str(GString *s, const char *text) {
+void mp_put_json_str(GString *s, const char *text) {
   g_autofree char *valid = g_utf8_make_valid(text ? text : "", -1);
   g_string_append_c(s, '"');
   for (const char *p = valid; *p; p++) {
@@ -198,21 +194,7 @@ static void put_count(GString *s, guint64 n) {
 static const char *const pool_colours[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
                                            "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
 
-/* ---- layout: where every node and dot goes ---- */
-
-typedef struct {
-  double *x, *y;     /* per node: display position (SVG units) */
-  guint32 *dot_of;   /* per node: its dot */
-  guint32 n_dots;
-  double *dot_x, *dot_y;
-  guint32 *dot_count; /* nodes per dot */
-  guint32 *dot_first; /* a node of each dot (its first) */
-  GPtrArray *regions; /* char *: the regions drawn: the net's, then any node names that are not among them */
-  guint32 *region_nodes; /* ordinary nodes per region (same order) */
-  guint *node_region;    /* per node: index into regions */
-} Layout;
-
-static void layout_free(Layout *l) {
+void mp_layout_free(Layout *l) {
   if (!l) return;
   g_free(l->x);
   g_free(l->y);
@@ -226,7 +208,6 @@ static void layout_free(Layout *l) {
   g_free(l->node_region);
   g_free(l);
 }
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(Layout, layout_free)
 
 static guint region_index(GPtrArray *names, const char *name) {
   for (guint i = 0; i < names->len; i++)
@@ -254,7 +235,7 @@ static guint unknown_region_index(const Layout *l, guint r) {
   return k;
 }
 
-static Layout *layout_new(const AnMapNet *net, GPtrArray *notes) {
+Layout *mp_layout_new(const AnMapNet *net, GPtrArray *notes) {
   g_autoptr(Layout) l = g_new0(Layout, 1);
   guint32 n = net->n_nodes;
   l->regions = g_ptr_array_new_with_free_func(g_free);
@@ -335,8 +316,6 @@ static Layout *layout_new(const AnMapNet *net, GPtrArray *notes) {
   return g_steal_pointer(&l);
 }
 
-/* ---- the static map ---- */
-
 static void land_paths(GString *h) {
   g_string_append(h, "<g id=\"map-land\" class=\"land\"><path fill=\"#e9e6dc\" stroke=\"#9a9a8e\" "
                      "stroke-width=\"0.5\" d=\"");
@@ -354,9 +333,9 @@ static void land_paths(GString *h) {
       /* a ring that crosses the antimeridian jumps by ~360 degrees: move, do not draw across the map */
       gboolean jump = k > 0 && abs(land_110m[i] - land_110m[i - 2]) > 1800;
       g_string_append_c(h, k == 0 || jump ? 'M' : 'L');
-      put_f(h, map_x(land_110m[i] / 10.0));
+      mp_put_f(h, map_x(land_110m[i] / 10.0));
       g_string_append_c(h, ' ');
-      put_f(h, map_y(land_110m[i + 1] / 10.0));
+      mp_put_f(h, map_y(land_110m[i + 1] / 10.0));
     }
     g_string_append_c(h, 'Z');
   }
@@ -369,12 +348,12 @@ static void svg_dots(GString *h, const Layout *l, const AnMapNet *net, const cha
   g_string_append_printf(h, "<g id=\"%s\" class=\"dots\">", id);
   for (guint32 d = 0; d < l->n_dots; d++) {
     g_string_append(h, "<circle cx=\"");
-    put_f(h, l->dot_x[d]);
+    mp_put_f(h, l->dot_x[d]);
     g_string_append(h, "\" cy=\"");
-    put_f(h, l->dot_y[d]);
+    mp_put_f(h, l->dot_y[d]);
     g_string_append(h, "\" r=\"");
     gboolean special = net->nodes[l->dot_first[d]].role != AN_MAP_NODE;
-    put_f(h, special ? 2.6 : dot_radius(l->dot_count[d]));
+    mp_put_f(h, special ? 2.6 : dot_radius(l->dot_count[d]));
     g_string_append(h, "\"");
     if (l->dot_count[d] > 1)
       g_string_append_printf(h, "><title>%u nodes</title></circle>", l->dot_count[d]);
@@ -403,15 +382,15 @@ static const char *pool_colour(GPtrArray *pools, const char *pool) {
   return "#555";
 }
 
-static void svg_line(GString *h, double x1, double y1, double x2, double y2, const char *stroke) {
+void mp_svg_line(GString *h, double x1, double y1, double x2, double y2, const char *stroke) {
   g_string_append(h, "<line x1=\"");
-  put_f(h, x1);
+  mp_put_f(h, x1);
   g_string_append(h, "\" y1=\"");
-  put_f(h, y1);
+  mp_put_f(h, y1);
   g_string_append(h, "\" x2=\"");
-  put_f(h, x2);
+  mp_put_f(h, x2);
   g_string_append(h, "\" y2=\"");
-  put_f(h, y2);
+  mp_put_f(h, y2);
   g_string_append_printf(h, "\"%s%s%s/>", stroke ? " stroke=\"" : "", stroke ? stroke : "", stroke ? "\"" : "");
 }
 
@@ -420,7 +399,7 @@ static void svg_links(GString *h, const Layout *l, const AnMapNet *net, GPtrArra
   for (guint i = 0; i < net->n_links; i++) {
     guint32 a = net->links[2 * i], b = net->links[2 * i + 1];
     if (a >= net->n_nodes || b >= net->n_nodes) continue;
-    svg_line(h, l->x[a], l->y[a], l->x[b], l->y[b], NULL);
+    mp_svg_line(h, l->x[a], l->y[a], l->x[b], l->y[b], NULL);
   }
   g_string_append(h, "</g>\n<g class=\"links poolmesh\" stroke-width=\"1.2\" stroke-opacity=\"0.8\">");
   for (guint p = 0; p < pools->len; p++) {
@@ -429,20 +408,20 @@ static void svg_links(GString *h, const Layout *l, const AnMapNet *net, GPtrArra
       if (net->nodes[a].role != AN_MAP_GATEWAY || g_strcmp0(net->nodes[a].pool, pool) != 0) continue;
       for (guint32 b = a + 1; b < net->n_nodes; b++)
         if (net->nodes[b].role == AN_MAP_GATEWAY && g_strcmp0(net->nodes[b].pool, pool) == 0)
-          svg_line(h, l->x[a], l->y[a], l->x[b], l->y[b], pool_colour(pools, pool));
+          mp_svg_line(h, l->x[a], l->y[a], l->x[b], l->y[b], pool_colour(pools, pool));
     }
   }
   g_string_append(h, "</g>\n");
 }
 
-static void svg_text(GString *h, double x, double y, const char *cls, const char *anchor, const char *text) {
+void mp_svg_text(GString *h, double x, double y, const char *cls, const char *anchor, const char *text) {
   g_string_append(h, "<text x=\"");
-  put_f(h, x);
+  mp_put_f(h, x);
   g_string_append(h, "\" y=\"");
-  put_f(h, y);
+  mp_put_f(h, y);
   g_string_append_printf(h, "\" class=\"%s\"%s%s%s>", cls, anchor ? " text-anchor=\"" : "", anchor ? anchor : "",
                          anchor ? "\"" : "");
-  put_esc(h, text);
+  mp_put_esc(h, text);
   g_string_append(h, "</text>");
 }
 
@@ -452,14 +431,14 @@ static void svg_markers(GString *h, const Layout *l, const AnMapNet *net, GPtrAr
     const AnMapNode *nd = &net->nodes[v];
     if (nd->role != AN_MAP_GATEWAY) continue;
     g_string_append(h, "<rect class=\"gw\" x=\"");
-    put_f(h, l->x[v] - 2.2);
+    mp_put_f(h, l->x[v] - 2.2);
     g_string_append(h, "\" y=\"");
-    put_f(h, l->y[v] - 2.2);
+    mp_put_f(h, l->y[v] - 2.2);
     g_string_append_printf(h, "\" width=\"4.4\" height=\"4.4\" fill=\"%s\"><title>gateway ", pool_colour(pools, nd->pool));
-    put_esc(h, nd->name);
+    mp_put_esc(h, nd->name);
     if (nd->city && *nd->city) {
       g_string_append(h, " (");
-      put_esc(h, nd->city);
+      mp_put_esc(h, nd->city);
       g_string_append(h, ")");
     }
     g_string_append(h, "</title></rect>");
@@ -469,22 +448,22 @@ static void svg_markers(GString *h, const Layout *l, const AnMapNet *net, GPtrAr
     if (nd->role != AN_MAP_VANTAGE) continue;
     double x = l->x[v], y = l->y[v];
     g_string_append(h, "<path class=\"vp\" d=\"M");
-    put_f(h, x);
+    mp_put_f(h, x);
     g_string_append_c(h, ' ');
-    put_f(h, y - 5.5);
+    mp_put_f(h, y - 5.5);
     g_string_append(h, "L");
-    put_f(h, x + 4.8);
+    mp_put_f(h, x + 4.8);
     g_string_append_c(h, ' ');
-    put_f(h, y + 3);
+    mp_put_f(h, y + 3);
     g_string_append(h, "L");
-    put_f(h, x - 4.8);
+    mp_put_f(h, x - 4.8);
     g_string_append_c(h, ' ');
-    put_f(h, y + 3);
+    mp_put_f(h, y + 3);
     g_string_append(h, "Z\"><title>vantage point ");
-    put_esc(h, nd->name);
+    mp_put_esc(h, nd->name);
     if (nd->city && *nd->city) {
       g_string_append(h, " (");
-      put_esc(h, nd->city);
+      mp_put_esc(h, nd->city);
       g_string_append(h, ")");
     }
     g_string_append(h, "</title></path>");
@@ -493,7 +472,7 @@ static void svg_markers(GString *h, const Layout *l, const AnMapNet *net, GPtrAr
   for (guint32 v = 0; v < net->n_nodes; v++) {
     const AnMapNode *nd = &net->nodes[v];
     if (nd->role != AN_MAP_VANTAGE) continue;
-    svg_text(h, l->x[v] - 6, l->y[v] - 5, "vplabel", "end", nd->name);
+    mp_svg_text(h, l->x[v] - 6, l->y[v] - 5, "vplabel", "end", nd->name);
   }
   g_autoptr(GHashTable) done = g_hash_table_new(g_str_hash, g_str_equal);
   for (guint32 v = 0; v < net->n_nodes; v++) {
@@ -515,7 +494,7 @@ static void svg_markers(GString *h, const Layout *l, const AnMapNet *net, GPtrAr
       first = FALSE;
     }
     g_autofree char *label = g_strdup_printf("%s \xc3\x97%u", place, count);
-    svg_text(h, lx + 4, ly + 8, "gwlabel", NULL, label);
+    mp_svg_text(h, lx + 4, ly + 8, "gwlabel", NULL, label);
   }
   g_string_append(h, "</g>\n");
 }
@@ -547,17 +526,17 @@ static void svg_regions(GString *h, const Layout *l, const AnMapNet *net) {
       x0 = map_x(lon - 8), x1 = map_x(lon + 8), y0 = map_y(lat + 5), y1 = map_y(lat - 5);
     }
     g_string_append(h, "<rect x=\"");
-    put_f(h, x0);
+    mp_put_f(h, x0);
     g_string_append(h, "\" y=\"");
-    put_f(h, y0);
+    mp_put_f(h, y0);
     g_string_append(h, "\" width=\"");
-    put_f(h, x1 - x0);
+    mp_put_f(h, x1 - x0);
     g_string_append(h, "\" height=\"");
-    put_f(h, y1 - y0);
+    mp_put_f(h, y1 - y0);
     g_string_append(h, "\" rx=\"8\" fill-opacity=\"");
-    put_f(h, 0.05 + 0.45 * share);
+    mp_put_f(h, 0.05 + 0.45 * share);
     g_string_append(h, "\"><title>");
-    put_esc(h, name);
+    mp_put_esc(h, name);
     g_string_append(h, "</title></rect>");
     GString *lab = g_string_new(NULL);
     g_string_append_printf(lab, "%s ", name);
@@ -568,7 +547,7 @@ static void svg_regions(GString *h, const Layout *l, const AnMapNet *net) {
     char pct[32];
     g_ascii_formatd(pct, sizeof pct, "%.1f", 100 * share);
     g_string_append_printf(lab, "%s%%", pct);
-    svg_text(h, x0 + 3, y1 - 3, "reglabel", NULL, lab->str);
+    mp_svg_text(h, x0 + 3, y1 - 3, "reglabel", NULL, lab->str);
     g_string_free(lab, TRUE);
   }
   g_string_append(h, "</g>\n");
@@ -593,7 +572,7 @@ static const char *const MAP_CSS =
     "@media print{.journey .controls button,.map .toggles input{display:none}}\n"
     "</style>\n";
 
-static void map_toggles(GString *h, const char *prefix, guint n_links, guint n_pool_links, gboolean pool_checked) {
+void mp_map_toggles(GString *h, const char *prefix, guint n_links, guint n_pool_links, gboolean pool_checked) {
   g_string_append_printf(h,
                          "<input type=\"checkbox\" class=\"t-mesh\" id=\"%s-mesh\"><label for=\"%s-mesh\" "
                          "class=\"toggles\"> gateway-to-gateway links (%u) </label>\n"
@@ -602,7 +581,7 @@ static void map_toggles(GString *h, const char *prefix, guint n_links, guint n_p
                          prefix, prefix, n_links, prefix, pool_checked ? " checked" : "", prefix, n_pool_links);
 }
 
-static guint count_pool_links(const AnMapNet *net) {
+guint mp_count_pool_links(const AnMapNet *net) {
   guint n = 0;
   for (guint32 a = 0; a < net->n_nodes; a++)
     for (guint32 b = a + 1; b < net->n_nodes && net->nodes[a].role == AN_MAP_GATEWAY; b++)
@@ -613,7 +592,7 @@ static guint count_pool_links(const AnMapNet *net) {
 
 void an_map_figure(GString *h, const AnMapNet *net, GPtrArray *notes) {
   g_return_if_fail(h && net);
-  g_autoptr(Layout) l = layout_new(net, notes);
+  g_autoptr(Layout) l = mp_layout_new(net, notes);
   g_autoptr(GPtrArray) pools = pools_of(net);
   guint32 n_vp = 0, n_gw = 0, n_ord = 0;
   for (guint32 v = 0; v < net->n_nodes; v++) {
@@ -629,7 +608,7 @@ void an_map_figure(GString *h, const AnMapNet *net, GPtrArray *notes) {
   g_string_append(h, " pool gateways and ");
   put_count(h, n_vp);
   g_string_append(h, " vantage points</figcaption>\n");
-  map_toggles(h, "map", net->n_links, count_pool_links(net), TRUE);
+  mp_map_toggles(h, "map", net->n_links, mp_count_pool_links(net), TRUE);
   g_string_append_printf(h,
                          "<svg id=\"map-svg\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %.0f %.0f\" "
                          "role=\"img\"><title>The simulated network on a world map</title>\n",
@@ -673,10 +652,10 @@ void an_map_figure(GString *h, const AnMapNet *net, GPtrArray *notes) {
         const char *op = nd->city && *nd->city ? nd->city : nd->region;
         if (nd->role != AN_MAP_GATEWAY || g_strcmp0(op, place) != 0) continue;
         if (count++) g_string_append(names, ", ");
-        put_esc(names, nd->pool && *nd->pool ? nd->pool : nd->name);
+        mp_put_esc(names, nd->pool && *nd->pool ? nd->pool : nd->name);
       }
       g_string_append(h, "<tr><td>");
-      put_esc(h, place);
+      mp_put_esc(h, place);
       g_string_append_printf(h, "</td><td class=\"num\">%u</td><td>%s</td></tr>\n", count, names->str);
     }
     g_string_append(h, "</table>\n");
@@ -700,316 +679,20 @@ void an_map_pools_figure(GString *h, const char *const *pools, const double *sha
     double cx = cell * (i % per_row) + cell / 2, cy = 110.0 * (i / per_row) + 45;
     double r = maxs > 0 ? 38.0 * sqrt(share[i] / maxs) : 5;
     g_string_append(h, "<circle cx=\"");
-    put_f(h, cx);
+    mp_put_f(h, cx);
     g_string_append(h, "\" cy=\"");
-    put_f(h, cy);
+    mp_put_f(h, cy);
     g_string_append(h, "\" r=\"");
-    put_f(h, MAX(r, 1.5));
+    mp_put_f(h, MAX(r, 1.5));
     g_string_append_printf(h, "\" fill=\"%s\"><title>", pool_colours[i % G_N_ELEMENTS(pool_colours)]);
-    put_esc(h, pools[i]);
+    mp_put_esc(h, pools[i]);
     g_string_append(h, "</title></circle>");
     char pct[32];
     g_ascii_formatd(pct, sizeof pct, "%.1f", 100 * share[i]);
     g_autofree char *lab = g_strdup_printf("%s %s%%", pools[i], pct);
-    svg_text(h, cx, cy + 55, "gwlabel", "middle", lab);
+    mp_svg_text(h, cx, cy + 55, "gwlabel", "middle", lab);
   }
   g_string_append(h, "</g>\n</svg>\n<p class=\"note\">Each disc is a pool, its area its hash share. A block "
                      "reaches each other pool after an independent delay draw, so there is no map and no "
                      "per-node journey.</p>\n</figure>\n");
-}
-
-/* ---- the journey ---- */
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* Per dot: its arrival (median of its nodes, unreached counted as latest; NAN when more than half never). */
-static double *dot_arrivals(const Layout *l, const AnMapNet *net, const double *arrive) {
-  double *out = g_new(double, MAX(l->n_dots, 1));
-  GArray **members = g_new0(GArray *, MAX(l->n_dots, 1));
-  for (guint32 v = 0; v < net->n_nodes; v++) {
-    guint32 d = l->dot_of[v];
-    if (!members[d]) members[d] = g_array_new(FALSE, FALSE, sizeof(double));
-    double a = isnan(arrive[v]) ? INFINITY : arrive[v];
-    g_array_append_val(members[d], a);
-  }
-  for (guint32 d = 0; d < l->n_dots; d++) {
-    GArray *m = members[d];
-    if (!m || m->len == 0) {
-      out[d] = NAN;
-    } else {
-      qsort(m->data, m->len, sizeof(double), cmp_double);
-      double med = g_array_index(m, double, (m->len - 1) / 2);
-      out[d] = isinf(med) ? NAN : med;
-    }
-    if (m) g_array_unref(m);
-  }
-  g_free(members);
-  return out;
-}
-
-static void json_num(GString *s, double v) {
-  if (isnan(v) || isinf(v)) {
-    g_string_append(s, "-1");
-    return;
-  }
-  char buf[G_ASCII_DTOSTR_BUF_SIZE];
-  g_ascii_formatd(buf, sizeof buf, "%.3f", v);
-  /* trim trailing zeros: 12.500 -> 12.5, 3.000 -> 3 */
-  char *e = buf + strlen(buf) - 1;
-  while (e > buf && *e == '0') *e-- = '\0';
-  if (*e == '.') *e = '\0';
-  g_string_append(s, buf);
-}
-
-static void json_journey_vantages(GString *s, const AnJourney *j) {
-  g_string_append(s, "[");
-  for (guint i = 0; i < j->n_vantages; i++) {
-    g_string_append(s, i ? ",{\"name\":" : "{\"name\":");
-    put_json_str(s, j->vantages[i]);
-    g_string_append(s, ",\"ms\":");
-    json_num(s, j->vantage_ms[i]);
-    g_string_append(s, "}");
-  }
-  g_string_append(s, "]");
-}
-
-static const char *const JOURNEY_JS =
-    "<script>\n"
-    "(function(){\"use strict\";\n"
-    "var D=JSON.parse(document.getElementById(\"journey-data\").textContent);\n"
-    "var ramp=[[68,1,84],[72,40,120],[62,73,137],[49,104,142],[38,130,142],[31,158,137],[53,183,121],"
-    "[110,206,88],[181,222,43],[253,231,37]];\n"
-    "function colour(f){f=Math.max(0,Math.min(1,f))*(ramp.length-1);var i=Math.min(Math.floor(f),ramp.length-2),"
-    "u=f-i,a=ramp[i],b=ramp[i+1],c=[0,1,2].map(function(k){return Math.round(a[k]+(b[k]-a[k])*u);});"
-    "return \"rgb(\"+c.join(\",\")+\")\";}\n"
-    "var slider=document.getElementById(\"journey-slider\"),label=document.getElementById(\"journey-time\"),"
-    "cursor=document.getElementById(\"journey-cursor\"),play=document.getElementById(\"journey-play\");\n"
-    "var dots=null,map=document.getElementById(\"journey-map\");\n"
-    "if(map&&D.arrive){var slot=map.querySelector(\".slot\");\n"
-    " [\"map-dots\"].forEach(function(id){var g=document.getElementById(id).cloneNode(true);g.id=\"journey-dots\";"
-    "slot.appendChild(g);dots=g.getElementsByTagName(\"circle\");});\n"
-    " var src=document.getElementById(\"map-svg\");[\".mesh\",\".poolmesh\",\".markers\"].forEach(function(q){"
-    "var e=src.querySelector(q);if(e){e=e.cloneNode(true);e.querySelectorAll(\".gw,.gwlabel\").forEach(function(x){"
-    "x.remove();});slot.appendChild(e);}});}\n"
-    "var frames=D.frames,X0=D.axis[0],X1=D.axis[1];\n"
-    "function xOf(t){return X0+(X1-X0)*t/D.tEnd;}\n"
-    "function show(k){var t=frames[k],n=0;\n"
-    " if(dots)for(var i=0;i<dots.length;i++){var a=D.arrive[i],on=a>=0&&a<=t;if(on)n+=D.count[i];"
-    "dots[i].setAttribute(\"fill\",on?colour(a/D.cMax):\"#d4d4d4\");}\n"
-    " if(label)label.textContent=\"t = \"+t.toFixed(1)+(dots?\" ms after mining\":\" ms after the first vantage point's observation\")+(dots?\": \"+n.toLocaleString(\"en-US\")"
-    "+\" of \"+D.nodes.toLocaleString(\"en-US\")+\" nodes have the block\":\"\");\n"
-    " if(cursor){var x=xOf(t);cursor.setAttribute(\"x1\",x);cursor.setAttribute(\"x2\",x);}\n"
-    " return n;}\n"
-    "var timer=null;function stop(){if(timer){clearInterval(timer);timer=null;}if(play)play.textContent=\"Play\";}\n"
-    "if(slider){slider.addEventListener(\"input\",function(){show(+slider.value);});show(+slider.value);}\n"
-    "if(play)play.addEventListener(\"click\",function(){if(timer){stop();return;}"
-    "if(+slider.value>=frames.length-1)slider.value=0;play.textContent=\"Pause\";"
-    "timer=setInterval(function(){var k=+slider.value+1;if(k>=frames.length){stop();return;}slider.value=k;"
-    "show(k);},50);});\n"
-    "if(location.hash===\"#selftest\"&&slider){\n"
-    " function fills(){var f=[];if(dots)for(var i=0;i<dots.length;i++)f.push(dots[i].getAttribute(\"fill\"));return f;}\n"
-    " function move(k){slider.value=k;slider.dispatchEvent(new Event(\"input\"));return fills();}\n"
-    " var first=move(0),last=move(frames.length-1),changed=0,reached=[],mono=true;\n"
-    " for(var i=0;i<first.length;i++)if(first[i]!==last[i])changed++;\n"
-    " for(var k=0;k<frames.length;k++){reached.push(show(k));if(k&&reached[k]<reached[k-1])mono=false;}\n"
-    " var grey=0;for(var i=0;i<first.length;i++)if(first[i]===\"#d4d4d4\")grey++;\n"
-    " var pre=document.createElement(\"pre\");pre.id=\"journey-selftest\";pre.textContent=JSON.stringify({"
-    "dots:dots?dots.length:0,frames:frames.length,changed:changed,grey_at_start:grey,reached_first:reached[0],"
-    "reached_last:reached[frames.length-1],monotone:mono,cursor_x:cursor?+cursor.getAttribute(\"x1\"):null,"
-    "label:label?label.textContent:\"\"});document.body.appendChild(pre);\n"
-    " var half=0;while(half<frames.length-1&&reached[half]*2<reached[frames.length-1])half++;move(half);\n"
-    " var top=document.getElementById(\"network\")||document.getElementById(\"journey\");\n"
-    " if(top)for(var e=top.previousElementSibling;e;e=e.previousElementSibling)e.style.display=\"none\";}\n"
-    "})();\n"
-    "</script>\n";
-
-/* The time panel: share of nodes reached against time (simulated), the vantage points' first observations. */
-static void time_panel(GString *h, const AnJourney *sim, const double *reached_share, double t_end,
-                       const AnJourney *measured) {
-  const double X0 = 110, X1 = 980;
-  guint rows = (sim ? sim->n_vantages : 0) + (measured ? measured->n_vantages : 0);
-  double curve_h = sim && reached_share ? 120 : 0;
-  double top = 20, vp_top = top + curve_h + (curve_h > 0 ? 30 : 0);
-  double height = vp_top + 16.0 * rows + 40;
-  g_string_append_printf(h,
-                         "<svg id=\"journey-axis\" class=\"axis\" xmlns=\"http://www.w3.org/2000/svg\" "
-                         "viewBox=\"0 0 1000 %.0f\" role=\"img\"><title>Nodes reached and the vantage points' "
-                         "first observations against time</title>\n",
-                         height);
-  /* time axis ticks: 5 to 10 round steps */
-  double raw = t_end / 8, p10 = pow(10, floor(log10(raw))), m = raw / p10;
-  double step = (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p10;
-  double axis_y = height - 22;
-  g_string_append(h, "<g stroke=\"#999\" stroke-width=\"0.6\">");
-  svg_line(h, X0, axis_y, X1, axis_y, NULL);
-  g_string_append(h, "</g>");
-  for (double t = 0; t <= t_end + 1e-9; t += step) {
-    double x = X0 + (X1 - X0) * t / t_end;
-    g_string_append(h, "<g stroke=\"#ddd\" stroke-width=\"0.5\">");
-    svg_line(h, x, top, x, axis_y, NULL);
-    g_string_append(h, "</g>");
-    char buf[G_ASCII_DTOSTR_BUF_SIZE];
-    g_ascii_formatd(buf, sizeof buf, "%.0f", t);
-    svg_text(h, x, axis_y + 12, "tick", "middle", buf);
-  }
-  svg_text(h, X1, height - 1, "tick", "end",
-           sim ? "ms after mining (vantage rows: after the first vantage point's observation, placed from its time)"
-               : "ms after the first vantage point's observation");
-  if (curve_h > 0) {
-    svg_text(h, X0 - 6, top + 8, "tick", "end", "100% of nodes");
-    svg_text(h, X0 - 6, top + curve_h, "tick", "end", "0%");
-    g_string_append(h, "<polyline id=\"journey-curve\" fill=\"none\" stroke=\"#31688e\" stroke-width=\"1.5\" points=\"");
-    for (guint k = 0; k < AN_MAP_FRAMES; k++) {
-      double t = t_end * k / (AN_MAP_FRAMES - 1);
-      if (k) g_string_append_c(h, ' ');
-      put_f(h, X0 + (X1 - X0) * t / t_end);
-      g_string_append_c(h, ',');
-      put_f(h, top + curve_h * (1 - reached_share[k]));
-    }
-    g_string_append(h, "\"/>\n");
-  }
-  double y = vp_top;
-  for (int side = 0; side < 2; side++) {
-    const AnJourney *j = side == 0 ? sim : measured;
-    if (!j) continue;
-    for (guint i = 0; i < j->n_vantages; i++, y += 16) {
-      g_autofree char *name = g_strdup_printf("%s %s", side == 0 && measured ? "sim" : side == 1 ? "measured" : "",
-                                              j->vantages[i]);
-      svg_text(h, X0 - 6, y + 4, "vpt", "end", g_strstrip(name));
-      double ms = j->vantage_ms[i];
-      if (isnan(ms)) {
-        svg_text(h, X0 + 4, y + 4, "tick", NULL, "not seen");
-        continue;
-      }
-      /* simulated rows sit at their time after mining; measured ones at their delay after the first */
-      double at = (sim && !isnan(sim->first_obs_ms) ? sim->first_obs_ms : 0) + ms;
-      double x = X0 + (X1 - X0) * MIN(at, t_end) / t_end;
-      g_string_append_printf(h, "<g stroke=\"%s\" stroke-width=\"2\">", side == 0 ? "#c00" : "#333");
-      svg_line(h, x, y - 5, x, y + 5, NULL);
-      g_string_append(h, "</g>");
-      char buf[G_ASCII_DTOSTR_BUF_SIZE];
-      g_ascii_formatd(buf, sizeof buf, "%.1f", ms);
-      g_autofree char *lab = g_strdup_printf("+%s ms", buf);
-      svg_text(h, x + 5, y + 4, "tick", NULL, lab);
-    }
-  }
-  g_string_append_printf(h, "<line id=\"journey-cursor\" x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" "
-                            "stroke=\"#e07000\" stroke-width=\"1.2\"/>\n",
-                         X1, top, X1, axis_y);
-  g_string_append(h, "</svg>\n");
-}
-
-void an_map_journey(GString *h, const AnMapNet *net, const AnJourney *sim, const AnJourney *measured) {
-  g_return_if_fail(h && (sim || measured));
-  gboolean has_map = sim && sim->arrive_ms && net && net->n_nodes > 0;
-  g_autoptr(Layout) l = has_map ? layout_new(net, NULL) : NULL;
-  g_autofree double *dot_t = has_map ? dot_arrivals(l, net, sim->arrive_ms) : NULL;
-  /* t_end: the last arrival (simulated), or the last vantage observation; 2% headroom; at least 1 ms */
-  double t_end = 0;
-  if (has_map)
-    for (guint32 v = 0; v < net->n_nodes; v++)
-      if (!isnan(sim->arrive_ms[v])) t_end = MAX(t_end, sim->arrive_ms[v]);
-  for (int side = 0; side < 2; side++) {
-    const AnJourney *j = side ? measured : sim;
-    if (!j) continue;
-    for (guint i = 0; i < j->n_vantages; i++)
-      if (!isnan(j->vantage_ms[i]))
-        t_end = MAX(t_end, j->vantage_ms[i] + (sim && !isnan(sim->first_obs_ms) ? sim->first_obs_ms : 0));
-  }
-  t_end = MAX(t_end * 1.02, 1.0);
-  double reached_share[AN_MAP_FRAMES] = {0};
-  double c_max = t_end; /* the colour scale: 0 .. the 95th percentile of the arrivals (later ones: its end) */
-  if (has_map) {
-    g_autofree double *sorted = g_new(double, net->n_nodes);
-    guint32 n = 0;
-    for (guint32 v = 0; v < net->n_nodes; v++)
-      if (!isnan(sim->arrive_ms[v])) sorted[n++] = sim->arrive_ms[v];
-    qsort(sorted, n, sizeof *sorted, cmp_double);
-    if (n > 0) c_max = MAX(sorted[(n - 1) * 95 / 100], 1.0);
-    guint32 j = 0;
-    for (guint k = 0; k < AN_MAP_FRAMES; k++) {
-      double t = t_end * k / (AN_MAP_FRAMES - 1);
-      while (j < n && sorted[j] <= t) j++;
-      reached_share[k] = (double)j / net->n_nodes;
-    }
-  }
-  g_string_append(h, "<figure id=\"fig-journey\" class=\"journey map\">\n<figcaption>");
-  put_esc(h, sim ? sim->caption : measured->caption);
-  if (sim && measured) {
-    g_string_append(h, ", beside ");
-    put_esc(h, measured->caption);
-  }
-  g_string_append(h, "</figcaption>\n");
-  if (has_map) {
-    map_toggles(h, "journey", net->n_links, count_pool_links(net), FALSE);
-    g_string_append_printf(h,
-                           "<svg id=\"journey-map\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %.0f %.0f\" "
-                           "role=\"img\"><title>Arrival of the block at each node</title>\n"
-                           "<use href=\"#map-land\"/><g class=\"slot\"></g>\n",
-                           MAP_W, MAP_H);
-    /* colour legend */
-    g_string_append(h, "<defs><linearGradient id=\"journey-ramp\">");
-    static const char *const stops[] = {"#440154", "#482878", "#3e4989", "#31688e", "#26828e",
-                                        "#1f9e89", "#35b779", "#6ece58", "#b5de2b", "#fde725"};
-    for (guint i = 0; i < G_N_ELEMENTS(stops); i++)
-      g_string_append_printf(h, "<stop offset=\"%u%%\" stop-color=\"%s\"/>", i * 100 / 9, stops[i]);
-    g_string_append(h, "</linearGradient></defs><rect x=\"20\" y=\"350\" width=\"200\" height=\"8\" "
-                       "fill=\"url(#journey-ramp)\"/>");
-    svg_text(h, 20, 346, "gwlabel", NULL, "0 ms");
-    char buf[G_ASCII_DTOSTR_BUF_SIZE];
-    g_ascii_formatd(buf, sizeof buf, "%.0f", c_max);
-    g_autofree char *lab = g_strdup_printf("%s ms (95%% of nodes): arrival after mining; grey: not yet", buf);
-    svg_text(h, 20, 368, "gwlabel", NULL, lab);
-    g_string_append(h, "</svg>\n");
-  }
-  g_string_append_printf(h,
-                         "<div class=\"controls\"><button type=\"button\" id=\"journey-play\">Play</button>"
-                         "<input type=\"range\" id=\"journey-slider\" min=\"0\" max=\"%d\" step=\"1\" value=\"%d\" "
-                         "aria-label=\"time\"><span id=\"journey-time\"></span></div>\n",
-                         AN_MAP_FRAMES - 1, AN_MAP_FRAMES - 1);
-  time_panel(h, sim, has_map ? reached_share : NULL, t_end, measured);
-  /* the data */
-  g_string_append(h, "<script type=\"application/json\" id=\"journey-data\">{\"tEnd\":");
-  json_num(h, t_end);
-  g_string_append(h, ",\"cMax\":");
-  json_num(h, c_max);
-  g_string_append(h, ",\"axis\":[110,980],\"frames\":[");
-  for (guint k = 0; k < AN_MAP_FRAMES; k++) {
-    if (k) g_string_append_c(h, ',');
-    json_num(h, t_end * k / (AN_MAP_FRAMES - 1));
-  }
-  g_string_append(h, "]");
-  if (has_map) {
-    g_string_append_printf(h, ",\"nodes\":%u,\"arrive\":[", net->n_nodes);
-    for (guint32 d = 0; d < l->n_dots; d++) {
-      if (d) g_string_append_c(h, ',');
-      json_num(h, dot_t[d]);
-    }
-    g_string_append(h, "],\"count\":[");
-    for (guint32 d = 0; d < l->n_dots; d++) g_string_append_printf(h, d ? ",%u" : "%u", l->dot_count[d]);
-    g_string_append(h, "]");
-  }
-  if (sim) {
-    g_string_append(h, ",\"sim\":");
-    json_journey_vantages(h, sim);
-  }
-  if (measured) {
-    g_string_append(h, ",\"measured\":");
-    json_journey_vantages(h, measured);
-  }
-  g_string_append(h, "}</script>\n");
-  g_string_append(h, "<p class=\"note\">");
-  if (has_map)
-    g_string_append(h, "The slider scrubs time since the block was mined; Play runs it. Each node is coloured "
-                       "by when it first had the full block (grey: not yet). The curve is the share of nodes "
-                       "that have it; red ticks: the vantage points' first observations (block message or "
-                       "announcement), labelled with their delay after the first vantage point. ");
-  if (measured)
-    g_string_append(h, "Measured rows: what the vantage points of the replayed logs saw (their delay after the "
-                       "first of them; the logs have no node positions). ");
-  g_string_append(h, "</p>\n</figure>\n");
-  g_string_append(h, JOURNEY_JS);
 }
