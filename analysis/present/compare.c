@@ -4,6 +4,7 @@
 
 /* clang-format off */
 G_DEFINE_QUARK(an-compare-error-quark, an_compare_error)
+/* clang-format on */
 
 int cmpo_cmp_double(const void *pa, const void *pb) {
   double a = *(const double *)pa, b = *(const double *)pb;
