@@ -166,7 +166,7 @@ struct AnTx {
   uint32_t *batch_sender;
   double *samples; /* keys_cap * n */
   /* Commit-time sample (an_tx_write_commit_samples_csv): committed txs whose id hash is below cs_limit, with
-   * their txm_commit times [k][v] (NAN where none); the limit halves whenever more than AN_TX_SAMPLE_CAP are kept. */
+   * their commit times [k][v] (NAN where none); the limit halves whenever more than AN_TX_SAMPLE_CAP are kept. */
   GArray *cs_hash;   /* uint64 */
   GArray *cs_values; /* double, AN_TX_N_K * n per kept tx */
   uint64_t cs_limit;
@@ -174,7 +174,7 @@ struct AnTx {
   /* Results. */
   uint64_t created, unique, committed, unmatched, nonce_violations;
   uint64_t censored_created, censored_committed;
-  AnHist *txm_commit[AN_TX_N_K];    /* all vantages, ns */
+  AnHist *commit[AN_TX_N_K];    /* all vantages, ns */
   AnHist **commit_v[AN_TX_N_K]; /* [k][v], ns */
   AnHist *prop;                 /* ns */
   AnHist *wait[2];              /* [censored], ns */

@@ -63,7 +63,7 @@ AnTx *an_tx_new(const char *const *vantage_names, guint n_vantages) {
   t->incl_free = NO_INDEX;
   t->ring_recv = g_new(int64_t, (gsize)RING * n_vantages);
   for (guint k = 0; k < AN_TX_N_K; k++) {
-    t->txm_commit[k] = ns_hist();
+    t->commit[k] = ns_hist();
     t->commit_v[k] = g_new(AnHist *, n_vantages);
     for (guint v = 0; v < n_vantages; v++)
       t->commit_v[k][v] = ns_hist();
@@ -119,7 +119,7 @@ void an_tx_free(AnTx *t) {
   txm_release_holding(t);
   g_free(t->ring_recv);
   for (guint k = 0; k < AN_TX_N_K; k++) {
-    an_hist_free(t->txm_commit[k]);
+    an_hist_free(t->commit[k]);
     for (guint v = 0; v < t->n; v++)
       an_hist_free(t->commit_v[k][v]);
     g_free(t->commit_v[k]);
@@ -448,7 +448,7 @@ guint txm_propagation_of(const AnTx *t, const Tx *x, double *out) {
   return n;
 }
 
-/* Keeps the txm_commit times of the txs of a batch whose hash falls under the limit (see struct AnTx). */
+/* Keeps the commit times of the txs of a batch whose hash falls under the limit (see struct AnTx). */
 void txm_sample_batch(AnTx *t, uint32_t height, const Tx *const *xs, uint32_t n) {
   if (!t->cs_hash) {
     t->cs_hash = g_array_new(FALSE, FALSE, sizeof(uint64_t));

@@ -266,14 +266,14 @@ static void count_out_of_order(AnTx *t, const Tx *x, uint32_t sender_entry) {
 
 /* Evaluates the txs `xs` committed at `height`, in this order; every height they need that is declared is
  * still in the ring. One histogram at a time, each given its samples in the order that evaluating one tx at a
- * time would give them (txm_commit[k] all of a tx's vantages, tx by tx). txm_commit[k] gets only its count, its sum
+ * time would give them (commit[k] all of a tx's vantages, tx by tx). commit[k] gets only its count, its sum
  * (in that order) and its first samples here; txm_hist_merge() does the rest. */
 static void count_batch(AnTx *t, uint32_t height, const Tx *const *xs, const uint32_t *sender_entry,
                         uint32_t n) {
   double *d = t->samples;
   for (guint k = 0; k < AN_TX_N_K && height + AN_TX_K[k] <= t->top; k++) {
     const int64_t *block_ns = txm_slot_recv(t, height + AN_TX_K[k]);
-    AnHist *all = t->txm_commit[k];
+    AnHist *all = t->commit[k];
     double sum = all->sum;
     uint64_t count = all->n;
     for (uint32_t i = 0; i < n; i++) {
@@ -479,7 +479,7 @@ void an_tx_finalize(AnTx *t) {
   ord_finalize(t);
   txm_release_holding(t);
   for (guint k = 0; k < AN_TX_N_K; k++)
-    txm_hist_merge(t->txm_commit[k], t->commit_v[k], t->n);
+    txm_hist_merge(t->commit[k], t->commit_v[k], t->n);
   t->finalized = TRUE;
 }
 

@@ -39,7 +39,7 @@ void an_tx_add_json(const AnTx *t, json_t *summary) {
   for (guint k = 0; k < AN_TX_N_K; k++) {
     char key[16];
     g_snprintf(key, sizeof key, "k%" PRIu32, AN_TX_K[k]);
-    set_stats(commit_s, key, t->txm_commit[k], STATS_MMP90, 1e9);
+    set_stats(commit_s, key, t->commit[k], STATS_MMP90, 1e9);
   }
   an_json_set_nonempty(o, "commit_s", commit_s);
 
@@ -115,7 +115,7 @@ gboolean an_tx_write_commit_csv(const AnTx *t, FILE *out) {
   g_return_val_if_fail(t != NULL && t->finalized && out != NULL, FALSE);
   fputs("k,vantage,pairs,median_s,mean_s,p90_s\n", out);
   for (guint k = 0; k < AN_TX_N_K; k++) {
-    put_stats_row(out, AN_TX_K[k], "", t->txm_commit[k]);
+    put_stats_row(out, AN_TX_K[k], "", t->commit[k]);
     for (guint v = 0; v < t->n; v++)
       put_stats_row(out, AN_TX_K[k], t->names[v], t->commit_v[k][v]);
   }

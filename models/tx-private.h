@@ -87,7 +87,7 @@ typedef struct {
   guint16 entry_region[TX_MAX_ENTRY_NODES];
   uint32_t entry_tree[TX_MAX_ENTRY_NODES];
   gboolean has_prev;
-  int64_t *prev;   /* region: per target previous reception and last hop (2 T); txw_flood: per node availability */
+  int64_t *prev;   /* region: per target previous reception and last hop (2 T); flood: per node availability */
 } Session;
 
 typedef struct {

@@ -73,7 +73,7 @@ void txw_flood(TxWorld *w, guint32 src, double bytes, int64_t *avail, int64_t t0
   }
 }
 
-/* Target j's delay and last hop from the last txw_flood: vantage points, then pools (their earliest gateway). */
+/* Target j's delay and last hop from the last flood: vantage points, then pools (their earliest gateway). */
 void txw_flood_targets(const TxWorld *w, int64_t *d, int64_t *hop) {
   for (guint j = 0; j < w->n_targets; j++) {
     d[j] = INT64_MAX / 4;

@@ -1,7 +1,7 @@
 /* tx_settings.c: the transactions section of a scenario: its parameter tables, parsing and help. */
 #include "tx-private.h"
 
-static const char *const prop_choices[] = {"region", "txw_flood", NULL};
+static const char *const prop_choices[] = {"region", "flood", NULL};
 
 const SimParamSpec tx_params[] = {
     {.name = "rate_per_s", .type = SIM_PARAM_NUMBER, .unit = "1/s", .min = 0, .max = 1e6, .min_open = TRUE,
@@ -72,8 +72,8 @@ const SimParamSpec tx_params[] = {
      .help = "transactions a mempool holds before evicting the cheapest (Geth 1.8: 4096 + 1024 slots)"},
     {.name = "propagation", .type = SIM_PARAM_ENUM, .choices = prop_choices, .def_str = "region",
      .offset = offsetof(TxParams, propagation),
-     .help = "region: delays from shortest-path trees sampled per region at start; txw_flood: one shortest-path "
-             "txw_flood per transaction (small runs)"},
+     .help = "region: delays from shortest-path trees sampled per region at start; flood: one shortest-path "
+             "flood per transaction (small runs)"},
     {.name = "region_samples", .type = SIM_PARAM_INT, .min = 1, .max = 100000, .def = 64,
      .offset = offsetof(TxParams, region_samples), .help = "region: trees sampled per region"},
 };

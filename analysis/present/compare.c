@@ -66,7 +66,7 @@ static gboolean named_objects(const json_t *arr) {
   return TRUE;
 }
 
-/* Every element is an [integer, number] cmpo_pair, and the first elements differ. */
+/* Every element is an [integer, number] pair, and the first elements differ. */
 static gboolean histogram_pairs(const json_t *arr) {
   if (json_array_size(arr) == 0) return FALSE;
   g_autoptr(GHashTable) firsts = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);

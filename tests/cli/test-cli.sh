@@ -689,6 +689,7 @@ contains "$tmp/out" "selfish: Eyal-Sirer selfish mining" "models strategy lists 
 expect_rc 0 "models scenario" -- "$SIM" models scenario
 if grep -A1 -E '^      strategy ' "$tmp/out" | grep -q '^      withhold_share '; then ok; else bad "pools[] lists withhold_share after strategy"; fi
 contains "$tmp/out" "honest: publish every block at once; selfish:" "pools[] strategy help from the family"
+contains "$tmp/out" "propagation         one of region|flood" "transactions.propagation choices"
 # Structured settings come with their model (SimModelInfo.describe_settings): geo's tables and joining.
 expect_rc 0 "models network" -- "$SIM" models network
 contains "$tmp/out" "vantage_points  (optional) an array of {name (unique), region or city" "models network lists geo's vantage points"
