@@ -1248,7 +1248,7 @@ static const SimParamSpec rubin_hw_params[] = {
           "optimisations and the fit's series has no plain stack, so 0"),
     H_INT(fw_copy_max_bytes, "bytes", 0, INT64_C(1) << 32, 90000,
           "bracketed by the published figures: the framework copies messages up to this size into its "
-          "registered buffers and sends larger ones zero-copy; the published gain changes sign between 80 KB "
+          "registered buffers and sends larger ones zero-copy (0: no copy at all); the published gain changes sign between 80 KB "
           "(copy) and 100 KB (none), the middle of that bracket"),
 };
 
@@ -1303,7 +1303,7 @@ void sim_rubin_stacks(const SimRubinHw *hw, double java_us, double copy_ns_per_b
   out[SIM_RUBIN_CHANNEL] = ch;
   /* The framework copies a message into / out of its registered buffers at each end (serial), up to its
    * path switch; larger messages go zero-copy as on the channel. */
-  ch.O_ns_per_byte = copy_ns_per_byte;
+  ch.O_ns_per_byte = hw->fw_copy_max_bytes > 0 ? copy_ns_per_byte : 0; /* 0: no copy at any size */
   ch.O_max_bytes = (uint64_t)hw->fw_copy_max_bytes;
   out[SIM_RUBIN_FRAMEWORK] = ch;
 }
