@@ -254,13 +254,17 @@ double sim_bft_closed_form_ns(const SimLogGP *lg, const SimBftConfig *cfg);
  *   copy_ns_per_byte  one memory copy per byte on this CPU: the kernel's copy, Java NIO's copy between heap
  *                     and direct buffers, and the framework's copy into its registered buffers all cost it.
  *
- *   tcp-nio       o_s = tcp_o_s + java, o_r = tcp_o_r + java, O = 2·copy (kernel + NIO copy at each end),
- *                 L = tcp_L, Ethernet MTU, NIC DMA at dma_ns_per_byte;
- *   rdma-plain    o_s = java + post_send + poll_cq, o_r = java + poll_cq + post_recv, zero copy, L = nic_L,
- *                 RoCE MTU, DMA read of payloads above inline_bytes;
- *   rdma-channel  as rdma-plain with one send in signal_every signalled and receives re-posted recv_batch
- *                 at a time (Rubin's optimised channel, zero copy);
- *   rubin         rdma-channel with the framework's remaining copy: O = copy at each end.
+ *   tcp-nio       o_s = tcp_o_s + java, o_r = tcp_o_r + java, L = tcp_L, Ethernet MTU; per byte: NIO's copy
+ *                 from the heap into a direct buffer before write() (serial, Os = copy), the kernel's copy into
+ *                 socket buffers while the NIC sends (pipelined, Ps = copy), and at the receiver the kernel's
+ *                 copy and NIO's copy into the heap per chunk read as it arrives (pipelined, Pr = 2·copy). Its
+ *                 CPUs are busy 2·copy per byte at each end, so it is CPU-bound above 0.4 ns/B per copy at 10 Gb/s;
+ *   rdma-plain    o_s = java + post_send + poll_cq + plain_extra, o_r = java + poll_cq + post_recv + plain_extra,
+ *                 zero copy, L = nic_L, RoCE MTU, DMA read of payloads above inline_bytes;
+ *   rdma-channel  as rdma-plain without plain_extra, one send in signal_every signalled and receives re-posted
+ *                 recv_batch at a time (Rubin's optimised channel, zero copy);
+ *   rubin         rdma-channel with the framework's remaining copy into / out of its registered buffers at
+ *                 each end (serial, O = copy) for messages up to fw_copy_max_bytes; larger ones zero-copy.
  *
  * The fit: the RDMA channel's latency gain over TCP, 1 − T_channel(m) / T_tcp(m), against Rubin's "33–43%
  * lower" read as 38% ± 5/√3 (a uniform over the range: the publication gives a range, not per-size values) at
