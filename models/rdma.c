@@ -1567,7 +1567,7 @@ json_t *sim_rubin_machine_to_json(const char *name, const SimRubinHw *hw, const 
   static const char *const lines[] = {
       "Rubin's hardware (Schwarz-Ruesch, Messadi, Kapitza, DSN-W 2018; scenarios/data/perf-models.json "
       "rdma_vs_tcp.rubin_2018_seed): 2 servers, 4-core Xeon v2, ConnectX-3, a 10 Gb/s switch, Java stacks.",
-      "hardware: the fixed constants; 'sim models' does not list them, 'sim bft rubin --help' and the README "
+      "hardware: the fixed constants; 'sim models' does not list them, 'sim bft rubin --help' and docs/perf-rdma.md "
       "(Performance models: RDMA vs TCP for BFT) give each one's source (published, derived, standard or "
       "assumed).",
       "fit: java_us and copy_ns_per_byte fitted by 'sim bft rubin' to one published series only, the RDMA "

@@ -193,7 +193,7 @@ int sim_cmd_run(int argc, char **argv) {
   g_option_context_add_main_entries(ctx, entries, NULL);
   /* One file a line, "NAME  CONDITION: what", CONDITION "always" or "with" and the options or scenario
    * features it needs, joined by "and"; <V> stands for each vantage point. tests/cli/test-docs.sh compares
-   * this list with the files real runs write, and with sim.1 and the README. */
+   * this list with the files real runs write, and with sim.1 and docs/outputs.md. */
   g_option_context_set_description(
       ctx, "Files written into DIR, all or nothing (man sim, OUTPUTS; another non-empty DIR is refused):\n"
            "  .sim-result                    always: the marker of a complete result of sim\n"

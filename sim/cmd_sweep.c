@@ -574,7 +574,7 @@ int sim_cmd_sweep(int argc, char **argv) {
       "  sim sweep merge DIR... [--out OUT] [--quiet]  the table from the complete runs of several DIRs\n"
       "                                                (the other options do not apply)\n"
       "  mpirun -np 8 sim sweep s.json --out DIR --shard mpi   (with a build configured -Dmpi=enabled)\n\n"
-      "The sweep file format, the generators and the seed derivation are in the README (Studies).\n"
+      "The sweep file format, the generators and the seed derivation are in docs/studies.md (Studies).\n"
       "Exit codes: 0 ok, 1 a run failed (the others still ran), 2 bad usage or input, 130 interrupted.");
   if (!sim_cli_parse(ctx, "sweep", &argc, &argv)) return SIM_EXIT_USAGE;
   /* "DIR/" and "DIR" are the same directory; messages name it once. */

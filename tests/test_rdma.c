@@ -280,7 +280,7 @@ static void test_closed_form_hand(void) {
   CU_ASSERT_DOUBLE_EQUAL(sim_bft_closed_form_ns(&lg, &cfg), 42000, 1e-9);
 }
 
-/* The same case traced by hand through the simulation (README, "Performance models: RDMA vs TCP"):
+/* The same case traced by hand through the simulation (docs/perf-rdma.md, "Performance models: RDMA vs TCP"):
  * request at the primary 6000, processed 8500, pre-prepares reach the backups at 14500/15500/16500; the
  * primary has 2 prepares at 28000 and commits; the commit quorum completes at 38500 (replicas 0, 1) and
  * 39500 (2, 3); replies from 0 and 1 reach the client at 45500; the second is processed at 50500. */
@@ -383,7 +383,7 @@ static SimLoggpGain rubin_gain(uint64_t bytes) {
 }
 
 /* Published (perf-models.json, rubin_2018_seed): 33-43% lower latency and 33-43% higher throughput. The
- * stacks were not fitted to these. What the model gives (README): the latency gain falls from 79% at 1 KiB
+ * stacks were not fitted to these. What the model gives (docs/perf-rdma.md): the latency gain falls from 79% at 1 KiB
  * through Rubin's range near 16 KiB to 20% at 100 KB; the throughput gain is 290% at 1 KiB (TCP's receive
  * CPU binds), 15% at 4 KiB and 0 from 16 KiB on (both saturate 10 Gb/s). So the check holds only for the
  * latency gain of messages around 16 KiB; these assertions pin that finding. */
