@@ -2,6 +2,7 @@
  * drawn by a gnuplot child process and embedded as inline SVG. */
 #include "report.h"
 
+#include "input.h"
 #include "map.h"
 #include "outfile.h"
 #include "util.h"
@@ -34,39 +35,15 @@ static gboolean input_error(GError **error, const char *path, const char *fmt, .
   return FALSE;
 }
 
-/* The errno behind a GFileError, for a message in the C library's words ("No such file or directory"). */
-static int errno_from_file_error(const GError *e) {
-  static const struct {
-    GFileError code;
-    int err;
-  } map[] = {{G_FILE_ERROR_EXIST, EEXIST}, {G_FILE_ERROR_ISDIR, EISDIR},
-             {G_FILE_ERROR_ACCES, EACCES}, {G_FILE_ERROR_NAMETOOLONG, ENAMETOOLONG},
-             {G_FILE_ERROR_NOENT, ENOENT}, {G_FILE_ERROR_NOTDIR, ENOTDIR},
-             {G_FILE_ERROR_NXIO, ENXIO},   {G_FILE_ERROR_NODEV, ENODEV},
-             {G_FILE_ERROR_ROFS, EROFS},   {G_FILE_ERROR_LOOP, ELOOP},
-             {G_FILE_ERROR_NOSPC, ENOSPC}, {G_FILE_ERROR_NOMEM, ENOMEM},
-             {G_FILE_ERROR_MFILE, EMFILE}, {G_FILE_ERROR_NFILE, ENFILE},
-             {G_FILE_ERROR_BADF, EBADF},   {G_FILE_ERROR_INVAL, EINVAL},
-             {G_FILE_ERROR_PIPE, EPIPE},   {G_FILE_ERROR_AGAIN, EAGAIN},
-             {G_FILE_ERROR_INTR, EINTR},   {G_FILE_ERROR_IO, EIO},
-             {G_FILE_ERROR_PERM, EPERM},   {G_FILE_ERROR_NOSYS, ENOSYS}};
-  if (e && e->domain == G_FILE_ERROR)
-    for (size_t i = 0; i < G_N_ELEMENTS(map); i++)
-      if (map[i].code == (GFileError)e->code) return map[i].err;
-  return EIO;
-}
-
 /* ---- CSV reading (RFC 4180: quoted fields, doubled quotes, CRLF or LF) -------------------------------- */
 
 typedef struct {
   char *path;
   char *data;
-  gsize len, pos;
+  gsize len;
+  SimCsvReader *rd; /* sim's one CSV reader (sim/core/input.h), in its strict dialect */
   guint line;      /* line where the current record starts (1-based) */
-  guint next_line; /* line where the next record starts */
-  GString *buf;    /* the current record's fields, each NUL-terminated */
-  GArray *starts;  /* gsize offsets of the fields in buf */
-  GPtrArray *row;  /* char *, into buf: the current record */
+  GPtrArray *row;  /* char *, owned: the current record */
   char **header;   /* the first record */
   guint ncols;
 } Csv;
@@ -74,9 +51,8 @@ typedef struct {
 static void csv_free(Csv *c) {
   if (!c) return;
   g_free(c->path);
+  sim_csv_reader_free(c->rd);
   g_free(c->data);
-  g_string_free(c->buf, TRUE);
-  g_array_unref(c->starts);
   g_ptr_array_unref(c->row);
   g_strfreev(c->header);
   g_free(c);
@@ -95,76 +71,26 @@ static int csv_syntax(const Csv *c, GError **error, guint line, const char *fmt,
 
 /* Reads the next record into c->row. Returns 1, 0 at the end of the file, -1 on a syntax error. */
 static int csv_next(Csv *c, GError **error) {
-  if (c->pos >= c->len) return 0;
-  g_string_truncate(c->buf, 0);
-  g_array_set_size(c->starts, 0);
-  c->line = c->next_line;
-  const char *d = c->data;
-  for (;;) {
-    gsize start = c->buf->len;
-    g_array_append_val(c->starts, start);
-    if (c->pos < c->len && d[c->pos] == '"') {
-      c->pos++;
-      for (;;) {
-        if (c->pos >= c->len) return csv_syntax(c, error, c->line, "unterminated quoted field");
-        char ch = d[c->pos++];
-        if (ch == '"') {
-          if (c->pos < c->len && d[c->pos] == '"') {
-            g_string_append_c(c->buf, '"');
-            c->pos++;
-          } else {
-            break;
-          }
-        } else {
-          if (ch == '\0') return csv_syntax(c, error, c->next_line, "NUL byte in a field");
-          if (ch == '\n') c->next_line++;
-          g_string_append_c(c->buf, ch);
-        }
-      }
-      if (c->pos < c->len && d[c->pos] != ',' && d[c->pos] != '\n' && d[c->pos] != '\r')
-        return csv_syntax(c, error, c->next_line, "text after a closing quote");
-    } else {
-      while (c->pos < c->len && d[c->pos] != ',' && d[c->pos] != '\n' && d[c->pos] != '\r') {
-        char ch = d[c->pos++];
-        if (ch == '"') return csv_syntax(c, error, c->line, "quote inside an unquoted field");
-        if (ch == '\0') return csv_syntax(c, error, c->line, "NUL byte in a field");
-        g_string_append_c(c->buf, ch);
-      }
-    }
-    g_string_append_c(c->buf, '\0');
-    if (c->pos >= c->len) break;
-    if (d[c->pos] == ',') {
-      c->pos++;
-      continue;
-    }
-    if (d[c->pos] == '\r') c->pos++;
-    if (c->pos < c->len && d[c->pos] == '\n') c->pos++;
-    c->next_line++;
-    break;
-  }
-  g_ptr_array_set_size(c->row, 0);
-  for (guint i = 0; i < c->starts->len; i++)
-    g_ptr_array_add(c->row, c->buf->str + g_array_index(c->starts, gsize, i));
-  return 1;
+  g_autoptr(GError) e = NULL;
+  int r = sim_csv_reader_next(c->rd, c->row, &e);
+  c->line = sim_csv_reader_line(c->rd);
+  if (r < 0) input_error(error, c->path, "%s", e->message);
+  return r;
 }
 
 /* Opens `path` and reads its header. A missing file, an empty one or a bad header is an error. */
 static Csv *csv_open(const char *path, GError **error) {
   g_autoptr(Csv) c = g_new0(Csv, 1);
   c->path = g_strdup(path);
-  c->buf = g_string_new(NULL);
-  c->starts = g_array_new(FALSE, FALSE, sizeof(gsize));
-  c->row = g_ptr_array_new();
-  c->next_line = 1;
+  c->row = g_ptr_array_new_with_free_func(g_free);
+  SimInputProblem pb;
   g_autoptr(GError) e = NULL;
-  if (an_input_unbounded(path)) {
-    input_error(error, path, "not a regular file");
+  c->data = sim_input_read_file(path, 0, &c->len, &pb, &e);
+  if (!c->data) {
+    input_error(error, path, "%s", e->code == SIM_INPUT_ERROR_OPEN || e->code == SIM_INPUT_ERROR_READ ? g_strerror(pb.err_no) : e->message);
     return NULL;
   }
-  if (!g_file_get_contents(path, &c->data, &c->len, &e)) {
-    input_error(error, path, "%s", g_strerror(errno_from_file_error(e)));
-    return NULL;
-  }
+  c->rd = sim_csv_reader_new(c->data, c->len, SIM_CSV_STRICT);
   int r = csv_next(c, error);
   if (r < 0) return NULL;
   if (r == 0) {
@@ -571,27 +497,20 @@ static void metric_row(GString *h, const char *label, json_t *v, const char *uni
 /* ---- The run page ------------------------------------------------------------------------------------- */
 
 static json_t *load_summary(const char *path, GError **error) {
-  json_error_t je;
   if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
     input_error(error, path, "%s", g_strerror(ENOENT));
     return NULL;
   }
-  if (an_input_unbounded(path)) {
-    input_error(error, path, "not a regular file");
-    return NULL;
-  }
-  /* jansson reads a directory as an empty file. */
-  if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
-    input_error(error, path, "%s", g_strerror(EISDIR));
-    return NULL;
-  }
-  json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+  SimInputProblem pb;
+  g_autoptr(GError) e = NULL;
+  json_t *doc = sim_json_load_file(path, 0, SIM_JSON_BLANK_AS_SYNTAX, &pb, &e);
   if (!doc) {
-    if (je.line > 0)
-      g_set_error(error, AN_REPORT_ERROR, AN_REPORT_ERROR_INPUT, "%s:%d:%d: %s", path, je.line, MAX(je.column, 1),
-                  je.text);
+    if (e->code == SIM_INPUT_ERROR_SYNTAX)
+      g_set_error(error, AN_REPORT_ERROR, AN_REPORT_ERROR_INPUT, "%s:%s", path, e->message);
+    else if (e->code == SIM_INPUT_ERROR_OPEN || e->code == SIM_INPUT_ERROR_READ)
+      input_error(error, path, "%s", g_strerror(pb.err_no));
     else
-      input_error(error, path, "%s", je.text);
+      input_error(error, path, "%s", e->message);
     return NULL;
   }
   if (!json_is_object(doc)) {

@@ -8,6 +8,7 @@
 
 #include "chain.h"
 #include "emc.h"
+#include "input.h"
 #include "rng.h"
 #include "output.h"
 #include "params.h"
@@ -261,27 +262,21 @@ static const char *bad_text(const char *text) {
  * `name_in_dsn2020_scripts`, else the second column). An empty name maps nothing (the study's map leaves the
  * names of pools its scripts did not know empty). */
 static gboolean read_pools(Replay *r, const char *path, GError **error) {
-  if (an_input_unbounded(path)) {
-    input_error(error, "%s: not a regular file", path);
-    return FALSE;
-  }
-  FILE *f = fopen(path, "r");
-  if (!f) {
-    input_error(error, "%s: cannot open: %s", path, g_strerror(errno));
-    return FALSE;
-  }
-  g_autoptr(GPtrArray) fields = g_ptr_array_new_with_free_func(g_free);
-  guint line = 0;
+  gsize len = 0;
   GError *e = NULL;
+  g_autofree char *data = sim_input_read_file(path, 0, &len, NULL, &e);
+  if (!data) {
+    input_error(error, "%s: %s", path, e->message);
+    g_error_free(e);
+    return FALSE;
+  }
+  g_autoptr(SimCsvReader) f = sim_csv_reader_new(data, len, SIM_CSV_DEFAULT);
+  g_autoptr(GPtrArray) fields = g_ptr_array_new_with_free_func(g_free);
   int addr_col = -1, name_col = -1;
   gboolean ok = TRUE;
-  if (!an_csv_read_record(f, fields, &line, &e)) {
-    /* A malformed header is at line 1; a read error (a directory) is not at any line. */
-    gboolean syntax = e && g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_INVAL);
-    input_error(error, "%s:%s %s", path, syntax ? "1:" : "",
-                e ? e->message : "empty file (expected a header with 'address')");
+  if (sim_csv_reader_next(f, fields, &e) <= 0) {
+    input_error(error, "%s:%s %s", path, e ? "1:" : "", e ? e->message : "empty file (expected a header with 'address')");
     g_clear_error(&e);
-    fclose(f);
     return FALSE;
   }
   for (guint i = 0; i < fields->len; i++) {
@@ -294,11 +289,11 @@ static gboolean read_pools(Replay *r, const char *path, GError **error) {
   if (name_col < 0 && fields->len >= 2) name_col = addr_col == 1 ? 0 : 1;
   if (addr_col < 0 || name_col < 0) {
     input_error(error, "%s:1: the header needs an 'address' column and a pool name column", path);
-    fclose(f);
     return FALSE;
   }
-  guint start = line + 1; /* the line a record starts on (a quoted field may span lines) */
-  for (; ok && an_csv_read_record(f, fields, &line, &e); start = line + 1) {
+  guint start = 0; /* the line a record starts on (a quoted field may span lines) */
+  while (ok && sim_csv_reader_next(f, fields, &e) > 0) {
+    start = sim_csv_reader_line(f);
     if (fields->len == 1 && !*(const char *)g_ptr_array_index(fields, 0)) continue;
     if ((int)fields->len <= MAX(addr_col, name_col)) {
       input_error(error, "%s:%u: %u fields, expected at least %d", path, start, fields->len,
@@ -336,11 +331,10 @@ static gboolean read_pools(Replay *r, const char *path, GError **error) {
     if (j == r->pool_order->len) g_ptr_array_add(r->pool_order, g_strdup(pname));
   }
   if (ok && e) {
-    input_error(error, "%s:%u: %s", path, start, e->message);
+    input_error(error, "%s:%u: %s", path, sim_csv_reader_line(f), e->message);
     ok = FALSE;
   }
   g_clear_error(&e);
-  fclose(f);
   return ok;
 }
 
