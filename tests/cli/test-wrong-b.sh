@@ -11,8 +11,8 @@ is_text() {
   local f=$1 desc=$2
   shift 2
   if [ $# -eq 0 ]; then : >"$tmp/want"; else printf '%s\n' "$@" >"$tmp/want"; fi
-  grep -v -e ': duplicate of line [0-9]* (same BlockHash and LocalTimestamp): skipped$' \
-    -e "NewBlockMsg.log:[0-9]*: gap: Number 30102[01][0-9] follows 30102[0-9]* in this vantage point's blocks" \
+  LC_ALL=C grep -a -v -e ': duplicate of line [0-9]* (same BlockHash and LocalTimestamp): skipped$' \
+    -e ": gap: Number [0-9]* follows [0-9]* in this vantage point's blocks (" \
     "$f" >"$tmp/is_text" || true
   same_file "$tmp/is_text" "$tmp/want" "$desc"
 }
@@ -159,6 +159,7 @@ awk -F, 'BEGIN { OFS = "," } { $6 = 0; print }' "$RK/NewBlockMsg.log" >"$d/NewBl
 expect_rc 2 "strict replay, difficulty 0" -- "$SIM" replay "$d" --strict --out "$tmp/rs"
 is_text "$tmp/err" "strict replay, difficulty 0: message" \
   "sim replay: $d/NewBlockMsg.log:1: Difficulty: 0 (a proof-of-work or Clique block has at least 1)"
+# 65 lines, not 66: line 34 repeats line 33 (the same millisecond) and is skipped as a duplicate first.
 expect_rc 2 "replay, difficulty 0 everywhere" -- "$SIM" replay "$d" --out "$tmp/rs"
 is_text "$tmp/err" "replay, difficulty 0 everywhere: messages" \
   "$d/NewBlockMsg.log:1: Difficulty: 0 (a proof-of-work or Clique block has at least 1)" \
@@ -166,7 +167,7 @@ is_text "$tmp/err" "replay, difficulty 0 everywhere: messages" \
   "$d/NewBlockMsg.log:3: Difficulty: 0 (a proof-of-work or Clique block has at least 1)" \
   "$d/NewBlockMsg.log:4: Difficulty: 0 (a proof-of-work or Clique block has at least 1)" \
   "$d/NewBlockMsg.log:5: Difficulty: 0 (a proof-of-work or Clique block has at least 1)" \
-  "$d/NewBlockMsg.log: 66 lines in all that cannot be right (skipped)" \
+  "$d/NewBlockMsg.log: 65 lines in all that cannot be right (skipped)" \
   "sim replay: no block in the logs (every block line is bad: see above)"
 [ ! -e "$tmp/rs" ] && ok || bad "a replay with no usable block wrote $tmp/rs"
 
