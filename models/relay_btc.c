@@ -286,6 +286,7 @@ typedef struct {
   guint32 *rev_cls;
   gboolean narrow;
   BtcClass *cls;
+  SimTime *cls_floor; /* cls[c].floor_ns, dense: the inv scan reads it for most peers */
   guint32 n_cls;
   /* Per node, what an inv sender must beat: SIM_TIME_MAX (no inv yet), the best first inv so far, or
    * GATE_ASKED (asked or a source: ignores invs). A dense copy of the two fields every inv scan reads, so
@@ -305,7 +306,6 @@ typedef struct {
   guint32 q_cur_f;              /* the current fine bucket: every earlier one is empty */
   gboolean q_cur_sorted;        /* fine[q_cur_f] is sorted, largest first */
   StepBucket q_over;            /* keys beyond the window of Q_COARSE coarse buckets */
-  gsize heap_len;                /* keys queued */
   SimTime t0;
   /* Traits cache: valid for (seed, compact_share, churn_share). */
   guint8 *trait;
@@ -323,6 +323,7 @@ static void btc_work_free(gpointer data) {
   g_free(b->edge);
   g_free(b->rev_cls);
   g_free(b->cls);
+  g_free(b->cls_floor);
   for (guint i = 0; i < Q_COARSE; i++)
     g_free(b->coarse[i].v);
   for (guint i = 0; i < Q_FINE; i++)
@@ -410,10 +411,12 @@ static void pack_topology(BtcWork *b, const NetGeoParams *gp, const NetTopology 
     for (guint64 e = 0; e < t->n_edges; e++)
       b->edge[e] |= (guint64)b->rev_cls[e] << 48;
   b->n_cls = keys->len;
+  g_free(b->cls_floor);
   b->cls = g_new0(BtcClass, MAX(keys->len, 1));
+  b->cls_floor = g_new0(SimTime, MAX(keys->len, 1));
   for (guint32 c = 0; c < keys->len; c++) {
     const BtcClassKey *k = &g_array_index(keys, BtcClassKey, c);
-    b->cls[c].floor_ns = k->floor_ns;
+    b->cls[c].floor_ns = b->cls_floor[c] = k->floor_ns;
     b->cls[c].tx_ns_per_byte = k->tx_ns_per_byte;
     net_latency_draw_init(&b->cls[c].draw, gp, k->mean_ns, k->host_ns);
   }
@@ -466,11 +469,12 @@ static inline void fine_put(BtcWork *b, guint64 key) {
   guint32 f = (guint32)(key >> Q_SHIFT) & (Q_FINE - 1); /* never below q_cur_f: steps do not go back */
   StepBucket *bk = &b->fine[f];
   bucket_add(bk, key);
-  if (G_UNLIKELY(f == b->q_cur_f && b->q_cur_sorted)) { /* in order, largest first */
+  if (G_UNLIKELY(f == b->q_cur_f && b->q_cur_sorted)) { /* the bucket being popped: in order, largest first */
     guint32 j = bk->len - 1;
     for (; j > 0 && bk->v[j - 1] < key; j--)
       bk->v[j] = bk->v[j - 1];
     bk->v[j] = key;
+    return;
   }
   b->fmask |= UINT64_C(1) << f;
 }
@@ -493,7 +497,6 @@ static void heap_push(BtcWork *b, SimTime t, guint kind, guint32 node) {
   guint64 dt = (guint64)(t - b->t0);
   if (dt > STEP_TIME_MAX) return; /* more than 18 minutes after the block left: treated as never */
   queue_put(b, dt << STEP_LOW_BITS | (guint64)kind << STEP_NODE_BITS | node);
-  b->heap_len++;
 }
 
 static inline void insertion_sort_desc(guint64 *v, guint32 n) {
@@ -580,32 +583,38 @@ static gboolean queue_next_coarse(BtcWork *b) {
   return FALSE;
 }
 
-/* The smallest key queued; heap_len must be > 0. */
-static guint64 heap_pop(BtcWork *b) {
+/* The current fine bucket is empty (or none is current): makes the next non-empty one current, sorted
+ * largest first, so that the kernel's loop pops its keys from the end (heap_pop); FALSE when no key is left.
+ * The current bucket has no bit in fmask (fine_put inserts into it in order instead). */
+static gboolean queue_advance(BtcWork *b) {
   for (;;) {
-    StepBucket *bk = &b->fine[b->q_cur_f];
-    if (bk->len) {
-      if (!b->q_cur_sorted) {
-        if (bk->len <= 24)
-          insertion_sort_desc(bk->v, bk->len);
-        else
-          sort_desc(bk->v, bk->len);
-        b->q_cur_sorted = TRUE;
-      }
-      guint64 key = bk->v[--bk->len];
-      if (bk->len == 0) b->fmask &= ~(UINT64_C(1) << b->q_cur_f);
-      b->heap_len--;
-      return key;
+    if (b->fmask) { /* the next non-empty fine bucket (empty ones have no bit) */
+      guint32 f = (guint32)__builtin_ctzll(b->fmask);
+      StepBucket *bk = &b->fine[f];
+      if (bk->len <= 24)
+        insertion_sort_desc(bk->v, bk->len);
+      else
+        sort_desc(bk->v, bk->len);
+      b->fmask &= ~(UINT64_C(1) << f);
+      b->q_cur_f = f;
+      b->q_cur_sorted = TRUE;
+      return TRUE;
     }
-    /* The next non-empty fine bucket (empty ones have no bit), else the next coarse bucket, else the keys
-     * beyond the window. */
-    if (b->fmask) {
-      b->q_cur_f = (guint32)__builtin_ctzll(b->fmask);
-      b->q_cur_sorted = FALSE;
-    } else if (!queue_next_coarse(b)) {
-      queue_rebase(b);
-    }
+    if (queue_next_coarse(b)) continue; /* else the keys beyond the window, if any */
+    if (b->q_over.len == 0) return FALSE;
+    queue_rebase(b);
   }
+}
+
+/* The smallest key queued, into *key; FALSE when none is left. */
+static inline gboolean heap_pop(BtcWork *b, guint64 *key) {
+  StepBucket *bk = &b->fine[b->q_cur_f];
+  if (G_UNLIKELY(bk->len == 0 || !b->q_cur_sorted)) {
+    if (!queue_advance(b)) return FALSE;
+    bk = &b->fine[b->q_cur_f];
+  }
+  *key = bk->v[--bk->len];
+  return TRUE;
 }
 
 static void heap_clear(BtcWork *b) {
@@ -616,6 +625,7 @@ static void heap_clear(BtcWork *b) {
   }
   for (guint64 m = b->fmask; m; m &= m - 1)
     b->fine[__builtin_ctzll(m)].len = 0;
+  b->fine[b->q_cur_f].len = 0; /* the current one has no bit */
   b->fmask = 0;
   b->q_over.len = 0;
   b->q_base = 0;
@@ -623,7 +633,6 @@ static void heap_clear(BtcWork *b) {
   b->q_cur_c = 0;
   b->q_cur_f = 0;
   b->q_cur_sorted = FALSE;
-  b->heap_len = 0;
 }
 
 /* ---- the kernel ---- */
@@ -648,17 +657,20 @@ static void on_have(Ctx *c, guint32 v, BtcNode *n, SimTime now) {
       (n->flags & ST_SOURCE || c->p->processing_in_message ? now : now + c->processing) + c->message;
   SimTime *gate = b->gate;
   const BtcClass *cls = b->cls;
+  const SimTime *floor_ns = b->cls_floor;
   const guint64 *asked = b->asked;
   const guint64 cls_mask = b->narrow ? 0xFFFF : 0xFFFFFFFF;
-  for (guint64 e = t->adj_off[v]; e < t->adj_off[v + 1]; e++) {
-    guint64 pe = b->edge[e];
+  const guint64 *edge = b->edge;
+  guint64 messages = 0;
+  for (guint64 e = t->adj_off[v], end = t->adj_off[v + 1]; e < end; e++) {
+    guint64 pe = edge[e];
     guint32 u = (guint32)pe;
     if ((asked[u >> 6] >> (u & 63)) & 1) continue;
-    c->messages++;
+    messages++;
     SimTime g = gate[u];
     guint32 ci = (guint32)((pe >> 32) & cls_mask);
+    if (send + floor_ns[ci] >= g) continue; /* cannot be its first inv: no draw */
     const BtcClass *k = &cls[ci];
-    if (send + k->floor_ns >= g) continue; /* cannot be its first inv: no draw */
     SimTime a = send + net_latency_draw(&k->draw, c->rng);
     if (a >= g) continue;
     BtcNode *un = bnode(b, u);
@@ -668,6 +680,7 @@ static void on_have(Ctx *c, guint32 v, BtcNode *n, SimTime now) {
     un->inv_cls = b->narrow ? (guint32)(pe >> 48) : b->rev_cls[e];
     heap_push(b, a, K_INV, u);
   }
+  c->messages += messages;
 }
 
 /* u's first inv: getdata back to its sender, queued there when it arrives. */
@@ -774,8 +787,8 @@ static void btc_propagate(const void *params, const NetGeoParams *gp, const NetT
   }
   guint32 remaining = stop_after;
   const guint32 node_mask = (UINT32_C(1) << STEP_NODE_BITS) - 1;
-  while (b->heap_len) {
-    guint64 key = heap_pop(b);
+  guint64 key;
+  while (heap_pop(b, &key)) {
     SimTime now = b->t0 + (SimTime)(key >> STEP_LOW_BITS);
     guint kind = (guint)(key >> STEP_NODE_BITS) & 3;
     guint32 v = (guint32)key & node_mask;
