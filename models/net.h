@@ -215,8 +215,9 @@ typedef struct {
 
 /* One latency draw for a fixed pair mean, with the jitter model's per-mean work done once: for loops that
  * draw many latencies over few distinct means (the relay keeps one per link class). net_latency_draw()
- * returns exactly what net_edge_latency() returns for an edge with that mean and consumes the same random
- * numbers, in the same order. */
+ * consumes the same random numbers as net_edge_latency() for an edge with that mean, in the same order, and
+ * returns the same value for every jitter model but "pareto", whose table form (net_pareto_table_draw) may
+ * round a few draws in a million to the next ns (same distribution; see "The Pareto draw" below). */
 typedef enum { NET_DRAW_FIXED = 0, NET_DRAW_PARETO, NET_DRAW_MODEL } NetDrawKind;
 typedef struct {
   NetDrawKind kind;
@@ -283,18 +284,20 @@ static inline SimTime net_jitter_sample(const SimModelRef *ref, SimTime mean_ns,
  * 2^(a g_i), each computed once as scale_ns x net_exp2_pos(a j) and net_exp2_pos(a g_i); the third is its
  * binomial series 1 + sum_k binom(-a, k) r^k to k = 7 (|binom(-a, k)| <= 1 for a <= 1, so the rest is below
  * 2^-56 / (1 - 2^-7) < 1.4e-17). A draw from a table is two lookups, seven multiply-adds and two products:
- * about a third of the instructions of -log2(U) and 2^y polynomials (below) it replaces.
+ * about a third fewer instructions than -log2(U) and 2^y by their polynomials (net_pareto_draw, below), which
+ * the relay kernels' per-class draws (net_latency_draw) used until this table form.
  * Error against the exact scale / U^(1/shape): the table entries come from net_exp2_pos() (< 4e-16) of a
  * rounded argument (a j: 1.1e-16 relative, so 0.8e-16 x a j relative in 2^(a j); g_i: rounded to a double,
  * < 0.8e-16), rounded once more (1.1e-16 each); the series (1.4e-17 cut, 2^-53 a in r, 1.1e-16 for 1 + r q)
  * and the two products (2.2e-16): below 1.5e-15 + 0.8e-16 a j in all, a j <= 53 a. Octaves j >= 16 (one draw
  * in 65,536) compute scale_ns x net_exp2_pos(a j) on the spot, the same expression as the table's.
- * net_pareto_draw() (the jitter model's sample(), no table) computes the same factors on the spot, with the
- * same expressions, so net_latency_draw() returns exactly what sample() returns for the same word.
+ * Building a table takes 80 calls of net_exp2_pos(): worth it for a distribution drawn many times (a relay's
+ * link class), not per draw (computing the entries per draw made the setup's draws 50% dearer); so the jitter
+ * model's sample() keeps net_pareto_draw() (-log2(U) / shape, then 2^y), whose draws from the same word
+ * agree with the table form but for a few in a million, one ns apart.
  * tests/test_net.c checks the two tables entry by entry, the bound on a million words per shape against
- * long-double arithmetic, and the draws' distribution (moments, quantiles, Kolmogorov-Smirnov).
- * net_neg_log2_uniform() and net_exp2_pos() (the previous draw, -log2(U) / shape then 2^y) stay for other
- * uses; net_exp2_pos() computes the table entries. */
+ * long-double arithmetic, and the table draws' distribution (moments and quantiles, with power against a 2%
+ * shape error). */
 extern const double net_pareto_invc[NET_PARETO_T]; /* 1 / (1 + (i + 1/2)/64), rounded to a double */
 extern const double net_pareto_g[NET_PARETO_T];    /* 1 + log2(net_pareto_invc[i]), correctly rounded */
 
@@ -410,18 +413,15 @@ static inline SimTime net_pareto_table_draw(const NetParetoTable *tb, double sca
 }
 
 /* One draw of the "pareto" model once its scale and shape are known, in ns: scale_ns / U^(1/shape), with
- * inv_shape = 1 / shape in (0, 1] and U uniform in (0, 1) (sim_rng_uniform_pos: one 64-bit word). The model's
- * sample() uses it, net_latency_draw() its table form: the same factors by the same expressions, so they
- * return the same values from the same words (net_pareto_factors() gives both scale_ns and inv_shape). */
+ * inv_shape = 1 / shape (> 0) and U uniform in (0, 1) (sim_rng_uniform_pos: one 64-bit word), as
+ * scale_ns x 2^(-log2(U) / shape) (above). The model's sample() uses it: one call per draw, no table, for
+ * the setup's many draws over many pair means (the transaction model's propagation trees). The same
+ * distribution's table form (net_pareto_table_draw) costs a third less per draw once its table is built;
+ * from the same word the two agree but for a few draws in a million, one ns rounding apart (both are within
+ * 1.5e-15 relative of the exact quantile; tests/test_net.c). */
 static inline SimTime net_pareto_draw(double scale_ns, double inv_shape, SimRng *rng) {
-  uint64_t j, i;
-  double u = sim_rng_uniform_pos(rng);
-  double c[NET_PARETO_K];
-  net_pareto_coefs(inv_shape, c);
-  if (G_UNLIKELY(u >= 1.0)) return net_pareto_finish(scale_ns, 1.0, c, 0.0); /* U = 1: the scale */
-  double r = net_pareto_split(u, &j, &i);
-  double p = scale_ns * net_exp2_pos(inv_shape * (double)j);
-  return net_pareto_finish(p, net_exp2_pos(inv_shape * net_pareto_g[i]), c, r);
+  double x_ns = scale_ns * net_exp2_pos(net_neg_log2_uniform(sim_rng_uniform_pos(rng)) * inv_shape);
+  return x_ns < (double)SIM_DURATION_MAX ? (SimTime)(x_ns + 0.5) : SIM_DURATION_MAX;
 }
 
 /* The arguments of net_pareto_draw() for a scale in ms and a shape > 1. */
