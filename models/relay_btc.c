@@ -304,6 +304,8 @@ typedef struct {
   guint64 fmask;                /* bit i: fine[i] has keys */
   guint32 q_cur_f;              /* the current fine bucket: every earlier one is empty */
   gboolean q_cur_sorted;        /* fine[q_cur_f] is sorted, largest first */
+  gboolean q_whole;             /* the current coarse bucket is sorted as a whole in coarse[q_cur_c] */
+  StepBucket *run;              /* the sorted keys being popped (largest first): fine[q_cur_f] or that */
   StepBucket q_over;            /* keys beyond the window of Q_COARSE coarse buckets */
   SimTime t0;
   /* Traits cache: valid for (seed, compact_share, churn_share). */
@@ -455,6 +457,15 @@ static inline void bucket_add(StepBucket *bk, guint64 key) {
   bk->v[bk->len++] = key;
 }
 
+/* A key into the sorted run being popped, in order (largest first). */
+static inline void run_insert(StepBucket *bk, guint64 key) {
+  bucket_add(bk, key);
+  guint32 j = bk->len - 1;
+  for (; j > 0 && bk->v[j - 1] < key; j--)
+    bk->v[j] = bk->v[j - 1];
+  bk->v[j] = key;
+}
+
 /* A key of the current coarse bucket into its fine bucket. */
 static inline void fine_put(BtcWork *b, guint64 key) {
   guint32 f = (guint32)(key >> Q_SHIFT) & (Q_FINE - 1); /* never below q_cur_f: steps do not go back */
@@ -470,10 +481,20 @@ static inline void fine_put(BtcWork *b, guint64 key) {
   b->fmask |= UINT64_C(1) << f;
 }
 
+/* A coarse bucket with at most this many keys is sorted as a whole when reached (and popped from there),
+ * not spread over the fine buckets: for the small ones one sort costs less than the spreading and the many
+ * small sorts. Measured (callgrind, all of a run): 16.8 ms buckets of up to 24 / 32 / 48 / 96 / 200 keys
+ * whole gave workload B 2.101 / 2.098 / 2.101 / 2.119 / 2.164 G instructions (2.137 with none) and C 2.165 /
+ * 2.161 / 2.162 / 2.166 / 2.172 G. */
+#define Q_WHOLE_MAX 32
+
 static inline void queue_put(BtcWork *b, guint64 key) {
   guint64 i = (key >> Q_CSHIFT) - b->q_base;
   if (b->q_has_cur && i == b->q_cur_c) {
-    fine_put(b, key);
+    if (b->q_whole)
+      run_insert(b->run, key);
+    else
+      fine_put(b, key);
     return;
   }
   if (G_UNLIKELY(i >= Q_COARSE)) {
@@ -562,13 +583,23 @@ static gboolean queue_next_coarse(BtcWork *b) {
     guint32 c = w * 64 + (guint32)__builtin_ctzll(bits);
     b->q_cur_c = c;
     b->q_has_cur = TRUE;
+    b->cmask[w] &= ~(UINT64_C(1) << (c & 63));
+    StepBucket *cb = &b->coarse[c];
+    if (cb->len <= Q_WHOLE_MAX) {
+      if (cb->len <= 24)
+        insertion_sort_desc(cb->v, cb->len);
+      else
+        sort_desc(cb->v, cb->len);
+      b->q_whole = TRUE;
+      b->run = cb;
+      return TRUE;
+    }
+    b->q_whole = FALSE;
     b->q_cur_f = 0;
     b->q_cur_sorted = FALSE;
-    StepBucket *cb = &b->coarse[c];
     for (guint32 k = 0; k < cb->len; k++)
       fine_put(b, cb->v[k]);
     cb->len = 0;
-    b->cmask[w] &= ~(UINT64_C(1) << (c & 63));
     return TRUE;
   }
   return FALSE;
@@ -579,7 +610,7 @@ static gboolean queue_next_coarse(BtcWork *b) {
  * The current bucket has no bit in fmask (fine_put inserts into it in order instead). */
 static gboolean queue_advance(BtcWork *b) {
   for (;;) {
-    if (b->fmask) { /* the next non-empty fine bucket (empty ones have no bit) */
+    if (b->fmask) { /* the next non-empty fine bucket (empty ones have no bit; none while q_whole) */
       guint32 f = (guint32)__builtin_ctzll(b->fmask);
       StepBucket *bk = &b->fine[f];
       if (bk->len <= 24)
@@ -589,9 +620,13 @@ static gboolean queue_advance(BtcWork *b) {
       b->fmask &= ~(UINT64_C(1) << f);
       b->q_cur_f = f;
       b->q_cur_sorted = TRUE;
+      b->run = bk;
       return TRUE;
     }
-    if (queue_next_coarse(b)) continue; /* else the keys beyond the window, if any */
+    if (queue_next_coarse(b)) { /* else the keys beyond the window, if any */
+      if (b->q_whole) return TRUE; /* never empty: it had a bit in cmask */
+      continue;
+    }
     if (b->q_over.len == 0) return FALSE;
     queue_rebase(b);
   }
@@ -599,10 +634,10 @@ static gboolean queue_advance(BtcWork *b) {
 
 /* The smallest key queued, into *key; FALSE when none is left. */
 static inline gboolean heap_pop(BtcWork *b, guint64 *key) {
-  StepBucket *bk = &b->fine[b->q_cur_f];
-  if (G_UNLIKELY(bk->len == 0 || !b->q_cur_sorted)) {
+  StepBucket *bk = b->run;
+  if (G_UNLIKELY(bk->len == 0)) {
     if (!queue_advance(b)) return FALSE;
-    bk = &b->fine[b->q_cur_f];
+    bk = b->run;
   }
   *key = bk->v[--bk->len];
   return TRUE;
@@ -616,7 +651,8 @@ static void heap_clear(BtcWork *b) {
   }
   for (guint64 m = b->fmask; m; m &= m - 1)
     b->fine[__builtin_ctzll(m)].len = 0;
-  b->fine[b->q_cur_f].len = 0; /* the current one has no bit */
+  b->fine[b->q_cur_f].len = 0; /* the current ones have no bit */
+  b->coarse[b->q_cur_c].len = 0;
   b->fmask = 0;
   b->q_over.len = 0;
   b->q_base = 0;
@@ -624,6 +660,8 @@ static void heap_clear(BtcWork *b) {
   b->q_cur_c = 0;
   b->q_cur_f = 0;
   b->q_cur_sorted = FALSE;
+  b->q_whole = FALSE;
+  b->run = &b->fine[0]; /* empty */
 }
 
 /* ---- the kernel ---- */
