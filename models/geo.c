@@ -331,14 +331,17 @@ static void geo_publish(const void *params, gpointer state, gpointer scratch, co
    * nodes make this loop one step per node). */
   gboolean constant = p->stratum.model == &sim_delay_constant.info;
   SimTime fixed = constant ? sim_delay_sample(&p->stratum, &rng) : 0;
+  /* One batch (engine.h): the engine hands them out in time order without a queue operation each. */
+  sim_ctx_batch_begin(ctx, POW_EV_BLOCK, 0, b->id);
   for (guint m = 0; m < g->n_miners; m++) {
     if (m == from) continue;
     SimTime first = SIM_TIME_MAX;
     for (guint i = 0; i < g->miner_n_gw[m]; i++) first = MIN(first, relay_work_have(s->work, g->miner_gw[m][i]));
     if (first == SIM_TIME_MAX) continue; /* not connected to where the block went */
     SimTime delay = first - now + import + (constant ? fixed : sim_delay_sample(&p->stratum, &rng));
-    sim_ctx_send(ctx, g->miner_entity[m], delay, POW_EV_BLOCK, 0, b->id);
+    sim_ctx_batch_add(ctx, g->miner_entity[m], delay);
   }
+  sim_ctx_batch_end(ctx);
   /* What the vantage points log: block messages and announcements (a fetched block is not a NewBlockMsg). */
   for (guint v = 0; v < g->n_vantages; v++) {
     SimTime tp = relay_work_first_push(s->work, v), ta = relay_work_announce(s->work, v);

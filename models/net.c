@@ -116,6 +116,46 @@ const NetJitterModel net_jitter_pareto = {
     .floor_ns = pareto_floor,
 };
 
+/* The Pareto draw's tables (net.h), computed with 70 digits (Python's decimal module) and rounded to the
+ * nearest double: invc = 1 / (1 + (i + 1/2)/64) (IEEE division of exact operands) and g = 1 + log2(invc) of
+ * that rounded invc. tests/test_net.c checks every entry against long double. */
+const double net_pareto_invc[NET_PARETO_T] = {
+    0x1.fc07f01fc07f0p-1, 0x1.f44659e4a4271p-1, 0x1.ecc07b301ecc0p-1, 0x1.e573ac901e574p-1,
+    0x1.de5d6e3f8868ap-1, 0x1.d77b654b82c34p-1, 0x1.d0cb58f6ec074p-1, 0x1.ca4b3055ee191p-1,
+    0x1.c3f8f01c3f8f0p-1, 0x1.bdd2b899406f7p-1, 0x1.b7d6c3dda338bp-1, 0x1.b2036406c80d9p-1,
+    0x1.ac5701ac5701bp-1, 0x1.a6d01a6d01a6dp-1, 0x1.a16d3f97a4b02p-1, 0x1.9c2d14ee4a102p-1,
+    0x1.970e4f80cb872p-1, 0x1.920fb49d0e229p-1, 0x1.8d3018d3018d3p-1, 0x1.886e5f0abb04ap-1,
+    0x1.83c977ab2beddp-1, 0x1.7f405fd017f40p-1, 0x1.7ad2208e0ecc3p-1, 0x1.767dce434a9b1p-1,
+    0x1.724287f46debcp-1, 0x1.6e1f76b4337c7p-1, 0x1.6a13cd1537290p-1, 0x1.661ec6a5122f9p-1,
+    0x1.623fa77016240p-1, 0x1.5e75bb8d015e7p-1, 0x1.5ac056b015ac0p-1, 0x1.571ed3c506b3ap-1,
+    0x1.5390948f40febp-1, 0x1.5015015015015p-1, 0x1.4cab88725af6ep-1, 0x1.49539e3b2d067p-1,
+    0x1.460cbc7f5cf9ap-1, 0x1.42d6625d51f87p-1, 0x1.3fb013fb013fbp-1, 0x1.3c995a47babe7p-1,
+    0x1.3991c2c187f63p-1, 0x1.3698df3de0748p-1, 0x1.33ae45b57bcb2p-1, 0x1.30d190130d190p-1,
+    0x1.2e025c04b8097p-1, 0x1.2b404ad012b40p-1, 0x1.288b01288b013p-1, 0x1.25e22708092f1p-1,
+    0x1.23456789abcdfp-1, 0x1.20b470c67c0d9p-1, 0x1.1e2ef3b3fb874p-1, 0x1.1bb4a4046ed29p-1,
+    0x1.19453808ca29cp-1, 0x1.16e0689427379p-1, 0x1.1485f0e0acd3bp-1, 0x1.12358e75d3033p-1,
+    0x1.0fef010fef011p-1, 0x1.0db20a88f4696p-1, 0x1.0b7e6ec259dc8p-1, 0x1.0953f39010954p-1,
+    0x1.073260a47f7c6p-1, 0x1.05197f7d73404p-1, 0x1.03091b51f5e1ap-1, 0x1.0101010101010p-1,
+};
+const double net_pareto_g[NET_PARETO_T] = {
+    0x1.fa406bd2443dfp-1, 0x1.eee32e2aeccbep-1, 0x1.e3b20546f5549p-1, 0x1.d8aba045b01c8p-1,
+    0x1.cdcebd2373994p-1, 0x1.c31a27dd00b4ap-1, 0x1.b88cb9a2ab521p-1, 0x1.ae255819f022dp-1,
+    0x1.a3e2f4ac43f60p-1, 0x1.99c48be2063c8p-1, 0x1.8fc924c89ac84p-1, 0x1.85efd062c656dp-1,
+    0x1.7c37a9227e7fcp-1, 0x1.729fd26b707c8p-1, 0x1.6927781d932a9p-1, 0x1.5fcdce2727ddcp-1,
+    0x1.5692101d9b4a5p-1, 0x1.4d7380dcc422dp-1, 0x1.44716a2c08262p-1, 0x1.3b8b1c68fa6eep-1,
+    0x1.32bfee370ee68p-1, 0x1.2a0f3c340705bp-1, 0x1.217868b0c37e7p-1, 0x1.18fadb6e2d3c2p-1,
+    0x1.1096015dee4dap-1, 0x1.08494c66b8ef0p-1, 0x1.0014332be0032p-1, 0x1.efec61b011f85p-2,
+    0x1.dfdd89d586e2cp-2, 0x1.cffae611ad12ap-2, 0x1.c043859e2fdb2p-2, 0x1.b0b67f4f46812p-2,
+    0x1.a152f142981b5p-2, 0x1.921800924dd3bp-2, 0x1.8304d90c11fd1p-2, 0x1.7418acebbf18fp-2,
+    0x1.6552b49986277p-2, 0x1.56b22e6b578e5p-2, 0x1.48365e695d797p-2, 0x1.39de8e1559f6ep-2,
+    0x1.2baa0c34be1ebp-2, 0x1.1d982c9d5270ap-2, 0x1.0fa848044b352p-2, 0x1.01d9bbcfa61d4p-2,
+    0x1.e857d3d361368p-3, 0x1.cd3c712d31106p-3, 0x1.b2602497d534ap-3, 0x1.97c1cb13c7ec0p-3,
+    0x1.7d60496cfbb4cp-3, 0x1.633a8bf437ce6p-3, 0x1.494f863b8df32p-3, 0x1.2f9e32d5bfdd1p-3,
+    0x1.162593186da70p-3, 0x1.f9c95dc1d1167p-4, 0x1.c7b528b70f1bcp-4, 0x1.960caf9abb7c1p-4,
+    0x1.64ce26c067157p-4, 0x1.33f7cde14cf63p-4, 0x1.0387efbca86a7p-4, 0x1.a6f9c377dd31dp-5,
+    0x1.47aa07357703cp-5, 0x1.d23afc49139f1p-6, 0x1.16a21e20a0a29p-6, 0x1.720d9c06a8348p-8,
+};
+
 /* The tables of net_neg_log2_uniform() and net_exp2_pos() (net.h), computed with 60 digits (Python's
  * decimal module) and rounded to the nearest double: c is the middle of subinterval i of [0.6875, 1.375)
  * (i < 40: [0.6875 + i/128, + 1/128); else [1 + (i - 40)/64, + 1/64): the split that the bits of
@@ -1512,6 +1552,7 @@ void net_latency_draw_init(NetLatencyDraw *d, const NetGeoParams *p, SimTime mea
     }
     d->kind = NET_DRAW_PARETO;
     net_pareto_factors(d->scale_ms, d->shape, &d->scale_ns, &d->inv_shape);
+    net_pareto_table_init(&d->pareto, d->scale_ns, d->inv_shape);
     return;
   }
   d->kind = NET_DRAW_MODEL;

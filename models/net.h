@@ -203,10 +203,21 @@ static inline guint32 net_joining_first_unavailable(const NetTopology *t, SimTim
   return lo;
 }
 
+/* The Pareto draw's per-distribution tables (see "The Pareto draw" below): ~0.7 KB. */
+#define NET_PARETO_T 64 /* mantissa subintervals of U */
+#define NET_PARETO_P 16 /* octaves of U with a table entry: U >= 2^-16 */
+#define NET_PARETO_K 7  /* terms of the binomial series of (1 + r)^-a */
+typedef struct {
+  double p[NET_PARETO_P]; /* scale_ns x 2^(a j): the octave 2^-(j+1) <= U < 2^-j */
+  double t[NET_PARETO_T]; /* 2^(a g_i): net_pareto_g */
+  double c[NET_PARETO_K]; /* binom(-a, k), k = 1..K */
+} NetParetoTable;
+
 /* One latency draw for a fixed pair mean, with the jitter model's per-mean work done once: for loops that
  * draw many latencies over few distinct means (the relay keeps one per link class). net_latency_draw()
- * returns exactly what net_edge_latency() returns for an edge with that mean and consumes the same random
- * numbers, in the same order. */
+ * consumes the same random numbers as net_edge_latency() for an edge with that mean, in the same order, and
+ * returns the same value for every jitter model but "pareto", whose table form (net_pareto_table_draw) may
+ * round a few draws in a million to the next ns (same distribution; see "The Pareto draw" below). */
 typedef enum { NET_DRAW_FIXED = 0, NET_DRAW_PARETO, NET_DRAW_MODEL } NetDrawKind;
 typedef struct {
   NetDrawKind kind;
@@ -217,6 +228,7 @@ typedef struct {
   const void *params;
   SimTime host_ns;        /* not NET_DRAW_FIXED: added to every draw (0 without dc_stack) */
   double scale_ns, inv_shape; /* NET_DRAW_PARETO: net_pareto_factors() of scale_ms and shape */
+  NetParetoTable pareto;      /* NET_DRAW_PARETO: net_pareto_table_init(scale_ns, inv_shape) */
 } NetLatencyDraw;
 
 /* Fills `d` for pair mean `mean_ns` under p->jitter, of which `host_ns` is host overhead (as in
@@ -262,10 +274,34 @@ static inline SimTime net_jitter_sample(const SimModelRef *ref, SimTime mean_ns,
 }
 
 /* ---- The Pareto draw without libm ----
- * scale / U^(1/shape) = scale x 2^y with y = -log2(U) / shape, from two small tables (net.c) and short
- * polynomials, inline, with 1 / shape computed once per link class: no libm call (glibc's log() and exp()
- * go through errno wrappers) and no division. A draw, RNG word included, costs ~15% less than
- * scale * exp(-log(U) / shape) did (bench-net: 29 against 34 ns). Same U, same result up to rounding:
+ * scale / U^(1/shape), U = (w + 1/2) 2^-53 from one 64-bit word's top 53 bits (sim_rng_uniform_pos), with
+ * a = 1 / shape in (0, 1) (the model draws only for shape > 1). Write U = 2^-(j+1) m with m in [1, 2) (j from
+ * U's exponent) and let i be m's top 6 fraction bits, c_i = 1 + (i + 1/2)/64 the middle of its subinterval,
+ * invc_i = 1 / c_i rounded to a double and r = m invc_i - 1 (|r| <= 2^-7; the subtraction is exact). Then
+ *   U^-a = 2^(a j) x 2^(a g_i) x (1 + r)^-a,  g_i = 1 + log2(invc_i) in (0, 1],
+ * since m^-a = invc_i^a (m invc_i)^-a and 2^(a (j + 1)) invc_i^a = 2^(a j) 2^(a g_i). The first two factors
+ * depend on the distribution and on j or i only: NetParetoTable holds scale_ns x 2^(a j) for j < 16 and
+ * 2^(a g_i), each computed once as scale_ns x net_exp2_pos(a j) and net_exp2_pos(a g_i); the third is its
+ * binomial series 1 + sum_k binom(-a, k) r^k to k = 7 (|binom(-a, k)| <= 1 for a <= 1, so the rest is below
+ * 2^-56 / (1 - 2^-7) < 1.4e-17). A draw from a table is two lookups, seven multiply-adds and two products:
+ * about a third fewer instructions than -log2(U) and 2^y by their polynomials (net_pareto_draw, below), which
+ * the relay kernels' per-class draws (net_latency_draw) used until this table form.
+ * Error against the exact scale / U^(1/shape): the table entries come from net_exp2_pos() (< 4e-16) of a
+ * rounded argument (a j: 1.1e-16 relative, so 0.8e-16 x a j relative in 2^(a j); g_i: rounded to a double,
+ * < 0.8e-16), rounded once more (1.1e-16 each); the series (1.4e-17 cut, 2^-53 a in r, 1.1e-16 for 1 + r q)
+ * and the two products (2.2e-16): below 1.5e-15 + 0.8e-16 a j in all, a j <= 53 a. Octaves j >= 16 (one draw
+ * in 65,536) compute scale_ns x net_exp2_pos(a j) on the spot, the same expression as the table's.
+ * Building a table takes 80 calls of net_exp2_pos(): worth it for a distribution drawn many times (a relay's
+ * link class), not per draw (computing the entries per draw made the setup's draws 50% dearer); so the jitter
+ * model's sample() keeps net_pareto_draw() (-log2(U) / shape, then 2^y), whose draws from the same word
+ * agree with the table form but for a few in a million, one ns apart.
+ * tests/test_net.c checks the two tables entry by entry, the bound on a million words per shape against
+ * long-double arithmetic, and the table draws' distribution (moments and quantiles, with power against a 2%
+ * shape error). */
+extern const double net_pareto_invc[NET_PARETO_T]; /* 1 / (1 + (i + 1/2)/64), rounded to a double */
+extern const double net_pareto_g[NET_PARETO_T];    /* 1 + log2(net_pareto_invc[i]), correctly rounded */
+
+/* -log2(U) and 2^y without libm, the previous Pareto draw's halves (scale x 2^y, y = -log2(U) / shape):
  *  - net_neg_log2_uniform(u) = -log2(u) = -(k + log2(c) + log2(1 + r)) with u = 2^k z, z in [0.6875, 1.375),
  *    c near the middle of z's 1/64 of that range (64 entries: 1/c rounded to a double and log2(c) for that
  *    rounded 1/c, correctly rounded), r = z / c - 1 (|r| < 0.0079) and log2(1 + r) by its Taylor series to
@@ -273,11 +309,6 @@ static inline SimTime net_jitter_sample(const SimModelRef *ref, SimTime mean_ns,
  *    of the sums, below 4e-16 + 2.3e-16 |log2 u|.
  *  - net_exp2_pos(y) = 2^y for 0 <= y < 1000: 2^(n/128) from a 128-entry table (correctly rounded) times
  *    2^f, |f| <= 1/256, by its Taylor series to f^5 (the rest is below 6e-19): relative error below 4e-16.
- * Drawn value against the exact scale / U^(1/shape): relative error below 1.2e-15 + 4e-16 y, y = -log2(U) /
- * shape (<= 54 / shape; shape > 1: at most 2.3e-14, for U near 2^-54), the same order as scale *
- * exp(-log(U) / shape) in libm's doubles (max 5.7e-15 against 5.8e-15 for libm over 28 million draws). In ns
- * the two agree but for a few draws in a million, one rounding apart.
- * tests/test_net.c checks both tables entry by entry and a million draws against long-double arithmetic.
  * The tables are net.c's constants; none changes at run time. */
 #define NET_LOG2_TABLE_SIZE 64
 #define NET_EXP2_TABLE_SIZE 128
@@ -333,10 +364,61 @@ static inline double net_exp2_pos(double y) {
   return s + s * q;
 }
 
+/* The binomial coefficients binom(-a, k) = prod_{l<k} -(a + l) / (l + 1), k = 1..NET_PARETO_K. */
+static inline void net_pareto_coefs(double a, double c[NET_PARETO_K]) {
+  static const double inv_k[NET_PARETO_K] = {1.0, 1.0 / 2, 1.0 / 3, 1.0 / 4, 1.0 / 5, 1.0 / 6, 1.0 / 7};
+  double ck = 1.0;
+  for (int k = 0; k < NET_PARETO_K; k++) {
+    ck = ck * (-(a + (double)k) * inv_k[k]);
+    c[k] = ck;
+  }
+}
+
+/* The tables for scale_ns / U^a, a = inv_shape in (0, 1]. */
+static inline void net_pareto_table_init(NetParetoTable *tb, double scale_ns, double inv_shape) {
+  for (int j = 0; j < NET_PARETO_P; j++)
+    tb->p[j] = scale_ns * net_exp2_pos(inv_shape * (double)j);
+  for (int i = 0; i < NET_PARETO_T; i++)
+    tb->t[i] = net_exp2_pos(inv_shape * net_pareto_g[i]);
+  net_pareto_coefs(inv_shape, tb->c);
+}
+
+/* U's octave j (2^-(j+1) <= U < 2^-j), its subinterval i and r, from the bits of u in (0, 1). (U = 1, which
+ * sim_rng_uniform_pos() returns for the largest word, as (2^53 - 1/2) 2^-53 rounds up, is the callers'.) */
+static inline double net_pareto_split(double u, uint64_t *j, uint64_t *i) {
+  uint64_t ix = net_f64_bits(u);
+  *j = UINT64_C(1022) - (ix >> 52);
+  *i = (ix >> 46) & (NET_PARETO_T - 1);
+  double m = net_f64_from_bits((ix & ((UINT64_C(1) << 52) - 1)) | UINT64_C(0x3ff0000000000000));
+  return m * net_pareto_invc[*i] - 1.0;
+}
+
+/* p x t x (1 + r) ^ -a with c the coefficients of a, rounded to ns and saturated at SIM_DURATION_MAX. */
+static inline SimTime net_pareto_finish(double p, double t, const double c[NET_PARETO_K], double r) {
+  double r2 = r * r, r4 = r2 * r2;
+  double q = (c[0] + r * c[1]) + r2 * (c[2] + r * c[3]) + r4 * ((c[4] + r * c[5]) + r2 * c[6]);
+  double x_ns = (p * t) * (1.0 + r * q);
+  return x_ns < (double)SIM_DURATION_MAX ? (SimTime)(x_ns + 0.5) : SIM_DURATION_MAX;
+}
+
+/* One draw from the tables: one 64-bit word. */
+static inline SimTime net_pareto_table_draw(const NetParetoTable *tb, double scale_ns, double inv_shape,
+                                            SimRng *rng) {
+  uint64_t j, i;
+  double u = sim_rng_uniform_pos(rng);
+  if (G_UNLIKELY(u >= 1.0)) return net_pareto_finish(scale_ns, 1.0, tb->c, 0.0); /* U = 1: the scale */
+  double r = net_pareto_split(u, &j, &i);
+  double p = G_LIKELY(j < NET_PARETO_P) ? tb->p[j] : scale_ns * net_exp2_pos(inv_shape * (double)j);
+  return net_pareto_finish(p, tb->t[i], tb->c, r);
+}
+
 /* One draw of the "pareto" model once its scale and shape are known, in ns: scale_ns / U^(1/shape), with
- * inv_shape = 1 / shape (> 0) and U uniform in (0, 1) (sim_rng_uniform_pos: one 64-bit word). The model's
- * sample() and net_latency_draw() both use it, with scale_ns and inv_shape computed the same way
- * (net_pareto_factors()), so that the relay's loop needs no call and gets the same values. */
+ * inv_shape = 1 / shape (> 0) and U uniform in (0, 1) (sim_rng_uniform_pos: one 64-bit word), as
+ * scale_ns x 2^(-log2(U) / shape) (above). The model's sample() uses it: one call per draw, no table, for
+ * the setup's many draws over many pair means (the transaction model's propagation trees). The same
+ * distribution's table form (net_pareto_table_draw) costs a third less per draw once its table is built;
+ * from the same word the two agree but for a few draws in a million, one ns rounding apart (both are within
+ * 1.5e-15 relative of the exact quantile; tests/test_net.c). */
 static inline SimTime net_pareto_draw(double scale_ns, double inv_shape, SimRng *rng) {
   double x_ns = scale_ns * net_exp2_pos(net_neg_log2_uniform(sim_rng_uniform_pos(rng)) * inv_shape);
   return x_ns < (double)SIM_DURATION_MAX ? (SimTime)(x_ns + 0.5) : SIM_DURATION_MAX;
@@ -349,17 +431,10 @@ static inline void net_pareto_factors(double scale_ms, double shape, double *sca
 }
 
 static inline SimTime net_latency_draw(const NetLatencyDraw *d, SimRng *rng) {
-  SimTime x;
-  switch (d->kind) {
-  case NET_DRAW_FIXED:
-    return d->fixed_ns;
-  case NET_DRAW_PARETO:
-    x = net_pareto_draw(d->scale_ns, d->inv_shape, rng);
-    break;
-  default:
-    x = ((const NetJitterModel *)d->model)->sample(d->params, d->mean_ns, rng);
-    break;
-  }
+  if (G_LIKELY(d->kind == NET_DRAW_PARETO)) /* in [0, SIM_DURATION_MAX] already */
+    return net_pareto_table_draw(&d->pareto, d->scale_ns, d->inv_shape, rng) + d->host_ns;
+  if (d->kind == NET_DRAW_FIXED) return d->fixed_ns;
+  SimTime x = ((const NetJitterModel *)d->model)->sample(d->params, d->mean_ns, rng);
   return (x < 0 ? 0 : sim_duration_clamp(x)) + d->host_ns;
 }
 

@@ -4,7 +4,7 @@
  * for the renaming of its sim_numa_* prefix, which it shares with the engine's NUMA code (sim/core/numa_hw.h),
  * so that both happen in one change. */
 #include "numa_model.h"
-#include "infile.h"
+#include "input.h"
 
 #include <errno.h>
 #include <math.h>
@@ -371,33 +371,15 @@ SimNumaMachine *sim_numa_machine_from_json(json_t *root, SimDiag *diag) {
 
 SimNumaMachine *sim_numa_machine_load_file(const char *path, SimDiag *diag) {
   g_return_val_if_fail(path != NULL && diag != NULL, NULL);
-  g_autofree char *data = NULL;
-  gsize len = 0;
+  SimInputProblem pb;
   g_autoptr(GError) e = NULL;
-  if (sim_input_unbounded(path)) {
-    sim_diag_add_raw(diag, "not a regular file");
-    return NULL;
-  }
-  if (!g_file_get_contents(path, &data, &len, &e)) {
-    int code = e->domain == G_FILE_ERROR ? e->code : -1;
-    const char *what = code == G_FILE_ERROR_NOENT   ? "No such file or directory"
-                       : code == G_FILE_ERROR_ACCES ? "Permission denied"
-                       : code == G_FILE_ERROR_ISDIR ? "Is a directory"
-                                                    : e->message;
-    sim_diag_add_raw(diag, "cannot open: %s", what);
-    return NULL;
-  }
-  gboolean blank = TRUE;
-  for (gsize i = 0; i < len && blank; i++)
-    blank = g_ascii_isspace(data[i]);
-  if (blank) {
-    sim_diag_add_at(diag, 1, 1, "empty file (expected a JSON object)");
-    return NULL;
-  }
-  json_error_t err;
-  g_autoptr(json_t) root = json_loadb(data, len, JSON_REJECT_DUPLICATES, &err);
+  g_autoptr(json_t) root = sim_json_load_file(path, 0, SIM_JSON_DEFAULT, &pb, &e);
   if (!root) {
-    sim_diag_add_at(diag, err.line, err.column, "%s", err.text);
+    /* A directory cannot be opened as a machine file (the words this reader always used). */
+    if (e->code == SIM_INPUT_ERROR_READ && pb.err_no == EISDIR)
+      sim_diag_add_raw(diag, "cannot open: %s", g_strerror(EISDIR));
+    else
+      sim_diag_add_input_error(diag, e, &pb);
     return NULL;
   }
   return sim_numa_machine_from_json(root, diag);

@@ -33,7 +33,7 @@ typedef enum {
 
 typedef struct SimNumaMachine SimNumaMachine;
 
-/* Loads a machine file (JSON; format in the README, "Performance models: NUMA"). Strict: duplicate and
+/* Loads a machine file (JSON; format in docs/perf-numa.md, "Performance models: NUMA"). Strict: duplicate and
  * unknown keys are errors. Problems go to `diag` as "file:line:col: message" (syntax) or
  * "file: $.path: message" (content), all of them in one pass; then NULL is returned. Free with
  * sim_numa_machine_free(). */

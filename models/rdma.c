@@ -16,41 +16,95 @@ uint64_t sim_loggp_chunks(const SimLogGP *lg, uint64_t bytes) {
   return (bytes + lg->chunk_bytes - 1) / lg->chunk_bytes;
 }
 
+/* Serial per-byte CPU at each end (O, and Os at the sender), zero above the path switch O_max_bytes. */
+static double serial_send_ns_per_byte(const SimLogGP *lg, uint64_t bytes) {
+  if (lg->O_max_bytes && bytes > lg->O_max_bytes) return 0;
+  return lg->O_ns_per_byte + lg->Os_ns_per_byte;
+}
+
+static double serial_recv_ns_per_byte(const SimLogGP *lg, uint64_t bytes) {
+  if (lg->O_max_bytes && bytes > lg->O_max_bytes) return 0;
+  return lg->O_ns_per_byte;
+}
+
+static uint64_t first_packet_bytes(const SimLogGP *lg, uint64_t bytes) {
+  return MIN(bytes, MAX(lg->mtu_bytes, 1));
+}
+
 double sim_loggp_send_cpu_ns(const SimLogGP *lg, uint64_t bytes) {
-  return (double)sim_loggp_chunks(lg, bytes) * lg->o_s_ns + lg->O_ns_per_byte * (double)bytes;
+  return (double)sim_loggp_chunks(lg, bytes) * lg->o_s_ns +
+         (serial_send_ns_per_byte(lg, bytes) + lg->Ps_ns_per_byte) * (double)bytes;
 }
 
 double sim_loggp_recv_cpu_ns(const SimLogGP *lg, uint64_t bytes) {
-  return (double)sim_loggp_chunks(lg, bytes) * lg->o_r_ns + lg->O_ns_per_byte * (double)bytes;
+  return (double)sim_loggp_chunks(lg, bytes) * lg->o_r_ns +
+         (serial_recv_ns_per_byte(lg, bytes) + lg->Pr_ns_per_byte) * (double)bytes;
+}
+
+double sim_loggp_send_lead_ns(const SimLogGP *lg, uint64_t bytes) {
+  return (double)sim_loggp_chunks(lg, bytes) * lg->o_s_ns + serial_send_ns_per_byte(lg, bytes) * (double)bytes +
+         lg->Ps_ns_per_byte * (double)first_packet_bytes(lg, bytes);
+}
+
+double sim_loggp_recv_tail_ns(const SimLogGP *lg, uint64_t bytes) {
+  return (double)sim_loggp_chunks(lg, bytes) * lg->o_r_ns + serial_recv_ns_per_byte(lg, bytes) * (double)bytes +
+         lg->Pr_ns_per_byte * (double)first_packet_bytes(lg, bytes);
 }
 
 static double bottleneck_ns_per_byte(const SimLogGP *lg) {
   return MAX(lg->G_ns_per_byte, lg->dma_ns_per_byte);
 }
 
+/* The rate at which the packets after the first reach the receiver's memory: the NIC's, or the sender's
+ * pipelined copy where that is slower. */
+static double stream_ns_per_byte(const SimLogGP *lg) {
+  return MAX(bottleneck_ns_per_byte(lg), lg->Ps_ns_per_byte);
+}
+
 double sim_loggp_gap_ns(const SimLogGP *lg, uint64_t bytes) {
   return MAX((double)sim_loggp_chunks(lg, bytes) * lg->g_ns, (double)bytes * bottleneck_ns_per_byte(lg));
 }
 
+static double wire_first_ns(const SimLogGP *lg, uint64_t bytes) {
+  return lg->L_ns + (bytes > lg->inline_bytes ? lg->dma_read_ns : 0) +
+         (double)first_packet_bytes(lg, bytes) * (2 * lg->dma_ns_per_byte + lg->G_ns_per_byte);
+}
+
+double sim_loggp_wire_rest_ns(const SimLogGP *lg, uint64_t bytes) {
+  return (double)(bytes - first_packet_bytes(lg, bytes)) * stream_ns_per_byte(lg);
+}
+
 double sim_loggp_wire_ns(const SimLogGP *lg, uint64_t bytes) {
-  uint64_t mtu = MAX(lg->mtu_bytes, 1);
-  uint64_t first = MIN(bytes, mtu);
-  double t = lg->L_ns + (bytes > lg->inline_bytes ? lg->dma_read_ns : 0);
-  t += (double)first * (2 * lg->dma_ns_per_byte + lg->G_ns_per_byte);
-  t += (double)(bytes - first) * bottleneck_ns_per_byte(lg);
-  return t;
+  return wire_first_ns(lg, bytes) + sim_loggp_wire_rest_ns(lg, bytes);
+}
+
+/* From the first packet in the receiver's memory to the message received: the stream and the receiver's
+ * last packet, or the receiver's pipelined copy where that is slower. */
+static double after_first_ns(const SimLogGP *lg, uint64_t bytes) {
+  return MAX(sim_loggp_wire_rest_ns(lg, bytes) + sim_loggp_recv_tail_ns(lg, bytes),
+             sim_loggp_recv_cpu_ns(lg, bytes));
 }
 
 double sim_loggp_one_way_ns(const SimLogGP *lg, uint64_t bytes) {
-  return sim_loggp_send_cpu_ns(lg, bytes) + sim_loggp_wire_ns(lg, bytes) + sim_loggp_recv_cpu_ns(lg, bytes);
+  return sim_loggp_send_lead_ns(lg, bytes) + wire_first_ns(lg, bytes) + after_first_ns(lg, bytes);
+}
+
+double sim_loggp_one_way_copy_ns(const SimLogGP *lg, uint64_t bytes) {
+  double m = (double)bytes, p = (double)first_packet_bytes(lg, bytes);
+  double t = serial_send_ns_per_byte(lg, bytes) * m + lg->Ps_ns_per_byte * p;
+  double rest = sim_loggp_wire_rest_ns(lg, bytes) + sim_loggp_recv_tail_ns(lg, bytes);
+  if (sim_loggp_recv_cpu_ns(lg, bytes) > rest) /* the receiver's copy binds after the first packet */
+    return t + (serial_recv_ns_per_byte(lg, bytes) + lg->Pr_ns_per_byte) * m;
+  if (lg->Ps_ns_per_byte > bottleneck_ns_per_byte(lg)) t += sim_loggp_wire_rest_ns(lg, bytes);
+  return t + (serial_recv_ns_per_byte(lg, bytes) * m + lg->Pr_ns_per_byte * p);
 }
 
 double sim_loggp_phase_ns(const SimLogGP *lg, uint64_t bytes, guint k, guint q, double cv_ns) {
   g_return_val_if_fail(k >= 1, NAN);
-  double s = sim_loggp_send_cpu_ns(lg, bytes);
-  double spacing = MAX(s, sim_loggp_gap_ns(lg, bytes));
-  return s + (double)(k - 1) * spacing + sim_loggp_wire_ns(lg, bytes) +
-         (double)q * (sim_loggp_recv_cpu_ns(lg, bytes) + cv_ns);
+  double spacing = MAX(sim_loggp_send_cpu_ns(lg, bytes), sim_loggp_gap_ns(lg, bytes));
+  double t = sim_loggp_send_lead_ns(lg, bytes) + (double)(k - 1) * spacing + wire_first_ns(lg, bytes);
+  if (q == 0) return t + sim_loggp_wire_rest_ns(lg, bytes);
+  return t + after_first_ns(lg, bytes) + cv_ns + (double)(q - 1) * (sim_loggp_recv_cpu_ns(lg, bytes) + cv_ns);
 }
 
 double sim_loggp_stream_msgs_per_s(const SimLogGP *lg, uint64_t bytes) {
@@ -486,6 +540,7 @@ typedef struct {
   uint16_t view;
   uint64_t payload;
   SimTime ready; /* in memory, waiting for the CPU */
+  SimTime first; /* its first packet in memory: a pipelined receive copy may start then (<= ready) */
 } QItem;
 
 typedef struct {
@@ -578,8 +633,10 @@ static guint primary_of(const BftRun *run, guint view) {
 static void host_send(SimCtx *ctx, BftHost *h, SimTime *t_cpu, SimEntityId dst, SimBftKind kind, uint32_t tag,
                       uint64_t bytes) {
   const SimLogGP *lg = h->run->lg;
+  /* The NIC may start once the serial work and the first packet's pipelined copy are done; the CPU stays
+   * busy with the rest of the copy (the same as s(m) without pipelined bytes). */
+  SimTime ready = *t_cpu + cost_ns(sim_loggp_send_lead_ns(lg, bytes));
   *t_cpu += cost_ns(sim_loggp_send_cpu_ns(lg, bytes));
-  SimTime ready = *t_cpu;
   if (kind == SIM_BFT_PREPREPARE && h->view == 0 && !h->is_client && h->index == 0)
     ready += cost_ns(h->run->cfg->leader_delay_us * 1e3);
   SimTime inject = MAX(ready, h->nic_free);
@@ -929,20 +986,26 @@ static void client_receive(SimCtx *ctx, BftHost *h, const QItem *m, SimTime *t_c
   if (h->done < run->cfg->requests) client_send_request(ctx, h, t_cpu);
 }
 
-static double receive_cost_ns(const BftHost *h, const QItem *m) {
+/* The CPU's work for a received item: r(m) + c_v(m) (and the trusted counter); *tail_ns gets what of it is
+ * left after the last byte is in memory (r_t(m) + c_v(m) ...). */
+static double receive_cost_ns(const BftHost *h, const QItem *m, double *tail_ns) {
   const SimBftConfig *cfg = h->run->cfg;
+  *tail_ns = 0;
   if (m->kind >= SIM_BFT_N_KINDS) return 0; /* a timer */
   uint64_t bytes = msg_bytes(m->payload);
-  double t = sim_loggp_recv_cpu_ns(h->run->lg, bytes) + verify_ns(cfg, bytes);
-  if (cfg->hybrid && (m->kind == SIM_BFT_PREPREPARE || m->kind == SIM_BFT_COMMIT)) t += cfg->usig_us * 1e3;
-  return t;
+  double after = verify_ns(cfg, bytes);
+  if (cfg->hybrid && (m->kind == SIM_BFT_PREPREPARE || m->kind == SIM_BFT_COMMIT)) after += cfg->usig_us * 1e3;
+  *tail_ns = sim_loggp_recv_tail_ns(h->run->lg, bytes) + after;
+  return sim_loggp_recv_cpu_ns(h->run->lg, bytes) + after;
 }
 
-/* Schedules the CPU event for the head of the FIFO. */
+/* Schedules the CPU event for the head of the FIFO. A pipelined receive copy starts with the first packet;
+ * without one (first == ready, tail == full) this is max(ready, cpu_free) + r(m) + c_v(m). */
 static void cpu_start(SimCtx *ctx, BftHost *h) {
   const QItem *head = &h->q[h->q_head];
-  SimTime start = MAX(head->ready, h->cpu_free);
-  SimTime done = start + cost_ns(receive_cost_ns(h, head));
+  double tail = 0, full = receive_cost_ns(h, head, &tail);
+  SimTime start = MAX(head->first, h->cpu_free);
+  SimTime done = MAX(start + cost_ns(full), MAX(head->ready, h->cpu_free) + cost_ns(tail));
   h->cpu_busy = TRUE;
   sim_ctx_send(ctx, sim_ctx_self(ctx), done - sim_ctx_now(ctx), EV_CPU, 0, 0);
 }
@@ -977,11 +1040,12 @@ static void host_handle(SimCtx *ctx, void *state, const SimEvent *ev) {
                     .kind = (uint16_t)AUX_KIND(ev->aux),
                     .view = (uint16_t)AUX_VIEW(ev->aux),
                     .payload = ev->payload,
-                    .ready = ready});
+                    .ready = ready,
+                    .first = ready - MIN(ready, cost_ns(sim_loggp_wire_rest_ns(h->run->lg, bytes)))});
     break;
   }
   case EV_TIMER:
-    enqueue(ctx, h, (QItem){.src = sim_ctx_self(ctx), .kind = ev->aux, .payload = msg_pack((uint32_t)ev->payload, 0), .ready = now});
+    enqueue(ctx, h, (QItem){.src = sim_ctx_self(ctx), .kind = ev->aux, .payload = msg_pack((uint32_t)ev->payload, 0), .ready = now, .first = now});
     break;
   case EV_CPU: {
     QItem m = h->q[h->q_head];
@@ -1178,6 +1242,14 @@ static const SimParamSpec rubin_hw_params[] = {
     H_NUM(post_recv_us, "us", 0, 1e6, 0.05, "assumed: CPU to re-post a receive (as the rdma stacks)"),
     H_INT(signal_every, "", 1, 1 << 20, 16, "assumed: the channel signals one send in this many"),
     H_INT(recv_batch, "", 1, 1 << 20, 16, "assumed: the channel re-posts receives this many at a time"),
+    H_NUM(plain_extra_us, "us", 0, 1e6, 0,
+          "not given: CPU per message at each end that plain send/receive pays and the optimised channel does "
+          "not (per-message registration, event-driven completions); the inputs name none of Rubin's "
+          "optimisations and the fit's series has no plain stack, so 0"),
+    H_INT(fw_copy_max_bytes, "bytes", 0, INT64_C(1) << 32, 90000,
+          "bracketed by the published figures: the framework copies messages up to this size into its "
+          "registered buffers and sends larger ones zero-copy (0: no copy at all); the published gain changes sign between 80 KB "
+          "(copy) and 100 KB (none), the middle of that bracket"),
 };
 
 const SimParamSpec *sim_rubin_hw_params(guint *n_params) {
@@ -1208,22 +1280,31 @@ void sim_rubin_stacks(const SimRubinHw *hw, double java_us, double copy_ns_per_b
                    .dma_read_ns = hw->dma_read_us * 1e3,
                    .inline_bytes = (uint64_t)hw->inline_bytes,
                    .mtu_bytes = (uint64_t)hw->roce_mtu_bytes};
+  /* Java NIO over kernel TCP. The sender's NIO copies the whole heap buffer into a direct buffer before the
+   * write() system call (serial); the kernel then copies it into socket buffers segment by segment while the
+   * NIC sends (pipelined). The receiver's read loop copies each arriving chunk from the kernel into a direct
+   * buffer and NIO copies it on into the heap (both pipelined with arrival, on one thread). */
   out[SIM_RUBIN_TCP] = (SimLogGP){.o_s_ns = hw->tcp_o_s_us * 1e3 + java,
                                   .o_r_ns = hw->tcp_o_r_us * 1e3 + java,
-                                  .O_ns_per_byte = 2 * copy_ns_per_byte,
+                                  .Os_ns_per_byte = copy_ns_per_byte,
+                                  .Ps_ns_per_byte = copy_ns_per_byte,
+                                  .Pr_ns_per_byte = 2 * copy_ns_per_byte,
                                   .L_ns = hw->tcp_L_us * 1e3,
                                   .G_ns_per_byte = G,
                                   .dma_ns_per_byte = hw->dma_ns_per_byte,
                                   .mtu_bytes = (uint64_t)hw->tcp_mtu_bytes};
   SimLogGP plain = rdma;
-  plain.o_s_ns = java + (hw->post_send_us + hw->poll_cq_us) * 1e3;
-  plain.o_r_ns = java + (hw->poll_cq_us + hw->post_recv_us) * 1e3;
+  plain.o_s_ns = java + (hw->post_send_us + hw->poll_cq_us + hw->plain_extra_us) * 1e3;
+  plain.o_r_ns = java + (hw->poll_cq_us + hw->post_recv_us + hw->plain_extra_us) * 1e3;
   out[SIM_RUBIN_PLAIN] = plain;
   SimLogGP ch = rdma;
   ch.o_s_ns = java + (hw->post_send_us + hw->poll_cq_us / (double)hw->signal_every) * 1e3;
   ch.o_r_ns = java + (hw->poll_cq_us + hw->post_recv_us / (double)hw->recv_batch) * 1e3;
   out[SIM_RUBIN_CHANNEL] = ch;
-  ch.O_ns_per_byte = copy_ns_per_byte;
+  /* The framework copies a message into / out of its registered buffers at each end (serial), up to its
+   * path switch; larger messages go zero-copy as on the channel. */
+  ch.O_ns_per_byte = hw->fw_copy_max_bytes > 0 ? copy_ns_per_byte : 0; /* 0: no copy at any size */
+  ch.O_max_bytes = (uint64_t)hw->fw_copy_max_bytes;
   out[SIM_RUBIN_FRAMEWORK] = ch;
 }
 
@@ -1367,9 +1448,8 @@ guint sim_rubin_checks(const SimLogGP st[SIM_RUBIN_N_STACKS], SimRubinCheck *out
               rubin_bft(fw, tp_sizes[i], TRUE) / rubin_bft(tcp, tp_sizes[i], TRUE) - 1, 0.25, 0.38);
   for (guint i = 0; i < SIM_RUBIN_FIT_N; i++) {
     uint64_t m = SIM_RUBIN_FIT_SIZES[i];
-    double copies = 2 * tcp->O_ns_per_byte * (double)m;
     add_check(out, &n, "tcp-nio: copies' share of one-way latency", "> 50% (Frey et al. ICDCS'09)", m,
-              copies / sim_loggp_one_way_ns(tcp, m), 0.5, 1.0);
+              sim_loggp_one_way_copy_ns(tcp, m) / sim_loggp_one_way_ns(tcp, m), 0.5, 1.0);
   }
   return n;
 }
@@ -1487,7 +1567,7 @@ json_t *sim_rubin_machine_to_json(const char *name, const SimRubinHw *hw, const 
   static const char *const lines[] = {
       "Rubin's hardware (Schwarz-Ruesch, Messadi, Kapitza, DSN-W 2018; scenarios/data/perf-models.json "
       "rdma_vs_tcp.rubin_2018_seed): 2 servers, 4-core Xeon v2, ConnectX-3, a 10 Gb/s switch, Java stacks.",
-      "hardware: the fixed constants; 'sim models' does not list them, 'sim bft rubin --help' and the README "
+      "hardware: the fixed constants; 'sim models' does not list them, 'sim bft rubin --help' and docs/perf-rdma.md "
       "(Performance models: RDMA vs TCP for BFT) give each one's source (published, derived, standard or "
       "assumed).",
       "fit: java_us and copy_ns_per_byte fitted by 'sim bft rubin' to one published series only, the RDMA "

@@ -3,18 +3,28 @@
  * (or a hybrid 2f+1 protocol) simulated on the event engine with those costs.
  *
  * One message of m bytes, LogGP (Alexandrov et al., SPAA 1995) with LogGOPS's per-byte CPU overhead O
- * (Hoefler et al., HPDC 2010) and the NIC's store-and-forward of the first packet:
+ * (Hoefler et al., HPDC 2010), the NIC's store-and-forward of the first packet, and per-byte CPU work that is
+ * either serial (a whole-message copy before the send or after the receive) or pipelined with the wire (a
+ * copy done packet by packet as the NIC sends or as packets arrive, as the kernel's TCP copies are):
  *
- *   send CPU     s(m) = c(m)·o_s + O·m                       (c(m) = chunks: sends of at most chunk_bytes)
- *   NIC gap      d(m) = max(c(m)·g, m·G_b)                    (G_b = max(G, G_dma), the pipeline's
- * bottleneck) wire         w(m) = L + [m > inline_bytes]·dma_read + p·(2·G_dma + G) + (m − p)·G_b,  p =
- * min(m, mtu) receive CPU  r(m) = c(m)·o_r + O·m one way      T(m) = s(m) + w(m) + r(m)
+ *   serial bytes  O_s = O + Os (sender), O_r = O (receiver); O, Os apply only to m <= O_max (0: all m)
+ *   send CPU      s(m) = c(m)·o_s + O_s·m + Ps·m               (c(m) = chunks of at most chunk_bytes)
+ *   lead          a(m) = c(m)·o_s + O_s·m + Ps·p               (CPU before the NIC can start; p = min(m, mtu))
+ *   NIC gap       d(m) = max(c(m)·g, m·G_b)                    (G_b = max(G, G_dma), the NIC's bottleneck)
+ *   first packet  w1(m) = L + [m > inline_bytes]·dma_read + p·(2·G_dma + G)
+ *   the rest      wr(m) = (m − p)·max(G_b, Ps)                  (the sender's pipelined copy can bind)
+ *   receive CPU   r(m) = c(m)·o_r + O_r·m + Pr·m, of which r_t(m) = c(m)·o_r + O_r·m + Pr·p is left after the
+ *                 last packet (the receiver copies packets as they arrive)
+ *   one way       T(m) = a(m) + w1(m) + max(wr(m) + r_t(m), r(m))
  *
- * The first packet crosses three store-and-forward stages (sender DMA read, wire, receiver DMA write); the
- * rest streams at the slowest stage. Back-to-back sends from one host leave the NIC max(s(m), d(m)) apart
- * (DESIGN.md: "spaced by max(g, o_s, m·G)"). A PBFT phase to k peers that waits for a quorum of q costs
+ * Without pipelined bytes (Ps = Pr = Os = 0, the built-in stacks) T(m) = s(m) + L + ... + r(m) as in LogGP. The
+ * CPUs are busy s(m) and r(m) per message whatever overlaps, so back-to-back sends from one host leave the NIC
+ * max(s(m), d(m)) apart (DESIGN.md: "spaced by max(g, o_s, m·G)") and a stream of messages runs at
+ * 1 / max(s(m), d(m), r(m)): the busiest of sender CPU, NIC and receiver CPU. A PBFT phase to k peers that
+ * waits for a quorum of q costs
  *
- *   phase(m, k, q) = s(m) + (k − 1)·max(s(m), d(m)) + w(m) + q·(r(m) + c_v(m))
+ *   phase(m, k, q) = a(m) + (k − 1)·max(s(m), d(m)) + w1(m) + max(wr(m) + r_t(m), r(m)) + c_v(m)
+ *                    + (q − 1)·(r(m) + c_v(m))
  *
  * which is the equation o_s + (k−1)g + L + mG + q(o_r + c_v) of DESIGN.md with the terms above.
  * All times are nanoseconds (double in the cost functions, SimTime in the simulation), sizes bytes.
@@ -42,18 +52,34 @@ typedef struct {
   uint64_t inline_bytes;  /* sends up to this size carry their payload in the descriptor */
   uint64_t mtu_bytes;     /* packet size: the store-and-forward unit (>= 1) */
   uint64_t chunk_bytes;   /* size of one send buffer (messages larger are split); 0: no limit */
+  /* Added for Rubin's Java stacks; 0 in the built-in stacks. */
+  double Os_ns_per_byte;  /* sender CPU per byte, serial, on top of O (a whole-message copy before the send) */
+  double Ps_ns_per_byte;  /* sender CPU per byte pipelined with the NIC (copied packet by packet) */
+  double Pr_ns_per_byte;  /* receiver CPU per byte pipelined with arrival (copied packet by packet) */
+  uint64_t O_max_bytes;   /* O and Os apply to messages up to this size only (a path switch); 0: to all */
 } SimLogGP;
 
 /* Number of sends a message of `bytes` takes (>= 1). */
 uint64_t sim_loggp_chunks(const SimLogGP *lg, uint64_t bytes);
+/* s(m) and r(m): how long each end's CPU is busy with the message (serial and pipelined work). */
 double sim_loggp_send_cpu_ns(const SimLogGP *lg, uint64_t bytes);
 double sim_loggp_recv_cpu_ns(const SimLogGP *lg, uint64_t bytes);
+/* a(m): the sender's CPU time before the NIC can start the message (<= s(m)). */
+double sim_loggp_send_lead_ns(const SimLogGP *lg, uint64_t bytes);
+/* r_t(m): the receiver's CPU time left after the last byte is in memory (<= r(m)). */
+double sim_loggp_recv_tail_ns(const SimLogGP *lg, uint64_t bytes);
 /* How long the sending NIC is busy with the message. */
 double sim_loggp_gap_ns(const SimLogGP *lg, uint64_t bytes);
-/* From the moment the NIC starts the message to the last byte in the receiver's memory, unloaded. */
+/* w1(m) + wr(m): from the moment the NIC starts the message to its last byte in the receiver's memory, unloaded. */
 double sim_loggp_wire_ns(const SimLogGP *lg, uint64_t bytes);
-/* Send CPU + wire + receive CPU: the one-way time of one message on idle hosts. */
+/* wr(m): the part of the wire time after the first packet is in the receiver's memory. */
+double sim_loggp_wire_rest_ns(const SimLogGP *lg, uint64_t bytes);
+/* T(m): the one-way time of one message on idle hosts. */
 double sim_loggp_one_way_ns(const SimLogGP *lg, uint64_t bytes);
+/* The part of T(m) on its critical path that is per-byte CPU work (the copies): the serial bytes, the
+ * pipelined bytes of the first packet at each end, and the rest of the message where a pipelined copy rather
+ * than the NIC binds. */
+double sim_loggp_one_way_copy_ns(const SimLogGP *lg, uint64_t bytes);
 /* The closed-form phase cost above; `cv_ns` is the receiver's per-message verification time. k >= 1. */
 double sim_loggp_phase_ns(const SimLogGP *lg, uint64_t bytes, guint k, guint q, double cv_ns);
 /* Messages per second one host can stream to one other: 1 / max(s(m), d(m), r(m)). */
@@ -228,13 +254,17 @@ double sim_bft_closed_form_ns(const SimLogGP *lg, const SimBftConfig *cfg);
  *   copy_ns_per_byte  one memory copy per byte on this CPU: the kernel's copy, Java NIO's copy between heap
  *                     and direct buffers, and the framework's copy into its registered buffers all cost it.
  *
- *   tcp-nio       o_s = tcp_o_s + java, o_r = tcp_o_r + java, O = 2·copy (kernel + NIO copy at each end),
- *                 L = tcp_L, Ethernet MTU, NIC DMA at dma_ns_per_byte;
- *   rdma-plain    o_s = java + post_send + poll_cq, o_r = java + poll_cq + post_recv, zero copy, L = nic_L,
- *                 RoCE MTU, DMA read of payloads above inline_bytes;
- *   rdma-channel  as rdma-plain with one send in signal_every signalled and receives re-posted recv_batch
- *                 at a time (Rubin's optimised channel, zero copy);
- *   rubin         rdma-channel with the framework's remaining copy: O = copy at each end.
+ *   tcp-nio       o_s = tcp_o_s + java, o_r = tcp_o_r + java, L = tcp_L, Ethernet MTU; per byte: NIO's copy
+ *                 from the heap into a direct buffer before write() (serial, Os = copy), the kernel's copy into
+ *                 socket buffers while the NIC sends (pipelined, Ps = copy), and at the receiver the kernel's
+ *                 copy and NIO's copy into the heap per chunk read as it arrives (pipelined, Pr = 2·copy). Its
+ *                 CPUs are busy 2·copy per byte at each end, so it is CPU-bound above 0.4 ns/B per copy at 10 Gb/s;
+ *   rdma-plain    o_s = java + post_send + poll_cq + plain_extra, o_r = java + poll_cq + post_recv + plain_extra,
+ *                 zero copy, L = nic_L, RoCE MTU, DMA read of payloads above inline_bytes;
+ *   rdma-channel  as rdma-plain without plain_extra, one send in signal_every signalled and receives re-posted
+ *                 recv_batch at a time (Rubin's optimised channel, zero copy);
+ *   rubin         rdma-channel with the framework's remaining copy into / out of its registered buffers at
+ *                 each end (serial, O = copy) for messages up to fw_copy_max_bytes; larger ones zero-copy.
  *
  * The fit: the RDMA channel's latency gain over TCP, 1 − T_channel(m) / T_tcp(m), against Rubin's "33–43%
  * lower" read as 38% ± 5/√3 (a uniform over the range: the publication gives a range, not per-size values) at
@@ -252,6 +282,8 @@ typedef struct {
   double g_us;                                   /* NIC message rate */
   double post_send_us, poll_cq_us, post_recv_us; /* verbs calls */
   int64_t signal_every, recv_batch;
+  double plain_extra_us;                         /* plain send/receive's own CPU per message at each end */
+  int64_t fw_copy_max_bytes;                     /* the framework copies messages up to this size */
 } SimRubinHw;
 
 /* The parameter table of SimRubinHw (name with unit, bounds, default, help with the source). */

@@ -577,6 +577,7 @@ typedef struct {
   double arrive_timeout_ms;
   double fetch_timeout_ms;
   double fetch_fail_prob;
+  gboolean draw_all;
 } GethParams;
 
 static const SimParamSpec geth_params[] = {
@@ -600,6 +601,9 @@ static const SimParamSpec geth_params[] = {
     {.name = "fetch_fail_prob", .type = SIM_PARAM_NUMBER, .min = 0, .max = 0.99, .def = 0,
      .offset = offsetof(GethParams, fetch_fail_prob),
      .help = "probability that a fetch request goes unanswered (peer dropped or overloaded)"},
+    {.name = "draw_all", .type = SIM_PARAM_BOOL, .def = 0, .offset = offsetof(GethParams, draw_all),
+     .help = "draw every message's latency when it is applied, none lazily (slower; the same results: the "
+             "lazy draws are exact, tests/test_relay.c compares both)"},
 };
 
 static SimTime ms(double v) { return sim_time_from_s(v / 1e3); }
@@ -1057,7 +1061,7 @@ static inline __attribute__((always_inline)) void push_decide(Geth *g, guint32 e
   const LinkClass *c = &g->cls[cls];
   SimTime lb = q + c->floor_ns;
   gboolean special = g->nh[to].special;
-  if (lb >= g->nh[to].have && (!special || lb >= g->first_push[to])) {
+  if (!g->p->draw_all && lb >= g->nh[to].have && (!special || lb >= g->first_push[to])) {
     heard_lazy(g, to, rev, q, c->floor_ns);
     return;
   }
@@ -1078,7 +1082,7 @@ static inline __attribute__((always_inline)) void announce_decide(Geth *g, guint
   const LinkClass *c = &g->cls[cls];
   /* The fetch cannot complete before now + arriveTimeout and five latencies. */
   gboolean fetch = !g->nh[to].done && g->nh[to].have > now + g->wait + 4 * c->floor_ns;
-  if (!fetch && (!g->nh[to].special || now + c->floor_ns >= g->announce[to])) {
+  if (!fetch && !g->p->draw_all && (!g->nh[to].special || now + c->floor_ns >= g->announce[to])) {
     heard_lazy(g, to, rev, now, c->floor_ns);
     return;
   }

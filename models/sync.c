@@ -1,7 +1,7 @@
 /* sync.c: node sync time: snap-sync phases bounded by network, disk and CPU; in-order and multi-machine IBD.
  */
 #include "sync.h"
-#include "infile.h"
+#include "input.h"
 
 #include <errno.h>
 #include <math.h>
@@ -279,17 +279,11 @@ SimSyncMachine *sim_sync_machine_new_class(const char *name) {
 /* ---- Loading ---- */
 
 static json_t *parse_root(const char *data, size_t len, SimDiag *diag) {
-  gboolean blank = TRUE;
-  for (size_t i = 0; i < len && blank; i++)
-    blank = g_ascii_isspace(data[i]);
-  if (blank) {
-    sim_diag_add_at(diag, 1, 1, "empty file (expected a JSON object)");
-    return NULL;
-  }
-  json_error_t err;
-  json_t *root = json_loadb(data, len, JSON_REJECT_DUPLICATES, &err);
+  SimInputProblem pb;
+  g_autoptr(GError) e = NULL;
+  json_t *root = sim_json_parse(data, len, SIM_JSON_DEFAULT, &pb, &e);
   if (!root) {
-    sim_diag_add_at(diag, err.line, err.column, "%s", err.text);
+    sim_diag_add_input_error(diag, e, &pb);
     return NULL;
   }
   if (!json_is_object(root)) {
@@ -300,30 +294,14 @@ static json_t *parse_root(const char *data, size_t len, SimDiag *diag) {
   return root;
 }
 
-/* Reads a whole file; on failure adds "cannot open: ..." or "cannot read: ..." (as the scenario loader does). */
+/* Reads a whole file with sim's one input loader (sim/core/input.h). */
 static char *read_file(const char *path, size_t *len, SimDiag *diag) {
-  if (sim_input_unbounded(path)) {
-    sim_diag_add_raw(diag, "not a regular file");
-    return NULL;
-  }
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    sim_diag_add_raw(diag, "cannot open: %s", g_strerror(errno));
-    return NULL;
-  }
-  g_autoptr(GByteArray) buf = g_byte_array_new();
-  guint8 chunk[65536];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) g_byte_array_append(buf, chunk, (guint)n);
-  int read_errno = ferror(f) ? errno : 0;
-  fclose(f);
-  if (read_errno) {
-    sim_diag_add_raw(diag, "cannot read: %s", g_strerror(read_errno));
-    return NULL;
-  }
-  *len = buf->len;
-  g_byte_array_append(buf, (const guint8 *)"", 1); /* NUL-terminated for convenience */
-  return (char *)g_byte_array_free(g_steal_pointer(&buf), FALSE);
+  g_autoptr(GError) e = NULL;
+  gsize n = 0;
+  char *data = sim_input_read_file(path, 0, &n, NULL, &e);
+  if (!data) sim_diag_add_input_error(diag, e, NULL);
+  *len = n;
+  return data;
 }
 
 static void check_comment(json_t *root, SimDiag *diag) {

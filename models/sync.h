@@ -121,7 +121,7 @@ typedef enum { SIM_SYNC_TARGET_HEAD, SIM_SYNC_TARGET_FULL } SimSyncTarget;
 /* ---- Descriptions ---- */
 
 /* The built-in chain: Ethereum mainnet as Nethermind 1.21 synced it (September 2023), calibrated as the
- * README explains. Owns `name`: free with sim_sync_chain_free() or sim_sync_chain_clear(). */
+ * docs/perf-sync.md explains. Owns `name`: free with sim_sync_chain_free() or sim_sync_chain_clear(). */
 SimSyncChain *sim_sync_chain_new_default(void);
 void sim_sync_chain_clear(SimSyncChain *chain);
 void sim_sync_chain_free(SimSyncChain *chain);

@@ -12,7 +12,7 @@
  *    the mean transactions of a session, so transactions arrive at rate_per_s overall. An account's first
  *    nonce is lognormal (first_nonce_median, first_nonce_sigma; keyed by the seed and the account, so no
  *    draw of the run's streams), as accounts with a history have. The defaults are
- *    fitted to the real Rinkeby logs (README, "Out-of-order transactions"). Each has a type (TX/MC/CC, shares), a gas limit (TX: 21,000; MC, CC:
+ *    fitted to the real Rinkeby logs (docs/txorder.md, "Out-of-order transactions"). Each has a type (TX/MC/CC, shares), a gas limit (TX: 21,000; MC, CC:
  *    lognormal, cut to [21,000, block gas limit]), gas used (TX: all of it; MC, CC: used_fraction of it), a
  *    gas price drawn from classes (the study's gwei classes; within a class log-uniform, uniform from 0) and
  *    a size per type. A session enters the network at one ordinary node (uniform over nodes, so regions

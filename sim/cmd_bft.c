@@ -176,8 +176,11 @@ static int cmd_rubin(int argc, char **argv) {
       "Rubin (DSN-W 2018) measured Java stacks on 2 Xeon v2 servers, ConnectX-3, a 10 Gb/s switch. Two\n"
       "constants are fitted to one published series only, the RDMA channel's latency gain over TCP (33-43%\n"
       "lower, read as 38% +- 5/sqrt(3) at 1 KiB..100 KB): java_us (Java's CPU per message at each end) and\n"
-      "copy_ns_per_byte (one memory copy). Printed: the fitted values with standard errors, the residuals, and\n"
-      "every other published figure as a check computed with those values, nothing refitted, with its verdict.\n"
+      "copy_ns_per_byte (one memory copy: NIO's heap/direct copy, serial at the sender and pipelined at the\n"
+      "receiver; the kernel's, pipelined with the NIC; the framework's, serial up to fw_copy_max_bytes). tcp-nio\n"
+      "is CPU-bound when its two copies per byte at an end outlast the wire. Printed: the fitted values with\n"
+      "standard errors, the residuals, and every other published figure as a check computed with those values,\n"
+      "nothing refitted, with its verdict (the copies' share: per-byte CPU on tcp-nio's critical path).\n"
       "Exit 0 ok (whatever the verdicts), 1 the fit failed, 2 bad usage or a bad machine file.\n"
       "Hardware constants (--set PARAM=VALUE):\n");
   guint n_params;
@@ -455,6 +458,10 @@ int sim_cmd_bft(int argc, char **argv) {
            s->lg.G_ns_per_byte, s->lg.G_ns_per_byte > 0 ? 8 / s->lg.G_ns_per_byte : 0, s->lg.g_ns / 1e3,
            s->lg.dma_ns_per_byte, s->lg.dma_read_ns / 1e3, s->lg.inline_bytes, s->lg.mtu_bytes);
     if (s->lg.chunk_bytes) printf(", buffer %" G_GUINT64_FORMAT " B", s->lg.chunk_bytes);
+    if (s->lg.Os_ns_per_byte > 0 || s->lg.Ps_ns_per_byte > 0 || s->lg.Pr_ns_per_byte > 0)
+      printf(", sender serial +%.4g ns/B, pipelined %.4g ns/B (sender) %.4g ns/B (receiver)", s->lg.Os_ns_per_byte,
+             s->lg.Ps_ns_per_byte, s->lg.Pr_ns_per_byte);
+    if (s->lg.O_max_bytes) printf(", O up to %" G_GUINT64_FORMAT " B", s->lg.O_max_bytes);
     printf("\n");
   }
   for (guint i = 0; i < ns->len; i++) {

@@ -30,33 +30,43 @@ static json_t *counts_json(const SimReplayCounts *c) {
                    (json_int_t)c->txs_only_in_blocks);
 }
 
+typedef struct {
+  char **vantages;
+  char *out, *pools, *report, *network;
+  gboolean strict, quiet;
+  double level;
+} CalibrateOpts;
+
+static const SimOpt calibrate_opts[] = {
+    SIM_OPT_VANTAGE(CalibrateOpts, vantages),
+    SIM_OPT_OUT(CalibrateOpts, out, "The models file to write (required)", "FILE"),
+    SIM_OPT_POOLS_MAP(CalibrateOpts, pools),
+    {.name = "report", .type = SIM_OPT_FILENAME, .offset = offsetof(CalibrateOpts, report),
+     .help = "Also write the fit report alone as JSON", .arg = "FILE"},
+    {.name = "network", .type = SIM_OPT_STRING, .offset = offsetof(CalibrateOpts, network),
+     .help = "Which key takes the fitted work-distribution delay: geo (network.stratum), pool-delay "
+             "(network.own_work) or none (default: report only)",
+     .arg = "MODEL"},
+    {.name = "level", .type = SIM_OPT_DOUBLE, .offset = offsetof(CalibrateOpts, level),
+     .help = "Confidence level of every interval (default 0.95)", .arg = "L", .range = "(0, 1)", .min = 0,
+     .min_open = TRUE, .max = 1, .max_open = TRUE},
+    SIM_OPT_STRICT(CalibrateOpts, strict),
+    SIM_OPT_QUIET(CalibrateOpts, quiet, "No table (warnings such as bad log lines still go to stderr)"),
+};
+
+static void calibrate_opts_clear(CalibrateOpts *o) {
+  sim_cli_options_clear(calibrate_opts, G_N_ELEMENTS(calibrate_opts), o);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(CalibrateOpts, calibrate_opts_clear)
+
 int sim_cmd_calibrate(int argc, char **argv) {
-  g_auto(GStrv) vantages = NULL;
-  g_autofree char *out = NULL, *pools = NULL, *report = NULL, *network = NULL;
-  gboolean strict = FALSE, quiet = FALSE;
-  double level = 0.95;
+  g_auto(CalibrateOpts) o = {.level = 0.95};
   /* The header records the command line as given (parsing removes the options). */
   g_auto(GStrv) argv_all = g_strdupv(argv);
   int argc_all = argc;
   g_autofree char *command_line = sim_cli_command_line(argc, argv);
-  GOptionEntry entries[] = {
-      {"vantage", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &vantages, "A vantage point's log directory, named",
-       "NAME=DIR"},
-      {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "The models file to write (required)", "FILE"},
-      {"pools", 0, 0, G_OPTION_ARG_FILENAME, &pools,
-       "Coinbase address -> pool map (CSV with 'address' and a name column)", "CSV"},
-      {"report", 0, 0, G_OPTION_ARG_FILENAME, &report, "Also write the fit report alone as JSON", "FILE"},
-      {"network", 0, 0, G_OPTION_ARG_STRING, &network,
-       "Which key takes the fitted work-distribution delay: geo (network.stratum), pool-delay "
-       "(network.own_work) or none (default: report only)",
-       "MODEL"},
-      {"level", 0, 0, G_OPTION_ARG_DOUBLE, &level, "Confidence level of every interval (default 0.95)", "L"},
-      {"strict", 0, 0, G_OPTION_ARG_NONE, &strict, "The first bad line is fatal (exit 2)", NULL},
-      {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
-       "No table (warnings such as bad log lines still go to stderr)", NULL},
-      G_OPTION_ENTRY_NULL};
   g_autoptr(GOptionContext) ctx = g_option_context_new("[LOGDIR...] -o FILE - fit models to measured logs");
-  g_option_context_add_main_entries(ctx, entries, NULL);
+  sim_cli_add_options(ctx, calibrate_opts, G_N_ELEMENTS(calibrate_opts), &o);
   g_option_context_set_description(
       ctx,
       "Reads the EMC logs as 'sim replay' does (one LOGDIR per vantage point, named by its base name or\n"
@@ -70,10 +80,12 @@ int sim_cmd_calibrate(int argc, char **argv) {
   if (!sim_cli_parse(ctx, "calibrate", &argc, &argv)) return SIM_EXIT_USAGE;
   g_autoptr(GPtrArray) dirs = g_ptr_array_new();
   g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
-  if (sim_cli_vantage_dirs("calibrate", argc, argv, vantages, dirs, names) != SIM_EXIT_OK) return SIM_EXIT_USAGE;
-  if (!out) return sim_cli_usage_error("calibrate", "missing -o FILE (the models file to write)");
-  if (!(level > 0 && level < 1))
-    return sim_cli_usage_error("calibrate", "--level must be in (0, 1) (got %g)", level);
+  if (sim_cli_vantage_dirs("calibrate", argc, argv, o.vantages, dirs, names) != SIM_EXIT_OK) return SIM_EXIT_USAGE;
+  if (!o.out) return sim_cli_usage_error("calibrate", "missing -o FILE (the models file to write)");
+  if (!sim_cli_check_ranges("calibrate", calibrate_opts, G_N_ELEMENTS(calibrate_opts), &o)) return SIM_EXIT_USAGE;
+  const char *network = o.network, *out = o.out, *pools = o.pools, *report = o.report;
+  gboolean strict = o.strict, quiet = o.quiet;
+  double level = o.level;
   SimCalibNetwork net = SIM_CALIB_NET_NONE;
   if (network && strcmp(network, "geo") == 0)
     net = SIM_CALIB_NET_GEO;

@@ -25,29 +25,38 @@ static void print_report(const json_t *s, const char *dir) {
          json_number_value(json_object_get(tx, "committed")), json_number_value(json_object_get(rp, "bad_lines")));
 }
 
+typedef struct {
+  char **vantages;
+  char *out, *pools;
+  gboolean strict, quiet;
+  double reward;
+  gint64 heights;
+} ReplayOpts;
+
+static const SimOpt replay_opts[] = {
+    SIM_OPT_VANTAGE(ReplayOpts, vantages),
+    SIM_OPT_OUT(ReplayOpts, out, "Results directory (default results/replay)", "DIR"),
+    SIM_OPT_POOLS_MAP(ReplayOpts, pools),
+    SIM_OPT_STRICT(ReplayOpts, strict),
+    /* A reward of inf or 1e308 makes every reward share inf/inf: NaN, which summary.json cannot hold. */
+    {.name = "block-reward", .type = SIM_OPT_DOUBLE, .offset = offsetof(ReplayOpts, reward),
+     .help = "Block reward in ETH for the reward shares (default 2)", .arg = "ETH", .range = "(0, 1e6] ETH",
+     .min = 0, .min_open = TRUE, .max = 1e6},
+    {.name = "heights", .type = SIM_OPT_INT64, .offset = offsetof(ReplayOpts, heights),
+     .help = "Metric window: heights 1..N counted from the lowest block number (default all), as stop.heights",
+     .arg = "N", .range = "[0, 1e9]", .min = 0, .max = 1e9},
+    SIM_OPT_QUIET(ReplayOpts, quiet, "No report (warnings such as bad log lines still go to stderr)"),
+};
+
+static void replay_opts_clear(ReplayOpts *o) {
+  sim_cli_options_clear(replay_opts, G_N_ELEMENTS(replay_opts), o);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(ReplayOpts, replay_opts_clear)
+
 int sim_cmd_replay(int argc, char **argv) {
-  g_auto(GStrv) vantages = NULL;
-  g_autofree char *out = NULL, *pools = NULL;
-  gboolean strict = FALSE, quiet = FALSE;
-  double reward = 2.0;
-  gint64 heights = 0;
-  GOptionEntry entries[] = {
-      {"vantage", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &vantages, "A vantage point's log directory, named",
-       "NAME=DIR"},
-      {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "Results directory (default results/replay)", "DIR"},
-      {"pools", 0, 0, G_OPTION_ARG_FILENAME, &pools,
-       "Coinbase address -> pool map (CSV with 'address' and a name column)", "CSV"},
-      {"strict", 0, 0, G_OPTION_ARG_NONE, &strict, "The first bad line is fatal (exit 2)", NULL},
-      {"block-reward", 0, 0, G_OPTION_ARG_DOUBLE, &reward,
-       "Block reward in ETH for the reward shares (default 2)", "ETH"},
-      {"heights", 0, 0, G_OPTION_ARG_INT64, &heights,
-       "Metric window: heights 1..N counted from the lowest block number (default all), as stop.heights",
-       "N"},
-      {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
-       "No report (warnings such as bad log lines still go to stderr)", NULL},
-      G_OPTION_ENTRY_NULL};
+  g_auto(ReplayOpts) o = {.reward = 2.0};
   g_autoptr(GOptionContext) ctx = g_option_context_new("[LOGDIR...] - measured logs through sim's analysis");
-  g_option_context_add_main_entries(ctx, entries, NULL);
+  sim_cli_add_options(ctx, replay_opts, G_N_ELEMENTS(replay_opts), &o);
   g_option_context_set_description(
       ctx, "Each LOGDIR holds one vantage point's EMC raw logs (NewBlockMsg.log or blocks.log, announcements,\n"
            "TxMsg.log..., plain, .gz or .xz, rotated parts too); its name is the directory's base name unless\n"
@@ -65,20 +74,16 @@ int sim_cmd_replay(int argc, char **argv) {
   if (!sim_cli_parse(ctx, "replay", &argc, &argv)) return SIM_EXIT_USAGE;
   g_autoptr(GPtrArray) dirs = g_ptr_array_new();
   g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
-  if (sim_cli_vantage_dirs("replay", argc, argv, vantages, dirs, names) != SIM_EXIT_OK) return SIM_EXIT_USAGE;
-  /* A reward of inf or 1e308 makes every reward share inf/inf: NaN, which summary.json cannot hold. */
-  if (!(reward > 0 && reward <= 1e6))
-    return sim_cli_usage_error("replay", "--block-reward must be in (0, 1e6] ETH (got %g)", reward);
-  if (heights < 0 || heights > 1000000000)
-    return sim_cli_usage_error("replay", "--heights must be in [0, 1e9] (got %" G_GINT64_FORMAT ")", heights);
+  if (sim_cli_vantage_dirs("replay", argc, argv, o.vantages, dirs, names) != SIM_EXIT_OK) return SIM_EXIT_USAGE;
+  if (!sim_cli_check_ranges("replay", replay_opts, G_N_ELEMENTS(replay_opts), &o)) return SIM_EXIT_USAGE;
   SimReplayOptions opt = {.dirs = (const char *const *)dirs->pdata,
                           .names = (const char *const *)names->pdata,
                           .n_vantages = dirs->len,
-                          .pools_csv = pools,
-                          .strict = strict,
-                          .out_dir = out,
-                          .block_reward_eth = reward,
-                          .heights = (uint32_t)heights,
+                          .pools_csv = o.pools,
+                          .strict = o.strict,
+                          .out_dir = o.out,
+                          .block_reward_eth = o.reward,
+                          .heights = (uint32_t)o.heights,
                           .argc = argc,
                           .argv = argv};
   g_autoptr(GError) e = NULL;
@@ -87,7 +92,7 @@ int sim_cmd_replay(int argc, char **argv) {
     fprintf(stderr, "sim replay: %s\n", e->message);
     return e->code == SIM_REPLAY_ERROR_INPUT ? SIM_EXIT_USAGE : SIM_EXIT_RUNTIME;
   }
-  if (!quiet) print_report(summary, out ? out : "results/replay");
+  if (!o.quiet) print_report(summary, o.out ? o.out : "results/replay");
   json_decref(summary);
   return SIM_EXIT_OK;
 }

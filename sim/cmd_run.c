@@ -144,56 +144,61 @@ static void on_engine(void *user, SimEngine *engine, const char *note) {
   }
 }
 
+typedef struct {
+  char *out_dir, *seed_str, *pools_csv, *trace_str;
+  char **sets, **mining_from;
+  gboolean quiet, emc_logs, strict, stats, numa_report;
+  gint threads;
+} RunOpts;
+
+static const SimOpt run_opts[] = {
+    SIM_OPT_OUT(RunOpts, out_dir, "Write results into DIR (default results/<name>)", "DIR"),
+    {.name = "seed", .type = SIM_OPT_STRING, .offset = offsetof(RunOpts, seed_str),
+     .help = "Master seed (overrides the scenario's)", .arg = "N"},
+    SIM_OPT_SET(RunOpts, sets, "Override a scenario value, e.g. stop.heights=1000", "PATH=VALUE"),
+    SIM_OPT_QUIET(RunOpts, quiet, "No progress line and no report"),
+    {.name = "emc-logs", .type = SIM_OPT_FLAG, .offset = offsetof(RunOpts, emc_logs),
+     .help = "Also write each vantage point's EMC logs (as the study's Geth did) into DIR/emc/"},
+    {.name = "mining-from", .type = SIM_OPT_FILENAMES, .offset = offsetof(RunOpts, mining_from),
+     .help = "Trace-driven: who mined which block when, from a vantage point's EMC logs (repeat for more; "
+             "NAME=DIR names it as the scenario's vantage point)",
+     .arg = "[NAME=]LOGDIR"},
+    {.name = "pools", .type = SIM_OPT_FILENAME, .offset = offsetof(RunOpts, pools_csv),
+     .help = "With --mining-from: coinbase -> pool map (CSV)", .arg = "CSV"},
+    {.name = "strict", .type = SIM_OPT_FLAG, .offset = offsetof(RunOpts, strict),
+     .help = "With --mining-from: the first bad log line is fatal"},
+    {.name = "threads", .short_name = 't', .type = SIM_OPT_INT, .offset = offsetof(RunOpts, threads),
+     .help = "Threads: each block's relay runs on N (at most 64), the partitioned engine on up to N workers "
+             "(default: the CPUs this process may use, each block's relay on all of them or on one, whichever is "
+             "measured faster; 0: the sequential engine and a one-thread relay). Outputs do not depend on it",
+     .arg = "N", .range = "[0, " G_STRINGIFY(SIM_ENGINE_MAX_THREADS) "]", .min = 0, .max = SIM_ENGINE_MAX_THREADS},
+    {.name = "stats", .type = SIM_OPT_FLAG, .offset = offsetof(RunOpts, stats),
+     .help = "Print the engine's partitions, windows, events per window and barrier wait per worker, and the "
+             "relay's "
+             "threads, groups, windows per block, steps per window, work balance and barrier wait per thread"},
+    {.name = "numa-report", .type = SIM_OPT_FLAG, .offset = offsetof(RunOpts, numa_report),
+     .help = "Print the bytes placed per NUMA node: intended, and reported by the kernel"},
+    {.name = "trace-blocks", .type = SIM_OPT_STRING, .offset = offsetof(RunOpts, trace_str),
+     .help = "Also write every node's arrival time of the blocks at these heights (at most 64; a geo network), for "
+             "the journey in sim report",
+     .arg = "H1,H2,..."},
+};
+
+static void run_opts_clear(RunOpts *o) {
+  sim_cli_options_clear(run_opts, G_N_ELEMENTS(run_opts), o);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(RunOpts, run_opts_clear)
+
 int sim_cmd_run(int argc, char **argv) {
-  g_autofree char *out_dir = NULL;
-  g_auto(GStrv) sets = NULL;
+  g_auto(RunOpts) o = {.threads = G_MININT}; /* threads not given: sim_run_default_threads(), adaptive */
   gint64 seed = -1;
-  gboolean quiet = FALSE, have_seed = FALSE, emc_logs = FALSE, strict = FALSE, stats = FALSE, numa_report = FALSE;
-  gint threads = G_MININT; /* not given: sim_run_default_threads(), adaptive */
-  g_auto(GStrv) mining_from = NULL;
-  g_autofree char *pools_csv = NULL;
-  g_autofree char *seed_str = NULL;
-  g_autofree char *trace_str = NULL;
-  GOptionEntry entries[] = {
-      {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir, "Write results into DIR (default results/<name>)",
-       "DIR"},
-      {"seed", 0, 0, G_OPTION_ARG_STRING, &seed_str, "Master seed (overrides the scenario's)", "N"},
-      {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a scenario value, e.g. stop.heights=1000",
-       "PATH=VALUE"},
-      {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress line and no report", NULL},
-      {"emc-logs", 0, 0, G_OPTION_ARG_NONE, &emc_logs,
-       "Also write each vantage point's EMC logs (as the study's Geth did) into DIR/emc/", NULL},
-      {"mining-from", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &mining_from,
-       "Trace-driven: who mined which block when, from a vantage point's EMC logs (repeat for more; "
-       "NAME=DIR names it as the scenario's vantage point)",
-       "[NAME=]LOGDIR"},
-      {"pools", 0, 0, G_OPTION_ARG_FILENAME, &pools_csv, "With --mining-from: coinbase -> pool map (CSV)",
-       "CSV"},
-      {"strict", 0, 0, G_OPTION_ARG_NONE, &strict, "With --mining-from: the first bad log line is fatal",
-       NULL},
-      {"threads", 't', 0, G_OPTION_ARG_INT, &threads,
-       "Threads: each block's relay runs on N (at most 64), the partitioned engine on up to N workers "
-       "(default: the CPUs this process may use, each block's relay on all of them or on one, whichever is "
-       "measured faster; 0: the sequential engine and a one-thread relay). Outputs do not depend on it",
-       "N"},
-      {"stats", 0, 0, G_OPTION_ARG_NONE, &stats,
-       "Print the engine's partitions, windows, events per window and barrier wait per worker, and the "
-       "relay's "
-       "threads, groups, windows per block, steps per window, work balance and barrier wait per thread",
-       NULL},
-      {"numa-report", 0, 0, G_OPTION_ARG_NONE, &numa_report,
-       "Print the bytes placed per NUMA node: intended, and reported by the kernel", NULL},
-      {"trace-blocks", 0, 0, G_OPTION_ARG_STRING, &trace_str,
-       "Also write every node's arrival time of the blocks at these heights (at most 64; a geo network), for "
-       "the journey in sim report",
-       "H1,H2,..."},
-      G_OPTION_ENTRY_NULL};
+  gboolean have_seed = FALSE;
   g_autoptr(GOptionContext) ctx = g_option_context_new("SCENARIO - run a scenario");
   g_option_context_set_strict_posix(ctx, FALSE);
-  g_option_context_add_main_entries(ctx, entries, NULL);
+  sim_cli_add_options(ctx, run_opts, G_N_ELEMENTS(run_opts), &o);
   /* One file a line, "NAME  CONDITION: what", CONDITION "always" or "with" and the options or scenario
    * features it needs, joined by "and"; <V> stands for each vantage point. tests/cli/test-docs.sh compares
-   * this list with the files real runs write, and with sim.1 and the README. */
+   * this list with the files real runs write, and with sim.1 and docs/outputs.md. */
   g_option_context_set_description(
       ctx, "Files written into DIR, all or nothing (man sim, OUTPUTS; another non-empty DIR is refused):\n"
            "  .sim-result                    always: the marker of a complete result of sim\n"
@@ -225,11 +230,14 @@ int sim_cmd_run(int argc, char **argv) {
   for (int i = 0; i < argc; i++) g_ptr_array_add(cmdline, g_strdup(argv[i]));
   if (!sim_cli_parse(ctx, "run", &argc, &argv)) return SIM_EXIT_USAGE;
   if (argc != 2) return sim_cli_usage_error("run", argc < 2 ? "missing SCENARIO" : "expected one SCENARIO");
-  gboolean threads_adaptive = threads == G_MININT;
-  if (threads_adaptive) threads = (gint)sim_run_default_threads();
-  if (threads < 0 || threads > SIM_ENGINE_MAX_THREADS)
-    return sim_cli_usage_error("run", "--threads must be in [0, %d] (got %d)", SIM_ENGINE_MAX_THREADS,
-                               threads);
+  gboolean threads_adaptive = o.threads == G_MININT;
+  if (threads_adaptive) o.threads = (gint)sim_run_default_threads();
+  if (!sim_cli_check_ranges("run", run_opts, G_N_ELEMENTS(run_opts), &o)) return SIM_EXIT_USAGE;
+  const gint threads = o.threads;
+  const char *out_dir = o.out_dir, *pools_csv = o.pools_csv, *seed_str = o.seed_str, *trace_str = o.trace_str;
+  char **sets = o.sets, **mining_from = o.mining_from;
+  const gboolean quiet = o.quiet, emc_logs = o.emc_logs, strict = o.strict, stats = o.stats,
+                 numa_report = o.numa_report;
   if (pools_csv && !mining_from) return sim_cli_usage_error("run", "--pools needs --mining-from");
   if (strict && !mining_from) return sim_cli_usage_error("run", "--strict needs --mining-from");
   if (seed_str) {

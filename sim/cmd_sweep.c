@@ -15,6 +15,7 @@
 #endif
 
 #include "cli.h"
+#include "input.h"
 #include "output.h"
 #include "sweep.h"
 
@@ -112,12 +113,17 @@ static json_t *load_manifest(const char *dir, gboolean *absent, GError **error) 
     g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: not a regular file", f);
     return NULL;
   }
-  json_error_t err;
-  json_t *m = json_load_file(f, JSON_REJECT_DUPLICATES, &err);
-  if (!m)
-    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s:%d:%d: %s", f, MAX(err.line, 1),
-                MAX(err.column, 1), err.text);
-  return m;
+  SimInputProblem pb;
+  g_autoptr(GError) ie = NULL;
+  g_autofree char *t = NULL;
+  json_t *m = sim_json_load_file(f, 0, SIM_JSON_BLANK_AS_SYNTAX, &pb, &ie);
+  if (m) return m;
+  if (ie->code == SIM_INPUT_ERROR_OPEN || ie->code == SIM_INPUT_ERROR_READ)
+    /* In the words of json_load_file(), which this reader used. */
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s:1:1: unable to open %s: %s", f, f, g_strerror(pb.err_no));
+  else
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s", (t = sim_input_error_text(f, ie)));
+  return NULL;
 }
 
 /* Checks that DIR is new or holds the same study, and (unless dry) records the sweep in DIR/sweep.json. */
@@ -574,7 +580,7 @@ int sim_cmd_sweep(int argc, char **argv) {
       "  sim sweep merge DIR... [--out OUT] [--quiet]  the table from the complete runs of several DIRs\n"
       "                                                (the other options do not apply)\n"
       "  mpirun -np 8 sim sweep s.json --out DIR --shard mpi   (with a build configured -Dmpi=enabled)\n\n"
-      "The sweep file format, the generators and the seed derivation are in the README (Studies).\n"
+      "The sweep file format, the generators and the seed derivation are in docs/studies.md (Studies).\n"
       "Exit codes: 0 ok, 1 a run failed (the others still ran), 2 bad usage or input, 130 interrupted.");
   if (!sim_cli_parse(ctx, "sweep", &argc, &argv)) return SIM_EXIT_USAGE;
   /* "DIR/" and "DIR" are the same directory; messages name it once. */

@@ -39,6 +39,77 @@ static void print_help(FILE *out) {
                "2 bad usage or bad input, 130 interrupted.\n");
 }
 
+/* ---- Option tables ---- */
+
+static GOptionArg opt_arg(SimOptType t) {
+  switch (t) {
+  case SIM_OPT_FLAG: return G_OPTION_ARG_NONE;
+  case SIM_OPT_INT: return G_OPTION_ARG_INT;
+  case SIM_OPT_INT64: return G_OPTION_ARG_INT64;
+  case SIM_OPT_DOUBLE: return G_OPTION_ARG_DOUBLE;
+  case SIM_OPT_STRING: return G_OPTION_ARG_STRING;
+  case SIM_OPT_FILENAME: return G_OPTION_ARG_FILENAME;
+  case SIM_OPT_STRINGS: return G_OPTION_ARG_STRING_ARRAY;
+  case SIM_OPT_FILENAMES: return G_OPTION_ARG_FILENAME_ARRAY;
+  }
+  g_assert_not_reached();
+}
+
+void sim_cli_add_options(GOptionContext *ctx, const SimOpt *opts, gsize n, void *base) {
+  g_return_if_fail(ctx != NULL && (opts != NULL || n == 0) && base != NULL);
+  GOptionEntry *e = g_new0(GOptionEntry, n + 1);
+  for (gsize i = 0; i < n; i++)
+    e[i] = (GOptionEntry){.long_name = opts[i].name,
+                          .short_name = opts[i].short_name,
+                          .arg = opt_arg(opts[i].type),
+                          .arg_data = (char *)base + opts[i].offset,
+                          .description = opts[i].help,
+                          .arg_description = opts[i].arg};
+  g_option_context_add_main_entries(ctx, e, NULL);
+  /* GOption copies the entries into its group (not the strings, which are the table's): ours can go. */
+  g_free(e);
+}
+
+gboolean sim_cli_check_ranges(const char *cmd, const SimOpt *opts, gsize n, const void *base) {
+  for (gsize i = 0; i < n; i++) {
+    const SimOpt *o = &opts[i];
+    if (!o->range) continue;
+    const void *at = (const char *)base + o->offset;
+    double v;
+    g_autofree char *got = NULL;
+    switch (o->type) {
+    case SIM_OPT_INT:
+      v = *(const gint *)at;
+      got = g_strdup_printf("%d", *(const gint *)at);
+      break;
+    case SIM_OPT_INT64:
+      v = (double)*(const gint64 *)at;
+      got = g_strdup_printf("%" G_GINT64_FORMAT, *(const gint64 *)at);
+      break;
+    case SIM_OPT_DOUBLE:
+      v = *(const double *)at;
+      got = g_strdup_printf("%g", v);
+      break;
+    default:
+      g_return_val_if_reached(FALSE);
+    }
+    gboolean lo = o->min_open ? v > o->min : v >= o->min, hi = o->max_open ? v < o->max : v <= o->max;
+    if (!(lo && hi)) { /* NaN fails both */
+      sim_cli_usage_error(cmd, "--%s must be in %s (got %s)", o->name, o->range, got);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+void sim_cli_options_clear(const SimOpt *opts, gsize n, void *base) {
+  for (gsize i = 0; i < n; i++) {
+    void *at = (char *)base + opts[i].offset;
+    if (opts[i].type == SIM_OPT_STRING || opts[i].type == SIM_OPT_FILENAME) g_clear_pointer((char **)at, g_free);
+    if (opts[i].type == SIM_OPT_STRINGS || opts[i].type == SIM_OPT_FILENAMES) g_clear_pointer((char ***)at, g_strfreev);
+  }
+}
+
 gboolean sim_cli_parse(GOptionContext *ctx, const char *cmd, int *argc, char ***argv) {
   GError *e = NULL;
   if (!g_option_context_parse(ctx, argc, argv, &e)) {

@@ -8,6 +8,7 @@
  * (root finding for the quantile), the Kolmogorov series summed to convergence. */
 #include "compare.h"
 #include "cunit-main.h"
+#include "input.h"
 #include "util.h"
 
 #include <glib/gstdio.h>
@@ -515,22 +516,22 @@ static void test_csv_reader(void) {
   g_autoptr(GPtrArray) r = g_ptr_array_new_with_free_func(g_free);
   guint line = 0;
   g_autoptr(GError) e = NULL;
-  CU_ASSERT_TRUE_FATAL(an_csv_read_record(f, r, &line, &e));
+  CU_ASSERT_TRUE_FATAL(sim_csv_read_record(f, r, &line, &e));
   CU_ASSERT_EQUAL_FATAL(r->len, 3);
   CU_ASSERT_STRING_EQUAL(r->pdata[0], "a");
   CU_ASSERT_STRING_EQUAL(r->pdata[1], "b,c");
   CU_ASSERT_STRING_EQUAL(r->pdata[2], "say \"hi\"");
   CU_ASSERT_EQUAL(line, 1);
-  CU_ASSERT_TRUE_FATAL(an_csv_read_record(f, r, &line, &e));
+  CU_ASSERT_TRUE_FATAL(sim_csv_read_record(f, r, &line, &e));
   CU_ASSERT_EQUAL_FATAL(r->len, 3);
   CU_ASSERT_STRING_EQUAL(r->pdata[0], "two\nlines");
   CU_ASSERT_STRING_EQUAL(r->pdata[1], "");
   CU_ASSERT_STRING_EQUAL(r->pdata[2], "end");
   CU_ASSERT_EQUAL(line, 3);
-  CU_ASSERT_TRUE_FATAL(an_csv_read_record(f, r, &line, &e));
+  CU_ASSERT_TRUE_FATAL(sim_csv_read_record(f, r, &line, &e));
   CU_ASSERT_EQUAL_FATAL(r->len, 2);
   CU_ASSERT_STRING_EQUAL(r->pdata[1], "no newline");
-  CU_ASSERT_FALSE(an_csv_read_record(f, r, &line, &e));
+  CU_ASSERT_FALSE(sim_csv_read_record(f, r, &line, &e));
   CU_ASSERT_PTR_NULL(e);
   CU_ASSERT_EQUAL(r->len, 0);
   fclose(f);
@@ -553,10 +554,10 @@ static void test_csv_reader_nul(void) {
     guint line = 0;
     g_autoptr(GError) e = NULL;
     for (guint k = 0; k < cases[i].records_before; k++)
-      CU_ASSERT_TRUE(an_csv_read_record(f, r, &line, &e));
-    CU_ASSERT_FALSE(an_csv_read_record(f, r, &line, &e));
+      CU_ASSERT_TRUE(sim_csv_read_record(f, r, &line, &e));
+    CU_ASSERT_FALSE(sim_csv_read_record(f, r, &line, &e));
     CU_ASSERT_PTR_NOT_NULL_FATAL(e);
-    CU_ASSERT_TRUE(g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_INVAL));
+    CU_ASSERT_TRUE(g_error_matches(e, SIM_CSV_ERROR, SIM_CSV_ERROR_NUL));
     CU_ASSERT_STRING_EQUAL(e->message, cases[i].message);
     CU_ASSERT_EQUAL(line, cases[i].line);
     fclose(f);

@@ -586,6 +586,192 @@ static void test_phold_bad_params(void) {
   CU_ASSERT_EQUAL(r.events, 12345); /* untouched */
 }
 
+/* ---- Batches ---- */
+
+/* Each event fans out: a batch of up to 40 events to random entities with random delays (ties included), with
+ * single sends mixed in between the batch's events, until the entity's budget of sends is spent. `batch`
+ * FALSE sends everything with sim_ctx_send(): the engine must deliver the same events in the same order
+ * either way. One state per entity (with windows, entities run on several threads). */
+enum { FAN_ENTITIES = 60 };
+
+typedef struct {
+  GArray *log; /* SimEvent, in delivery order */
+  guint64 budget;
+  gboolean batch;
+  SimTime min_delay;
+  guint ctx_wrong;
+} Fan;
+
+static void fanout_handle(SimCtx *ctx, void *state, const SimEvent *ev) {
+  Fan *f = state;
+  if (sim_ctx_self(ctx) != ev->dst || sim_ctx_now(ctx) != ev->time) f->ctx_wrong++;
+  g_array_append_val(f->log, *ev);
+  SimRng *rng = sim_ctx_rng(ctx);
+  guint k = (guint)sim_rng_below(rng, 41);
+  if (k > f->budget) k = (guint)f->budget;
+  f->budget -= k;
+  uint64_t payload = ev->payload * 31 + k;
+  if (f->batch) sim_ctx_batch_begin(ctx, 7, 3, payload);
+  for (guint i = 0; i < k; i++) {
+    SimEntityId dst = (SimEntityId)sim_rng_below(rng, FAN_ENTITIES);
+    SimTime delay = f->min_delay + (SimTime)sim_rng_below(rng, 30);
+    if (f->batch)
+      sim_ctx_batch_add(ctx, dst, delay);
+    else
+      sim_ctx_send(ctx, dst, delay, 7, 3, payload);
+    if (sim_rng_below(rng, 8) == 0 && f->budget > 0) { /* a single send in between */
+      f->budget--;
+      sim_ctx_send(ctx, dst, f->min_delay + (SimTime)sim_rng_below(rng, 30), 1, 0, payload + 1);
+    }
+  }
+  if (f->batch) sim_ctx_batch_end(ctx);
+}
+
+static const SimEntityKind fanout_kind = {.name = "fanout", .handle = fanout_handle};
+
+static SimEngine *fan_engine(Fan *f, gboolean batch, SimTime min_delay) {
+  SimEngine *engine = sim_engine_new(11);
+  for (guint i = 0; i < FAN_ENTITIES; i++) {
+    f[i] = (Fan){.log = g_array_new(FALSE, FALSE, sizeof(SimEvent)), .budget = 4000, .batch = batch,
+                 .min_delay = min_delay};
+    sim_engine_add_entity(engine, &fanout_kind, &f[i]);
+  }
+  for (guint i = 0; i < 20; i++) sim_engine_schedule(engine, i, (i * 7) % FAN_ENTITIES, i % 3, 0, 0, i);
+  return engine;
+}
+
+/* Events delivered differently (G_MAXUINT: a different count), over all entities; frees the logs. */
+static guint fan_compare(Fan *a, Fan *b, guint64 *delivered) {
+  guint d = 0;
+  *delivered = 0;
+  for (guint e = 0; e < FAN_ENTITIES; e++) {
+    if (a[e].log->len != b[e].log->len || a[e].ctx_wrong || b[e].ctx_wrong) d = G_MAXUINT;
+    for (guint i = 0; d != G_MAXUINT && i < a[e].log->len; i++)
+      d += !event_equal(&g_array_index(a[e].log, SimEvent, i), &g_array_index(b[e].log, SimEvent, i));
+    *delivered += a[e].log->len;
+    g_array_unref(a[e].log);
+    g_array_unref(b[e].log);
+  }
+  return d;
+}
+
+/* Same deliveries (time, key, destination, contents, in the same order), events and peak pending as
+ * single sends, also across stops by event budget in the middle of batches and resumes. */
+static void test_batch_same_as_sends(void) {
+  Fan ref[FAN_ENTITIES], bat[FAN_ENTITIES];
+  g_autoptr(SimEngine) e_ref = fan_engine(ref, FALSE, 0);
+  g_autoptr(SimEngine) e_bat = fan_engine(bat, TRUE, 0);
+  /* Budgets early (most handlers send) and late (budgets spent: handlers send nothing, so batches drain
+   * without queue operations), then stop times, then the rest. */
+  const uint64_t stops[] = {1000, 1001, 5017, 20000, 200000, 235001, 239999, UINT64_MAX};
+  for (guint s = 0; s < G_N_ELEMENTS(stops); s++) {
+    sim_engine_set_max_events(e_ref, stops[s]);
+    sim_engine_set_max_events(e_bat, stops[s]);
+    SimStopReason r1 = sim_engine_run(e_ref), r2 = sim_engine_run(e_bat);
+    CU_ASSERT_EQUAL(r1, r2);
+    CU_ASSERT_EQUAL(sim_engine_pending(e_ref), sim_engine_pending(e_bat));
+    if (s == 4 || s == 5) { /* stop times, one ns apart, in the late phases */
+      sim_engine_set_max_events(e_ref, UINT64_MAX);
+      sim_engine_set_max_events(e_bat, UINT64_MAX);
+      for (int k = 1; k <= 2; k++) {
+        SimEngineStats st;
+        sim_engine_get_stats(e_ref, &st);
+        sim_engine_set_stop_time(e_ref, st.now + 1);
+        sim_engine_set_stop_time(e_bat, st.now + 1);
+        SimStopReason why = sim_engine_run(e_ref);
+        CU_ASSERT_EQUAL(why, SIM_STOP_TIME);
+        CU_ASSERT_EQUAL(sim_engine_run(e_bat), why);
+        CU_ASSERT_EQUAL(sim_engine_pending(e_ref), sim_engine_pending(e_bat));
+      }
+      sim_engine_set_stop_time(e_ref, SIM_TIME_MAX);
+      sim_engine_set_stop_time(e_bat, SIM_TIME_MAX);
+    }
+  }
+  SimEngineStats s1, s2;
+  sim_engine_get_stats(e_ref, &s1);
+  sim_engine_get_stats(e_bat, &s2);
+  CU_ASSERT_EQUAL(s1.events, s2.events);
+  CU_ASSERT_EQUAL(s1.peak_pending, s2.peak_pending);
+  CU_ASSERT(s1.peak_pending > 1000);
+  CU_ASSERT_EQUAL(s1.now, s2.now);
+  guint64 delivered;
+  CU_ASSERT_EQUAL(fan_compare(ref, bat, &delivered), 0);
+  CU_ASSERT(delivered > 239999);
+  CU_ASSERT_EQUAL(delivered, s1.events);
+}
+
+/* Batches pending when the engine is laid out again (sequential -> windows on 3 workers) are moved as their
+ * events; with windows a batch is sent one by one. Each entity gets what it got sequentially. */
+static void test_batch_across_relayout(void) {
+  Fan ref[FAN_ENTITIES], bat[FAN_ENTITIES];
+  g_autoptr(SimEngine) e_ref = fan_engine(ref, FALSE, 5);
+  g_autoptr(SimEngine) e_bat = fan_engine(bat, TRUE, 5);
+  sim_engine_set_max_events(e_bat, 3001);
+  CU_ASSERT_EQUAL(sim_engine_run(e_bat), SIM_STOP_EVENTS);
+  guint64 pending = sim_engine_pending(e_bat);
+  CU_ASSERT(pending > 1000);
+  sim_engine_declare_default_delay(e_bat, 5);
+  sim_engine_set_threads(e_bat, 3, SIM_PARTITION_ROUND_ROBIN);
+  g_autoptr(GError) error = NULL;
+  CU_ASSERT_TRUE_FATAL(sim_engine_prepare(e_bat, &error));
+  CU_ASSERT(sim_engine_n_workers(e_bat) == 3);
+  CU_ASSERT_EQUAL(sim_engine_pending(e_bat), pending);
+  sim_engine_set_max_events(e_bat, UINT64_MAX);
+  CU_ASSERT_EQUAL(sim_engine_run(e_bat), SIM_STOP_EMPTY);
+  CU_ASSERT_EQUAL(sim_engine_run(e_ref), SIM_STOP_EMPTY);
+  guint64 delivered;
+  CU_ASSERT_EQUAL(fan_compare(ref, bat, &delivered), 0);
+  CU_ASSERT(delivered > 200000);
+}
+
+/* A batch whose events are the only ones left: a stop time, an event budget and sim_ctx_stop() in the
+ * middle of it stop exactly where single events would (the loop hands a batch's events out without the
+ * queue while nothing else comes first). */
+static void burst_handle(SimCtx *ctx, void *state, const SimEvent *ev) {
+  Recorder *rec = state;
+  g_array_append_val(rec->events, *ev);
+  if (ev->payload == 0) { /* the burst: delays 10, 9, ..., 1 to entity 1 */
+    sim_ctx_batch_begin(ctx, 0, 0, 1);
+    for (SimTime d = 10; d >= 1; d--) sim_ctx_batch_add(ctx, 1, d);
+    sim_ctx_batch_end(ctx);
+  }
+  if (sim_ctx_now(ctx) == 107) sim_ctx_stop(ctx);
+}
+
+static const SimEntityKind burst_kind = {.name = "burst", .handle = burst_handle};
+
+static void test_batch_stops(void) {
+  Recorder rec;
+  recorder_init(&rec);
+  g_autoptr(SimEngine) engine = sim_engine_new(1);
+  sim_engine_add_entity(engine, &burst_kind, &rec);
+  sim_engine_add_entity(engine, &burst_kind, &rec);
+  sim_engine_schedule(engine, 0, 0, 100, 0, 0, 0);
+  sim_engine_set_stop_time(engine, 104); /* the burst and events at 101, 102, 103 */
+  CU_ASSERT_EQUAL(sim_engine_run(engine), SIM_STOP_TIME);
+  CU_ASSERT_EQUAL(rec.events->len, 4);
+  CU_ASSERT_EQUAL(sim_engine_pending(engine), 7);
+  sim_engine_set_stop_time(engine, SIM_TIME_MAX);
+  sim_engine_set_max_events(engine, 6); /* 104, 105 */
+  CU_ASSERT_EQUAL(sim_engine_run(engine), SIM_STOP_EVENTS);
+  CU_ASSERT_EQUAL(rec.events->len, 6);
+  CU_ASSERT_EQUAL(sim_engine_pending(engine), 5);
+  sim_engine_set_max_events(engine, UINT64_MAX);
+  CU_ASSERT_EQUAL(sim_engine_run(engine), SIM_STOP_REQUESTED); /* after 107 */
+  CU_ASSERT_EQUAL(rec.events->len, 8);
+  CU_ASSERT_EQUAL(sim_engine_run(engine), SIM_STOP_EMPTY);
+  CU_ASSERT_EQUAL_FATAL(rec.events->len, 11);
+  for (guint i = 1; i < 11; i++) {
+    const SimEvent *e = &g_array_index(rec.events, SimEvent, i);
+    CU_ASSERT_EQUAL(e->time, 100 + (SimTime)i);
+    CU_ASSERT_EQUAL(e->key, make_key(0, 11 - i)); /* added (10 - i)-th, after the scheduled one: delay i */
+  }
+  SimEngineStats st;
+  sim_engine_get_stats(engine, &st);
+  CU_ASSERT_EQUAL(st.peak_pending, 10);
+  recorder_clear(&rec);
+}
+
 int register_suites(void) {
   ADD_SUITE("order", TEST(test_equal_times_by_src_seq), TEST(test_random_events_sorted),
             TEST(test_handler_sends_order), TEST(test_zero_delay_self_sends));
@@ -593,6 +779,7 @@ int register_suites(void) {
             TEST(test_cancel_flag), TEST(test_peak_pending), TEST(test_progress_callback));
   ADD_SUITE("entities", TEST(test_entity_rngs), TEST(test_ctx_rng), TEST(test_time_from_s),
             TEST(test_bad_sends_refused), TEST(test_free_null));
+  ADD_SUITE("batches", TEST(test_batch_same_as_sends), TEST(test_batch_across_relayout), TEST(test_batch_stops));
   ADD_SUITE("phold", TEST(test_phold_deterministic), TEST(test_phold_variants), TEST(test_phold_bad_params));
   return 0;
 }

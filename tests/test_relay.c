@@ -391,8 +391,8 @@ static NetTopology *make_random(guint32 n, guint64 seed) {
   return t;
 }
 
-static void pareto_fixture(Fixture *f, NetTopology *t) {
-  fixture_init(f, t, "{\"push_min\": 4, \"fetch_fail_prob\": 0.1}");
+static void pareto_fixture(Fixture *f, NetTopology *t, const char *relay_json) {
+  fixture_init(f, t, relay_json ? relay_json : "{\"push_min\": 4, \"fetch_fail_prob\": 0.1}");
   sim_model_ref_clear(&f->gp.jitter);
   SimDiag *d = sim_diag_new(NULL);
   json_t *jit = json_pack("{s:s}", "model", "pareto");
@@ -411,9 +411,10 @@ typedef struct {
   guint32 group[600];
 } RunResult;
 
-static void run_random(guint threads, RelayRunMode mode, guint32 stop_after, RunResult *out) {
+static void run_random_with(guint threads, RelayRunMode mode, guint32 stop_after, const char *relay_json,
+                            RunResult *out) {
   Fixture f;
-  pareto_fixture(&f, make_random(600, 3));
+  pareto_fixture(&f, make_random(600, 3), relay_json);
   relay_work_set_threads(f.w, threads);
   relay_work_set_run_mode(f.w, mode);
   memset(out, 0, sizeof *out);
@@ -441,6 +442,34 @@ static void run_random(guint threads, RelayRunMode mode, guint32 stop_after, Run
   for (guint32 v = 0; v < 600; v++)
     out->group[v] = relay_groups_of(relay_work_groups(f.w), v);
   fixture_clear(&f);
+}
+
+static void run_random(guint threads, RelayRunMode mode, guint32 stop_after, RunResult *out) {
+  run_random_with(threads, mode, stop_after, NULL, out);
+}
+
+/* The lazy draws are exact: drawing every message's latency when it is applied (draw_all) gives the same
+ * times, first messages and counts, at 1 and 3 threads, with and without the stop; only the draws differ. */
+static void test_lazy_draws_exact(void) {
+  RunResult *lazy = g_new(RunResult, 1), *all = g_new(RunResult, 1);
+  static const char *eager = "{\"push_min\": 4, \"fetch_fail_prob\": 0.1, \"draw_all\": true}";
+  for (guint32 stop = 0; stop <= 20; stop += 20)
+    for (guint threads = 1; threads <= 3; threads += 2) {
+      run_random_with(threads, RELAY_RUN_ALL, stop, NULL, lazy);
+      run_random_with(threads, RELAY_RUN_ALL, stop, eager, all);
+      CU_ASSERT_EQUAL(memcmp(all->have, lazy->have, sizeof lazy->have), 0);
+      CU_ASSERT_EQUAL(memcmp(all->push, lazy->push, sizeof lazy->push), 0);
+      CU_ASSERT_EQUAL(memcmp(all->ann, lazy->ann, sizeof lazy->ann), 0);
+      CU_ASSERT_EQUAL(all->reached, lazy->reached);
+      CU_ASSERT_EQUAL(all->messages, lazy->messages);
+      CU_ASSERT_EQUAL(all->st.windows, lazy->st.windows);
+      CU_ASSERT_EQUAL(all->st.steps, lazy->st.steps);
+      /* It is the lazy path that was taken: it drew fewer latencies. */
+      CU_ASSERT(lazy->st.draws < all->st.draws);
+      CU_ASSERT_EQUAL(all->st.draws, all->messages); /* every message drew, once */
+    }
+  g_free(lazy);
+  g_free(all);
 }
 
 static void check_thread_counts(guint32 stop_after) {
@@ -493,7 +522,7 @@ static void test_thread_counts_stop(void) {
  * groups of about equal work, at any count. */
 static void test_groups(void) {
   Fixture f;
-  pareto_fixture(&f, make_random(600, 3));
+  pareto_fixture(&f, make_random(600, 3), NULL);
   g_autoptr(RelayGroups) g = relay_groups_new(f.t);
   /* 0-ms links join nodes 0..59 that they connect; everything else is above the cap (600 / 128 = 4 nodes)
    * at the first positive floor (5 ms: every 10-ms link), so it stays apart. */
@@ -537,7 +566,8 @@ int register_suites(void) {
   ADD_SUITE("relay", TEST(test_line_timing), TEST(test_sqrt_push), TEST(test_fetch_timeout_retry),
             TEST(test_known_peers), TEST(test_import_grows_with_gas));
   ADD_SUITE("relay-windows", TEST(test_windows_hand_checked), TEST(test_zero_delay_link_refused),
-            TEST(test_thread_counts_full), TEST(test_thread_counts_stop), TEST(test_groups));
+            TEST(test_thread_counts_full), TEST(test_thread_counts_stop), TEST(test_lazy_draws_exact),
+            TEST(test_groups));
   ADD_SUITE("relay-wire-in", TEST(test_joining_star), TEST(test_joining_line), TEST(test_joining_source),
             TEST(test_host_overhead));
   return 0;

@@ -403,7 +403,7 @@ static void test_calibration(void) {
                          json_number_value(json_object_get(talk, "single_thread_ssd_iops")), 0);
 }
 
-/* Checks against Nethermind 1.21's table (README lists which numbers are inputs):
+/* Checks against Nethermind 1.21's table (docs/perf-sync.md lists which numbers are inputs):
  *  1. the pipeline on the published phase times gives the published full sync within 5% (no model);
  *  2. the model (calibrated chain) gives the published full sync within 5% on every machine;
  *  3. phases whose binding resource was calibrated on that machine come back exactly; healing is fitted on

@@ -1,6 +1,6 @@
 /* zfile.c: streaming, constant-memory line reader over plain, gzip (zlib), xz and lzma (liblzma) data. */
 #include "zfile.h"
-#include "util.h"
+#include "input.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -153,7 +153,7 @@ TrZFile *tr_zfile_open(const char *path, GError **error) {
   if (strcmp(path, "-") == 0) {
     f->fd = STDIN_FILENO;
   } else {
-    if (an_input_unbounded(path)) {
+    if (sim_input_unbounded(path)) {
       g_set_error(error, TR_ZFILE_ERROR, TR_ZFILE_ERROR_IO, "%s: not a regular file", path);
       return NULL;
     }

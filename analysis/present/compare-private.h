@@ -10,7 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "infile.h"
+#include "input.h"
 #include "util.h"
 
 G_BEGIN_DECLS

@@ -302,7 +302,7 @@ static GPtrArray *read_observations(const char *path, GError **error) {
   guint line = 0;
   g_autoptr(GError) e = NULL;
   gboolean ok = FALSE;
-  if (!an_csv_read_record(in, fields, &line, &e)) {
+  if (!sim_csv_read_record(in, fields, &line, &e)) {
     if (e)
       g_set_error(error, AN_COMPARE_ERROR, AN_COMPARE_ERROR_INPUT, "%s:1: %s", path, e->message);
     else
@@ -316,7 +316,7 @@ static GPtrArray *read_observations(const char *path, GError **error) {
   g_ptr_array_add(out, delays_new(""));
   for (;;) {
     guint start = line + 1;
-    if (!an_csv_read_record(in, fields, &line, &e)) {
+    if (!sim_csv_read_record(in, fields, &line, &e)) {
       if (e) {
         g_set_error(error, AN_COMPARE_ERROR, AN_COMPARE_ERROR_INPUT, "%s:%u: %s", path, start, e->message);
         goto done;
@@ -453,42 +453,11 @@ gboolean an_compare_side_add_run(AnCompareSide *s, const char *run_label, const 
 
 /* Reads a summary file and adds it as one run. */
 static gboolean load_run(AnCompareSide *s, const char *summary_path, const char *obs_path, GError **error) {
-  if (sim_input_unbounded(summary_path)) {
-    g_set_error(error, AN_COMPARE_ERROR, AN_COMPARE_ERROR_INPUT, "%s: not a regular file", summary_path);
-    return FALSE;
-  }
-  FILE *f = fopen(summary_path, "rb");
-  if (!f) {
-    int e = errno;
-    g_set_error(error, AN_COMPARE_ERROR, AN_COMPARE_ERROR_INPUT, "%s: cannot open: %s", summary_path,
-                g_strerror(e));
-    return FALSE;
-  }
-  g_autoptr(GByteArray) buf = g_byte_array_new();
-  guint8 chunk[65536];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-    g_byte_array_append(buf, chunk, (guint)n);
-  int read_errno = ferror(f) ? errno : 0;
-  fclose(f);
-  if (read_errno) {
-    g_set_error(error, AN_COMPARE_ERROR, AN_COMPARE_ERROR_INPUT, "%s: cannot read: %s", summary_path,
-                g_strerror(read_errno));
-    return FALSE;
-  }
-  gboolean blank = TRUE;
-  for (guint i = 0; i < buf->len && blank; i++)
-    blank = g_ascii_isspace(buf->data[i]);
-  if (blank) {
-    g_set_error(error, AN_COMPARE_ERROR, AN_COMPARE_ERROR_INPUT,
-                "%s:1:1: empty file (expected a JSON object)", summary_path);
-    return FALSE;
-  }
-  json_error_t jerr;
-  json_t *root = json_loadb((const char *)buf->data, buf->len, JSON_REJECT_DUPLICATES, &jerr);
+  g_autoptr(GError) ie = NULL;
+  json_t *root = sim_json_load_file(summary_path, 0, SIM_JSON_DEFAULT, NULL, &ie);
   if (!root) {
-    g_set_error(error, AN_COMPARE_ERROR, AN_COMPARE_ERROR_INPUT, "%s:%d:%d: %s", summary_path,
-                MAX(jerr.line, 1), MAX(jerr.column, 1), jerr.text);
+    g_autofree char *t = sim_input_error_text(summary_path, ie);
+    g_set_error(error, AN_COMPARE_ERROR, AN_COMPARE_ERROR_INPUT, "%s", t);
     return FALSE;
   }
   gboolean ok = an_compare_side_add_run(s, summary_path, root, obs_path, error);
@@ -523,11 +492,11 @@ static gboolean read_commit_samples(AnCompareSide *s, const char *path, GError *
   g_autoptr(GPtrArray) fields = g_ptr_array_new_with_free_func(g_free);
   guint line = 0;
   GError *e = NULL;
-  gboolean ok = an_csv_read_record(f, fields, &line, &e) && fields->len == 3 &&
+  gboolean ok = sim_csv_read_record(f, fields, &line, &e) && fields->len == 3 &&
                 !strcmp(g_ptr_array_index(fields, 0), "k") && !strcmp(g_ptr_array_index(fields, 2), "commit_s");
   if (!ok && !e)
     g_set_error(&e, AN_COMPARE_ERROR, AN_COMPARE_ERROR_INPUT, "1: expected the header k,vantage,commit_s");
-  while (ok && an_csv_read_record(f, fields, &line, &e)) {
+  while (ok && sim_csv_read_record(f, fields, &line, &e)) {
     char *end = NULL;
     double x = fields->len == 3 ? g_ascii_strtod(g_ptr_array_index(fields, 2), &end) : NAN;
     if (fields->len != 3 || !end || *end || !isfinite(x)) {

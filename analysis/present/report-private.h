@@ -5,7 +5,7 @@
 #include "report.h"
 #include "map.h"
 #include "outfile.h"
-#include "infile.h"
+#include "input.h"
 #include "util.h"
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -27,12 +27,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(json_t, json_decref)
 typedef struct {
   char *path;
   char *data;
-  gsize len, pos;
+  gsize len;
+  SimCsvReader *rd; /* sim's one CSV reader (sim/core/input.h), in its strict dialect */
   guint line;      /* line where the current record starts (1-based) */
-  guint next_line; /* line where the next record starts */
-  GString *buf;    /* the current record's fields, each NUL-terminated */
-  GArray *starts;  /* gsize offsets of the fields in buf */
-  GPtrArray *row;  /* char *, into buf: the current record */
+  GPtrArray *row;  /* char *, owned: the current record */
   char **header;   /* the first record */
   guint ncols;
 } Csv;
@@ -51,7 +49,6 @@ typedef struct {
 } Page;
 
 gboolean rp_input_error(GError **error, const char *path, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
-int rp_errno_from_file_error(const GError *e);
 Csv *rp_csv_open(const char *path, GError **error);
 int rp_csv_row(Csv *c, GError **error);
 const char *rp_csv_field(const Csv *c, int col);

@@ -14,28 +14,6 @@ gboolean rp_input_error(GError **error, const char *path, const char *fmt, ...) 
   return FALSE;
 }
 
-/* The errno behind a GFileError, for a message in the C library's words ("No such file or directory"). */
-int rp_errno_from_file_error(const GError *e) {
-  static const struct {
-    GFileError code;
-    int err;
-  } map[] = {{G_FILE_ERROR_EXIST, EEXIST}, {G_FILE_ERROR_ISDIR, EISDIR},
-             {G_FILE_ERROR_ACCES, EACCES}, {G_FILE_ERROR_NAMETOOLONG, ENAMETOOLONG},
-             {G_FILE_ERROR_NOENT, ENOENT}, {G_FILE_ERROR_NOTDIR, ENOTDIR},
-             {G_FILE_ERROR_NXIO, ENXIO},   {G_FILE_ERROR_NODEV, ENODEV},
-             {G_FILE_ERROR_ROFS, EROFS},   {G_FILE_ERROR_LOOP, ELOOP},
-             {G_FILE_ERROR_NOSPC, ENOSPC}, {G_FILE_ERROR_NOMEM, ENOMEM},
-             {G_FILE_ERROR_MFILE, EMFILE}, {G_FILE_ERROR_NFILE, ENFILE},
-             {G_FILE_ERROR_BADF, EBADF},   {G_FILE_ERROR_INVAL, EINVAL},
-             {G_FILE_ERROR_PIPE, EPIPE},   {G_FILE_ERROR_AGAIN, EAGAIN},
-             {G_FILE_ERROR_INTR, EINTR},   {G_FILE_ERROR_IO, EIO},
-             {G_FILE_ERROR_PERM, EPERM},   {G_FILE_ERROR_NOSYS, ENOSYS}};
-  if (e && e->domain == G_FILE_ERROR)
-    for (size_t i = 0; i < G_N_ELEMENTS(map); i++)
-      if (map[i].code == (GFileError)e->code) return map[i].err;
-  return EIO;
-}
-
 static void remove_tmpdir(const char *dir) {
   if (!dir) return;
   GDir *d = g_dir_open(dir, 0, NULL);

@@ -1,7 +1,7 @@
 /* report.h: one self-contained HTML page from a results directory of `sim run` (or of a sweep), with
  * tables of the key metrics and figures drawn by gnuplot, embedded as inline SVG.
  *
- * Inputs of a run directory (what `sim run` writes; README "Outputs"):
+ * Inputs of a run directory (what `sim run` writes; docs/outputs.md "Outputs"):
  *  - summary.json (required): the key metrics table, the first-seen shares per pool and vantage point;
  *  - pools.csv (required; columns pool, hash_share, main_share, reward_share and any others): the pools
  *    table and the figure of main share beside hash share and reward share;

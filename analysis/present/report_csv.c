@@ -4,9 +4,8 @@
 void rp_csv_free(Csv *c) {
   if (!c) return;
   g_free(c->path);
+  sim_csv_reader_free(c->rd);
   g_free(c->data);
-  g_string_free(c->buf, TRUE);
-  g_array_unref(c->starts);
   g_ptr_array_unref(c->row);
   g_strfreev(c->header);
   g_free(c);
@@ -25,76 +24,26 @@ static int csv_syntax(const Csv *c, GError **error, guint line, const char *fmt,
 
 /* Reads the next record into c->row. Returns 1, 0 at the end of the file, -1 on a syntax error. */
 static int csv_next(Csv *c, GError **error) {
-  if (c->pos >= c->len) return 0;
-  g_string_truncate(c->buf, 0);
-  g_array_set_size(c->starts, 0);
-  c->line = c->next_line;
-  const char *d = c->data;
-  for (;;) {
-    gsize start = c->buf->len;
-    g_array_append_val(c->starts, start);
-    if (c->pos < c->len && d[c->pos] == '"') {
-      c->pos++;
-      for (;;) {
-        if (c->pos >= c->len) return csv_syntax(c, error, c->line, "unterminated quoted field");
-        char ch = d[c->pos++];
-        if (ch == '"') {
-          if (c->pos < c->len && d[c->pos] == '"') {
-            g_string_append_c(c->buf, '"');
-            c->pos++;
-          } else {
-            break;
-          }
-        } else {
-          if (ch == '\0') return csv_syntax(c, error, c->next_line, "NUL byte in a field");
-          if (ch == '\n') c->next_line++;
-          g_string_append_c(c->buf, ch);
-        }
-      }
-      if (c->pos < c->len && d[c->pos] != ',' && d[c->pos] != '\n' && d[c->pos] != '\r')
-        return csv_syntax(c, error, c->next_line, "text after a closing quote");
-    } else {
-      while (c->pos < c->len && d[c->pos] != ',' && d[c->pos] != '\n' && d[c->pos] != '\r') {
-        char ch = d[c->pos++];
-        if (ch == '"') return csv_syntax(c, error, c->line, "quote inside an unquoted field");
-        if (ch == '\0') return csv_syntax(c, error, c->line, "NUL byte in a field");
-        g_string_append_c(c->buf, ch);
-      }
-    }
-    g_string_append_c(c->buf, '\0');
-    if (c->pos >= c->len) break;
-    if (d[c->pos] == ',') {
-      c->pos++;
-      continue;
-    }
-    if (d[c->pos] == '\r') c->pos++;
-    if (c->pos < c->len && d[c->pos] == '\n') c->pos++;
-    c->next_line++;
-    break;
-  }
-  g_ptr_array_set_size(c->row, 0);
-  for (guint i = 0; i < c->starts->len; i++)
-    g_ptr_array_add(c->row, c->buf->str + g_array_index(c->starts, gsize, i));
-  return 1;
+  g_autoptr(GError) e = NULL;
+  int r = sim_csv_reader_next(c->rd, c->row, &e);
+  c->line = sim_csv_reader_line(c->rd);
+  if (r < 0) rp_input_error(error, c->path, "%s", e->message);
+  return r;
 }
 
 /* Opens `path` and reads its header. A missing file, an empty one or a bad header is an error. */
 Csv *rp_csv_open(const char *path, GError **error) {
   g_autoptr(Csv) c = g_new0(Csv, 1);
   c->path = g_strdup(path);
-  c->buf = g_string_new(NULL);
-  c->starts = g_array_new(FALSE, FALSE, sizeof(gsize));
-  c->row = g_ptr_array_new();
-  c->next_line = 1;
+  c->row = g_ptr_array_new_with_free_func(g_free);
+  SimInputProblem pb;
   g_autoptr(GError) e = NULL;
-  if (sim_input_unbounded(path)) {
-    rp_input_error(error, path, "not a regular file");
+  c->data = sim_input_read_file(path, 0, &c->len, &pb, &e);
+  if (!c->data) {
+    rp_input_error(error, path, "%s", e->code == SIM_INPUT_ERROR_OPEN || e->code == SIM_INPUT_ERROR_READ ? g_strerror(pb.err_no) : e->message);
     return NULL;
   }
-  if (!g_file_get_contents(path, &c->data, &c->len, &e)) {
-    rp_input_error(error, path, "%s", g_strerror(rp_errno_from_file_error(e)));
-    return NULL;
-  }
+  c->rd = sim_csv_reader_new(c->data, c->len, SIM_CSV_STRICT);
   int r = csv_next(c, error);
   if (r < 0) return NULL;
   if (r == 0) {

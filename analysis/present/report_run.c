@@ -2,27 +2,20 @@
 #include "report-private.h"
 
 json_t *rp_load_summary(const char *path, GError **error) {
-  json_error_t je;
   if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
     rp_input_error(error, path, "%s", g_strerror(ENOENT));
     return NULL;
   }
-  if (sim_input_unbounded(path)) {
-    rp_input_error(error, path, "not a regular file");
-    return NULL;
-  }
-  /* jansson reads a directory as an empty file. */
-  if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
-    rp_input_error(error, path, "%s", g_strerror(EISDIR));
-    return NULL;
-  }
-  json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+  SimInputProblem pb;
+  g_autoptr(GError) e = NULL;
+  json_t *doc = sim_json_load_file(path, 0, SIM_JSON_BLANK_AS_SYNTAX, &pb, &e);
   if (!doc) {
-    if (je.line > 0)
-      g_set_error(error, AN_REPORT_ERROR, AN_REPORT_ERROR_INPUT, "%s:%d:%d: %s", path, je.line, MAX(je.column, 1),
-                  je.text);
+    if (e->code == SIM_INPUT_ERROR_SYNTAX)
+      g_set_error(error, AN_REPORT_ERROR, AN_REPORT_ERROR_INPUT, "%s:%s", path, e->message);
+    else if (e->code == SIM_INPUT_ERROR_OPEN || e->code == SIM_INPUT_ERROR_READ)
+      rp_input_error(error, path, "%s", g_strerror(pb.err_no));
     else
-      rp_input_error(error, path, "%s", je.text);
+      rp_input_error(error, path, "%s", e->message);
     return NULL;
   }
   if (!json_is_object(doc)) {

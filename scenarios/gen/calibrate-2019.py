@@ -9,7 +9,7 @@ Run from the repository root after building (build/sim/sim):
     python3 scenarios/gen/calibrate-2019.py --set network.nodes=2000   # the same at another model setting
     python3 scenarios/gen/calibrate-2019.py --confirm-only --seeds 1,2 # the targets at the scenario's values
 
-The knobs and their targets (scenarios/data/ethereum-2019.json, calibration_targets; README "Calibrated"):
+The knobs and their targets (scenarios/data/ethereum-2019.json, calibration_targets; docs/model.md "Calibrated"):
 
     knob                                        scenario path               target
     stratum (work-distribution) delay median    network.stratum.median_ms   uncles per 100 main blocks 6.9-7.6

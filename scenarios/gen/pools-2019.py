@@ -95,7 +95,7 @@ vantages = [{"name": v["name"], "city": VANTAGE_CITY[v["name"]], "peers": v["max
 NODES = eth["node_population"]["listening_nodes_approx"]
 
 # The three calibrated knobs, each from its own published target (calibration_targets) and nothing else:
-# re-derive them with scenarios/gen/calibrate-2019.py whenever the model changes (README "Calibrated").
+# re-derive them with scenarios/gen/calibrate-2019.py whenever the model changes (docs/model.md "Calibrated").
 STRATUM_MEDIAN_MS = 400  # work-distribution delay median -> uncles per 100 main blocks 6.9-7.6
 EMPTY_WINDOW_MS = 192    # empty-template window -> empty blocks 1.43% of all
 RECOMMIT_S = 1.6         # template refresh interval -> one-miner forks with the same tx set 56%

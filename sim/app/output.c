@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "input.h"
 #include "sim-version.h"
 
 /* The marker that says a directory is a complete result written by sim: replaced whole by the next run. */
@@ -84,7 +85,7 @@ static gboolean made_by_sim(const char *dir) {
   g_autofree char *summary = g_build_filename(dir, "summary.json", NULL);
   struct stat st;
   if (lstat(summary, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > 64 * 1024 * 1024) return FALSE;
-  json_t *doc = json_load_file(summary, 0, NULL);
+  json_t *doc = sim_json_load_file(summary, 64 * 1024 * 1024, SIM_JSON_BLANK_AS_SYNTAX, NULL, NULL);
   const char *tool = json_string_value(json_object_get(json_object_get(doc, "header"), "tool"));
   gboolean sim = tool && strcmp(tool, "sim") == 0;
   json_decref(doc);

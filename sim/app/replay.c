@@ -8,6 +8,7 @@
 
 #include "chain.h"
 #include "emc.h"
+#include "input.h"
 #include "rng.h"
 #include "output.h"
 #include "params.h"
@@ -20,6 +21,24 @@ G_DEFINE_QUARK(sim-replay-error-quark, sim_replay_error)
 /* The public records (replay.h) under their short names. */
 typedef SimReplayBlock RBlock;
 typedef SimReplayTx RTx;
+
+/* Defects of a log's order (check_order()) and of a vantage point's chain (find_gaps()). */
+enum { AN_DUP, AN_REORDER, AN_STEP, AN_GAP, AN_N };
+static const char *const an_key[AN_N] = {"duplicates", "reordered", "clock_steps", "gaps"};
+static const char *const an_all[AN_N] = {"duplicate lines in all (skipped)", "lines out of order in all (kept)",
+                                         "clock steps in all (lines kept)", "gaps in all"};
+/* A line up to this much earlier than the line before it is out of order; more is a step back of the clock. */
+#define REORDER_MAX_NS INT64_C(1000000000)
+/* Two consecutive block lines more than STEP_SILENCE_NS apart whose local times advanced more than
+ * STEP_EXCESS_NS beyond their header Times: a step forward of the local clock. */
+#define STEP_SILENCE_NS INT64_C(60000000000)
+#define STEP_EXCESS_NS INT64_C(30000000000)
+
+typedef struct {
+  uint64_t number, id;
+  guint64 line;
+  const char *file;
+} VNum;
 
 typedef struct {
   const SimReplayOptions *opt;
@@ -40,6 +59,17 @@ typedef struct {
   guint64 problem_lines; /* lines left out by the checks of this file (not the reader's) */
   guint64 problems;      /* problems found in the current file or pass, and the first few of them: */
   GPtrArray *problem_msgs;
+  /* What the order of a file's lines and the vantage points' chains show (see check_order(), find_gaps()):
+   * counts in all and per vantage point (nv x AN_N), this file's counts and first messages. */
+  guint64 anom[AN_N], *vanom, gap_heights, *vgap_heights;
+  guint64 file_anom[AN_N];
+  GPtrArray *anom_msgs;
+  const char *ord_file;   /* the file whose order is followed (in `files`), its previous line's time... */
+  int64_t ord_prev_ns;    /* ... (OBS_TIME_NONE: none yet), that line's number and its header Time (blocks; */
+  guint64 ord_prev_line;  /* -1 otherwise) */
+  int64_t ord_prev_header_s;
+  GHashTable *same_ms;    /* ids of the lines with the previous line's time -> their line numbers */
+  GArray **vnums;         /* per vantage point: VNum of each block's first line there */
 } Replay;
 
 static void rblock_free(gpointer p) {
@@ -89,6 +119,35 @@ static void flush_problems(Replay *r, const char *where, const char *what) {
   r->problems = 0;
 }
 
+/* A defect of the logs' order or chain at vantage point v: with --strict a `fatal` one ends reading (FALSE
+ * with `error`); else counted and the first few of this file kept for flush_anomalies(). */
+static gboolean anomaly(Replay *r, guint v, int kind, gboolean fatal, GError **error, const char *fmt, ...)
+    G_GNUC_PRINTF(6, 7);
+static gboolean anomaly(Replay *r, guint v, int kind, gboolean fatal, GError **error, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  if (fatal && r->opt->strict) {
+    input_error(error, "%s", msg);
+    return FALSE;
+  }
+  r->anom[kind]++;
+  r->vanom[v * AN_N + kind]++;
+  if (r->file_anom[kind]++ < EMC_BAD_LINES_KEPT) g_ptr_array_add(r->anom_msgs, g_steal_pointer(&msg));
+  return TRUE;
+}
+
+static void flush_anomalies(Replay *r, const char *where) {
+  for (guint i = 0; i < r->anom_msgs->len; i++) fprintf(stderr, "%s\n", (char *)g_ptr_array_index(r->anom_msgs, i));
+  g_ptr_array_set_size(r->anom_msgs, 0);
+  for (int k = 0; k < AN_N; k++) {
+    if (r->file_anom[k] > EMC_BAD_LINES_KEPT)
+      fprintf(stderr, "%s: %" G_GUINT64_FORMAT " %s\n", where, r->file_anom[k], an_all[k]);
+    r->file_anom[k] = 0;
+  }
+}
+
 /* Bad lines: counted; the first few go to stderr, then the first few that parse but cannot be right. */
 static void report_bad(Replay *r, EmcReader *rd, EmcKind kind) {
   r->lines[kind] += emc_reader_records(rd);
@@ -99,6 +158,7 @@ static void report_bad(Replay *r, EmcReader *rd, EmcKind kind) {
     fprintf(stderr, "%s\n", msgs[i]);
   if (bad > EMC_BAD_LINES_KEPT)
     fprintf(stderr, "%s: %" G_GUINT64_FORMAT " bad lines in all (skipped)\n", emc_reader_file(rd), bad);
+  flush_anomalies(r, emc_reader_file(rd));
   flush_problems(r, emc_reader_file(rd), "lines in all that cannot be right (skipped)");
 }
 
@@ -193,6 +253,10 @@ static gboolean on_block(Replay *r, guint v, EmcReader *rd, const EmcRecord *rec
     g_hash_table_insert(r->blocks, &b->b.id, b);
   }
   b->n_lines++;
+  if (b->msg_ns[v] == OBS_TIME_NONE) {
+    VNum vn = {.number = eb->number, .id = id, .line = line, .file = g_string_chunk_insert_const(r->files, file)};
+    g_array_append_val(r->vnums[v], vn);
+  }
   keep_min(&b->msg_ns[v], eb->local_ns);
   return TRUE;
 }
@@ -225,6 +289,79 @@ static gboolean on_tx(Replay *r, guint v, EmcReader *rd, const EmcRecord *rec, G
   return TRUE;
 }
 
+/* The order of a file's lines: logs are appended as messages arrive, so a line earlier than the line before
+ * it is out of order (up to REORDER_MAX_NS; kept: every time used is a minimum, so order does not matter) or a
+ * step back of the local clock (more; kept, its times cannot be corrected); two block lines far apart whose
+ * local times advanced far more than their header Times are a step forward (kept). Both are fatal with
+ * --strict. A line with the same hash and the same time as an earlier line of the same time is a
+ * duplicate: skipped, never fatal (the real logs have some: the format cannot tell a repeated line from two
+ * peers' messages in the same millisecond). FALSE with `error` (fatal); *skip for a duplicate. */
+static gboolean check_order(Replay *r, guint v, EmcReader *rd, const EmcRecord *rec, gboolean *skip,
+                            GError **error) {
+  int64_t t, header_s = -1;
+  const EmcHash *h;
+  const char *what = "BlockHash";
+  switch (rec->kind) {
+  case EMC_KIND_BLOCK:
+    t = rec->u.block.local_ns, h = &rec->u.block.hash, header_s = (int64_t)rec->u.block.time_s;
+    break;
+  case EMC_KIND_ANNOUNCEMENT:
+    t = rec->u.announcement.local_ns, h = &rec->u.announcement.hash;
+    break;
+  case EMC_KIND_TX:
+    t = rec->u.tx.local_ns, h = &rec->u.tx.hash, what = "Hash";
+    break;
+  default:
+    return TRUE;
+  }
+  const char *file = emc_reader_file(rd);
+  guint64 line = emc_reader_line(rd);
+  *skip = FALSE;
+  if (!r->ord_file || strcmp(r->ord_file, file) != 0) {
+    r->ord_file = g_string_chunk_insert_const(r->files, file);
+    r->ord_prev_ns = OBS_TIME_NONE;
+  }
+  int64_t prev = r->ord_prev_ns;
+  if (prev == OBS_TIME_NONE || t != prev) g_hash_table_remove_all(r->same_ms);
+  if (prev != OBS_TIME_NONE && t < prev) {
+    double back = (double)(prev - t) / 1e9;
+    if (prev - t <= REORDER_MAX_NS) {
+      if (!anomaly(r, v, AN_REORDER, TRUE, error,
+                   "%s:%" G_GUINT64_FORMAT ": LocalTimestamp %.3f s before line %" G_GUINT64_FORMAT
+                   "'s: out of order (kept)", file, line, back, r->ord_prev_line))
+        return FALSE;
+    } else if (!anomaly(r, v, AN_STEP, TRUE, error,
+                        "%s:%" G_GUINT64_FORMAT ": clock step back: LocalTimestamp %.3f s before line %"
+                        G_GUINT64_FORMAT "'s (kept)", file, line, back, r->ord_prev_line))
+      return FALSE;
+  } else if (prev != OBS_TIME_NONE && header_s >= 0 && r->ord_prev_header_s >= 0 && t - prev > STEP_SILENCE_NS &&
+             (double)(t - prev) - (double)(header_s - r->ord_prev_header_s) * 1e9 > (double)STEP_EXCESS_NS) {
+    if (!anomaly(r, v, AN_STEP, TRUE, error,
+                 "%s:%" G_GUINT64_FORMAT ": clock step forward: LocalTimestamp %.3f s after line %" G_GUINT64_FORMAT
+                 "'s with no line between, while the header Time advanced %" G_GINT64_FORMAT " s (kept)",
+                 file, line, (double)(t - prev) / 1e9, r->ord_prev_line, header_s - r->ord_prev_header_s))
+      return FALSE;
+  } else if (prev != OBS_TIME_NONE && t == prev) {
+    uint64_t id = emc_hash_id(h);
+    gpointer first;
+    if (g_hash_table_lookup_extended(r->same_ms, &id, NULL, &first)) {
+      *skip = TRUE;
+      return anomaly(r, v, AN_DUP, FALSE, error,
+                     "%s:%" G_GUINT64_FORMAT ": duplicate of line %" G_GUINT64_FORMAT " (same %s and LocalTimestamp): skipped",
+                     file, line, (guint64)GPOINTER_TO_SIZE(first), what);
+    }
+  }
+  if (g_hash_table_size(r->same_ms) < 100000) {
+    uint64_t id = emc_hash_id(h);
+    if (!g_hash_table_contains(r->same_ms, &id))
+      g_hash_table_insert(r->same_ms, g_memdup2(&id, sizeof id), GSIZE_TO_POINTER((gsize)line));
+  }
+  r->ord_prev_ns = t;
+  r->ord_prev_line = line;
+  r->ord_prev_header_s = header_s;
+  return TRUE;
+}
+
 /* Reads every record of `kind` in vantage point v's directory into `fn` (a missing file is no error). */
 typedef gboolean (*RecordFn)(Replay *r, guint v, EmcReader *rd, const EmcRecord *rec, GError **error);
 
@@ -237,8 +374,12 @@ static gboolean read_kind(Replay *r, guint v, const EmcDir *d, EmcKind kind, Rec
   }
   if (!rd) return TRUE;
   EmcRecord rec;
-  while (emc_reader_next(rd, &rec, &e))
-    if (!fn(r, v, rd, &rec, error)) return FALSE;
+  r->ord_file = NULL;
+  while (emc_reader_next(rd, &rec, &e)) {
+    gboolean skip = FALSE;
+    if (!check_order(r, v, rd, &rec, &skip, error)) return FALSE;
+    if (!skip && !fn(r, v, rd, &rec, error)) return FALSE;
+  }
   if (e) {
     input_error(error, "%s", e->message);
     g_error_free(e);
@@ -261,27 +402,21 @@ static const char *bad_text(const char *text) {
  * `name_in_dsn2020_scripts`, else the second column). An empty name maps nothing (the study's map leaves the
  * names of pools its scripts did not know empty). */
 static gboolean read_pools(Replay *r, const char *path, GError **error) {
-  if (an_input_unbounded(path)) {
-    input_error(error, "%s: not a regular file", path);
-    return FALSE;
-  }
-  FILE *f = fopen(path, "r");
-  if (!f) {
-    input_error(error, "%s: cannot open: %s", path, g_strerror(errno));
-    return FALSE;
-  }
-  g_autoptr(GPtrArray) fields = g_ptr_array_new_with_free_func(g_free);
-  guint line = 0;
+  gsize len = 0;
   GError *e = NULL;
+  g_autofree char *data = sim_input_read_file(path, 0, &len, NULL, &e);
+  if (!data) {
+    input_error(error, "%s: %s", path, e->message);
+    g_error_free(e);
+    return FALSE;
+  }
+  g_autoptr(SimCsvReader) f = sim_csv_reader_new(data, len, SIM_CSV_DEFAULT);
+  g_autoptr(GPtrArray) fields = g_ptr_array_new_with_free_func(g_free);
   int addr_col = -1, name_col = -1;
   gboolean ok = TRUE;
-  if (!an_csv_read_record(f, fields, &line, &e)) {
-    /* A malformed header is at line 1; a read error (a directory) is not at any line. */
-    gboolean syntax = e && g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_INVAL);
-    input_error(error, "%s:%s %s", path, syntax ? "1:" : "",
-                e ? e->message : "empty file (expected a header with 'address')");
+  if (sim_csv_reader_next(f, fields, &e) <= 0) {
+    input_error(error, "%s:%s %s", path, e ? "1:" : "", e ? e->message : "empty file (expected a header with 'address')");
     g_clear_error(&e);
-    fclose(f);
     return FALSE;
   }
   for (guint i = 0; i < fields->len; i++) {
@@ -294,11 +429,11 @@ static gboolean read_pools(Replay *r, const char *path, GError **error) {
   if (name_col < 0 && fields->len >= 2) name_col = addr_col == 1 ? 0 : 1;
   if (addr_col < 0 || name_col < 0) {
     input_error(error, "%s:1: the header needs an 'address' column and a pool name column", path);
-    fclose(f);
     return FALSE;
   }
-  guint start = line + 1; /* the line a record starts on (a quoted field may span lines) */
-  for (; ok && an_csv_read_record(f, fields, &line, &e); start = line + 1) {
+  guint start = 0; /* the line a record starts on (a quoted field may span lines) */
+  while (ok && sim_csv_reader_next(f, fields, &e) > 0) {
+    start = sim_csv_reader_line(f);
     if (fields->len == 1 && !*(const char *)g_ptr_array_index(fields, 0)) continue;
     if ((int)fields->len <= MAX(addr_col, name_col)) {
       input_error(error, "%s:%u: %u fields, expected at least %d", path, start, fields->len,
@@ -336,11 +471,10 @@ static gboolean read_pools(Replay *r, const char *path, GError **error) {
     if (j == r->pool_order->len) g_ptr_array_add(r->pool_order, g_strdup(pname));
   }
   if (ok && e) {
-    input_error(error, "%s:%u: %s", path, start, e->message);
+    input_error(error, "%s:%u: %s", path, sim_csv_reader_line(f), e->message);
     ok = FALSE;
   }
   g_clear_error(&e);
-  fclose(f);
   return ok;
 }
 
@@ -454,6 +588,45 @@ static gboolean drop_inconsistent(Replay *r, GPtrArray *order, GError **error) {
   return TRUE;
 }
 
+static gint cmp_vnum(gconstpointer pa, gconstpointer pb) {
+  const VNum *a = pa, *b = pb;
+  if (a->number != b->number) return a->number < b->number ? -1 : 1;
+  if (a->file != b->file) return strcmp(a->file, b->file);
+  return a->line < b->line ? -1 : a->line > b->line;
+}
+
+/* Heights missing in each vantage point's chain: its logged block Numbers (blocks left out as inconsistent
+ * aside), where one is more than 1 above the one before. Reported at the first line of the block above the
+ * gap; never fatal: a node logs only the blocks it received as block messages, so real logs have gaps
+ * wherever it synced (the Rinkeby logs do). */
+static void find_gaps(Replay *r) {
+  for (guint v = 0; v < r->nv; v++) {
+    GArray *a = r->vnums[v];
+    g_array_sort(a, cmp_vnum);
+    const char *where = NULL;
+    uint64_t prev = 0;
+    gboolean any = FALSE;
+    for (guint i = 0; i < a->len; i++) {
+      const VNum *x = &g_array_index(a, VNum, i);
+      const RBlock *b = g_hash_table_lookup(r->blocks, &x->id);
+      if (!b || b->placeholder || b->number != x->number) continue; /* left out as inconsistent */
+      if (!where) where = x->file;
+      if (any && x->number > prev + 1) {
+        uint64_t missing = x->number - prev - 1;
+        anomaly(r, v, AN_GAP, FALSE, NULL,
+                "%s:%" G_GUINT64_FORMAT ": gap: Number %" G_GUINT64_FORMAT " follows %" G_GUINT64_FORMAT
+                " in this vantage point's blocks (%" G_GUINT64_FORMAT " height%s missing)",
+                x->file, x->line, x->number, prev, missing, missing == 1 ? "" : "s");
+        r->gap_heights += missing;
+        r->vgap_heights[v] += missing;
+      }
+      prev = x->number;
+      any = TRUE;
+    }
+    flush_anomalies(r, where ? where : "");
+  }
+}
+
 static gint cmp_u64(gconstpointer a, gconstpointer b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
   return x < y ? -1 : x > y;
@@ -516,6 +689,13 @@ static void replay_clear(Replay *r) {
   if (r->announced_only) g_hash_table_unref(r->announced_only);
   if (r->dropped) g_ptr_array_unref(r->dropped);
   if (r->problem_msgs) g_ptr_array_unref(r->problem_msgs);
+  if (r->anom_msgs) g_ptr_array_unref(r->anom_msgs);
+  if (r->same_ms) g_hash_table_unref(r->same_ms);
+  for (guint v = 0; r->vnums && v < r->nv; v++)
+    if (r->vnums[v]) g_array_unref(r->vnums[v]);
+  g_free(r->vnums);
+  g_free(r->vanom);
+  g_free(r->vgap_heights);
   if (r->files) g_string_chunk_free(r->files);
   memset(r, 0, sizeof *r);
 }
@@ -547,6 +727,12 @@ SimReplayData *sim_replay_load(const SimReplayOptions *opt, GError **error) {
   rp->files = g_string_chunk_new(256);
   rp->dropped = g_ptr_array_new_with_free_func(rblock_free);
   rp->problem_msgs = g_ptr_array_new_with_free_func(g_free);
+  rp->anom_msgs = g_ptr_array_new_with_free_func(g_free);
+  rp->same_ms = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+  rp->vanom = g_new0(guint64, (gsize)opt->n_vantages * AN_N);
+  rp->vgap_heights = g_new0(guint64, opt->n_vantages);
+  rp->vnums = g_new0(GArray *, opt->n_vantages);
+  for (guint v = 0; v < opt->n_vantages; v++) rp->vnums[v] = g_array_new(FALSE, FALSE, sizeof(VNum));
   gboolean ok = TRUE;
   d->names = g_new0(char *, opt->n_vantages + 1);
   d->dirs = g_new0(char *, opt->n_vantages + 1);
@@ -618,6 +804,7 @@ SimReplayData *sim_replay_load(const SimReplayOptions *opt, GError **error) {
   g_ptr_array_sort(order, cmp_rblock);
   if (!drop_inconsistent(rp, order, error)) return NULL;
   flush_problems(rp, NULL, "blocks in all left out as inconsistent with their neighbours");
+  find_gaps(rp);
   uint64_t min_number = 0;
   for (guint i = 0; i < order->len && !min_number; i++) {
     RBlock *b = g_ptr_array_index(order, i);
@@ -745,6 +932,11 @@ SimReplayData *sim_replay_load(const SimReplayOptions *opt, GError **error) {
   c->unknown_uncles = rp->unknown_uncles;
   c->txs = g_hash_table_size(rp->txs);
   c->txs_only_in_blocks = rp->txs_only_in_blocks;
+  c->duplicates = rp->anom[AN_DUP];
+  c->reordered = rp->anom[AN_REORDER];
+  c->clock_steps = rp->anom[AN_STEP];
+  c->gaps = rp->anom[AN_GAP];
+  c->gap_heights = rp->gap_heights;
   rp->opt = NULL; /* the caller's options are not kept */
   return g_steal_pointer(&d);
 }
@@ -869,6 +1061,17 @@ gboolean sim_replay(const SimReplayOptions *opt, json_t **summary_out, GError **
   json_object_set_new(rp, "unknown_uncles", json_integer((json_int_t)c->unknown_uncles));
   json_object_set_new(rp, "txs", json_integer((json_int_t)c->txs));
   json_object_set_new(rp, "txs_only_in_blocks", json_integer((json_int_t)c->txs_only_in_blocks));
+  for (int k = 0; k < AN_N; k++) json_object_set_new(rp, an_key[k], json_integer((json_int_t)r->anom[k]));
+  json_object_set_new(rp, "gap_heights", json_integer((json_int_t)r->gap_heights));
+  json_t *byv = json_array();
+  for (guint v = 0; v < d->nv; v++) {
+    json_t *o = json_pack("{s:s}", "name", names[v]);
+    for (int k = 0; k < AN_N; k++)
+      json_object_set_new(o, an_key[k], json_integer((json_int_t)r->vanom[v * AN_N + k]));
+    json_object_set_new(o, "gap_heights", json_integer((json_int_t)r->vgap_heights[v]));
+    json_array_append_new(byv, o);
+  }
+  json_object_set_new(rp, "by_vantage", byv);
   json_object_set_new(rp, "peak_rss_bytes", json_integer((json_int_t)sim_peak_rss_bytes()));
   json_object_set_new(summary, "replay", rp);
   an_chain_add_json(chain, summary);

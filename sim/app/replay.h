@@ -33,6 +33,14 @@
  *    per vantage point the earliest reception; inclusions from every block's transaction list; a
  *    transaction that no vantage point logged but a block includes is counted in
  *    replay.txs_only_in_blocks and left out of the tx metrics (its reception is unknown).
+ *  - Order (docs/measured-logs.md, "Order, duplicates, clock steps and gaps"): per file, a line with the same
+ *    hash and LocalTimestamp as an earlier line of that time is a duplicate (skipped); a line up to 1 s
+ *    earlier than the line before is out of order (kept), more is a clock step back (kept); two block lines
+ *    more than 60 s apart whose local times advanced more than 30 s beyond their header Times are a clock
+ *    step forward (kept); per vantage point, a logged Number more than 1 above the one before is a gap.
+ *    Counted in replay.duplicates, .reordered, .clock_steps, .gaps (.gap_heights) and per vantage point
+ *    in replay.by_vantage, the first few per file reported as FILE:LINE: why; with `strict` the first
+ *    reordering or clock step is fatal (duplicates and gaps are not: the real logs have both).
  * Times stay in the logs' clock (Unix ns). Memory holds the blocks and one record per distinct
  * transaction (its first receptions), never the lines: logs with every duplicate are streamed.
  */
@@ -110,6 +118,10 @@ typedef struct {
   guint64 unknown_uncles;     /* uncle references to blocks no log showed (dropped) */
   guint64 txs;                /* distinct transactions logged */
   guint64 txs_only_in_blocks; /* transaction references in placed blocks to transactions no log showed */
+  guint64 duplicates;         /* lines skipped as repeats: same hash and LocalTimestamp in one file */
+  guint64 reordered;          /* lines up to 1 s earlier than the line before (kept) */
+  guint64 clock_steps;        /* steps of the local clock, back (> 1 s) or forward (kept) */
+  guint64 gaps, gap_heights;  /* jumps of more than 1 in a vantage point's logged Numbers, heights missing */
 } SimReplayCounts;
 
 typedef struct SimReplayData SimReplayData;

@@ -1,6 +1,5 @@
 /* scenario.c: the strict scenario loader. */
 #include "scenario.h"
-#include "infile.h"
 
 #include <errno.h>
 #include <math.h>
@@ -8,6 +7,7 @@
 #include <string.h>
 
 #include "emc.h"
+#include "input.h"
 #include "net.h"
 #include "registry.h"
 
@@ -271,30 +271,6 @@ static SimScenario *load_doc(json_t *root, const char *path, SimDiag *diag) {
   return g_steal_pointer(&sc);
 }
 
-/* The whole file, or NULL with `what` ("open" or "read") and errno. Callers refuse sim_input_unbounded() paths
- * first. */
-static GByteArray *read_file(const char *path, const char **what, int *err_no) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    *what = "open";
-    *err_no = errno;
-    return NULL;
-  }
-  GByteArray *buf = g_byte_array_new();
-  guint8 chunk[65536];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) g_byte_array_append(buf, chunk, (guint)n);
-  int read_errno = ferror(f) ? errno : 0;
-  fclose(f);
-  if (read_errno) {
-    g_byte_array_unref(buf);
-    *what = "read";
-    *err_no = read_errno;
-    return NULL;
-  }
-  return buf;
-}
-
 /* ---- Includes ---- */
 
 #define INCLUDE_MAX_DEPTH 16
@@ -386,29 +362,17 @@ static json_t *include_load(const char *file, const char *name, const char *jpat
     inc_problem(problems, jpath, "%s: includes nested more than %d deep", inc, INCLUDE_MAX_DEPTH);
     return NULL;
   }
-  if (sim_input_unbounded(inc)) {
-    inc_problem(problems, jpath, "%s: not a regular file", inc);
-    return NULL;
-  }
-  const char *what = NULL;
-  int err_no = 0;
-  g_autoptr(GByteArray) buf = read_file(inc, &what, &err_no);
-  if (!buf) {
-    inc_problem(problems, jpath, "cannot %s %s: %s", what, inc, g_strerror(err_no));
-    return NULL;
-  }
-  const char *data = (const char *)buf->data;
-  gsize len = buf->len;
-  gboolean blank = TRUE;
-  for (gsize i = 0; i < len && blank; i++) blank = g_ascii_isspace(data[i]);
-  if (blank) {
-    inc_problem(problems, jpath, "%s:1:1: empty file (expected a JSON object)", inc);
-    return NULL;
-  }
-  json_error_t err;
-  json_t *doc = json_loadb(data, len, JSON_REJECT_DUPLICATES, &err);
+  SimInputProblem pb;
+  g_autoptr(GError) ie = NULL;
+  json_t *doc = sim_json_load_file(inc, 0, SIM_JSON_DEFAULT, &pb, &ie);
   if (!doc) {
-    inc_problem(problems, jpath, "%s:%d:%d: %s", inc, MAX(err.line, 1), MAX(err.column, 1), err.text);
+    if (ie->code == SIM_INPUT_ERROR_OPEN || ie->code == SIM_INPUT_ERROR_READ) {
+      inc_problem(problems, jpath, "cannot %s %s: %s", ie->code == SIM_INPUT_ERROR_OPEN ? "open" : "read", inc,
+                  g_strerror(pb.err_no));
+    } else {
+      g_autofree char *t = sim_input_error_text(inc, ie);
+      inc_problem(problems, jpath, "%s", t);
+    }
     return NULL;
   }
   if (!json_is_object(doc)) {
@@ -496,16 +460,11 @@ static void reset_switched_model(json_t *root, const char *assignment, const cha
 /* `own_sets`: the sets are the user's --set options, so problems they cause are reported against them. */
 static SimScenario *load_data(const char *data, size_t len, const char *path, const char *const *sets,
                               gboolean own_sets, SimDiag *diag) {
-  gboolean blank = TRUE;
-  for (size_t i = 0; i < len && blank; i++) blank = g_ascii_isspace(data[i]);
-  if (blank) {
-    sim_diag_add_at(diag, 1, 1, "empty file (expected a JSON object)");
-    return NULL;
-  }
-  json_error_t err;
-  g_autoptr(json_t) root = json_loadb(data, len, JSON_REJECT_DUPLICATES, &err);
+  SimInputProblem pb;
+  g_autoptr(GError) ie = NULL;
+  g_autoptr(json_t) root = sim_json_parse(data, len, SIM_JSON_DEFAULT, &pb, &ie);
   if (!root) {
-    sim_diag_add_at(diag, err.line, err.column, "%s", err.text);
+    sim_diag_add_input_error(diag, ie, &pb);
     return NULL;
   }
   guint before = sim_diag_count(diag);
@@ -548,18 +507,14 @@ static SimScenario *load_data(const char *data, size_t len, const char *path, co
 }
 
 SimScenario *sim_scenario_load_file(const char *path, const char *const *sets, SimDiag *diag) {
-  if (sim_input_unbounded(path)) {
-    sim_diag_add_raw(diag, "not a regular file");
+  gsize len = 0;
+  g_autoptr(GError) ie = NULL;
+  g_autofree char *data = sim_input_read_file(path, 0, &len, NULL, &ie);
+  if (!data) {
+    sim_diag_add_input_error(diag, ie, NULL);
     return NULL;
   }
-  const char *what = NULL;
-  int err_no = 0;
-  g_autoptr(GByteArray) buf = read_file(path, &what, &err_no);
-  if (!buf) {
-    sim_diag_add_raw(diag, "cannot %s: %s", what, g_strerror(err_no));
-    return NULL;
-  }
-  return load_data((const char *)buf->data, buf->len, path, sets, TRUE, diag);
+  return load_data(data, len, path, sets, TRUE, diag);
 }
 
 SimScenario *sim_scenario_load_data(const char *data, size_t len, const char *path, const char *const *sets,

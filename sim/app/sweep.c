@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "input.h"
 #include "output.h"
 #include "scenario.h"
 #include "util.h"
@@ -885,24 +886,33 @@ static void diag_copy(SimDiag *to, const SimDiag *from, const char *path, const 
     sim_diag_add(to, path, "%s%s", what ? what : "", sim_diag_get(from, i));
 }
 
+/* Why `path` could not be read, in the words of g_file_get_contents(), which this reader used (a missing file:
+ * the system's words alone). */
+static char *glib_words(const char *path, const GError *e, const SimInputProblem *pb) {
+  if (e->code == SIM_INPUT_ERROR_OPEN && pb->err_no == ENOENT) return g_strdup(g_strerror(ENOENT));
+  if (e->code == SIM_INPUT_ERROR_OPEN) return g_strdup_printf("Failed to open file \u201c%s\u201d: %s", path, g_strerror(pb->err_no));
+  if (e->code == SIM_INPUT_ERROR_READ) return g_strdup_printf("Error reading file \u201c%s\u201d: %s", path, g_strerror(pb->err_no));
+  return g_strdup(e->message);
+}
+
 SimSweep *sim_sweep_load_file(const char *path, SimDiag *diag) {
   g_return_val_if_fail(path != NULL && diag != NULL, NULL);
-  g_autofree char *data = NULL;
   gsize len = 0;
+  SimInputProblem pb;
   g_autoptr(GError) ge = NULL;
-  if (an_input_unbounded(path)) {
-    sim_diag_add_raw(diag, "not a regular file");
+  g_autofree char *data = sim_input_read_file(path, 0, &len, &pb, &ge);
+  if (!data) {
+    if (ge->code == SIM_INPUT_ERROR_NOT_REGULAR) {
+      sim_diag_add_raw(diag, "%s", ge->message);
+    } else {
+      g_autofree char *why = glib_words(path, ge, &pb);
+      sim_diag_add_raw(diag, "cannot open: %s", why);
+    }
     return NULL;
   }
-  if (!g_file_get_contents(path, &data, &len, &ge)) {
-    int code = ge->code;
-    sim_diag_add_raw(diag, "cannot open: %s", code == G_FILE_ERROR_NOENT ? g_strerror(ENOENT) : ge->message);
-    return NULL;
-  }
-  json_error_t err;
-  g_autoptr(json_t) doc = json_loadb(data, len, JSON_REJECT_DUPLICATES, &err);
+  g_autoptr(json_t) doc = sim_json_parse(data, len, SIM_JSON_BLANK_AS_SYNTAX, &pb, &ge);
   if (!doc) {
-    sim_diag_add_at(diag, err.line, err.column, "%s", err.text);
+    sim_diag_add_input_error(diag, ge, &pb);
     return NULL;
   }
   if (!json_is_object(doc)) {
@@ -967,16 +977,16 @@ SimSweep *sim_sweep_load_file(const char *path, SimDiag *diag) {
   g_autofree char *dir = g_path_get_dirname(path);
   g_autofree char *base_file =
       g_path_is_absolute(base) || strcmp(dir, ".") == 0 ? g_strdup(base) : g_build_filename(dir, base, NULL);
-  g_autofree char *base_data = NULL;
   gsize base_len = 0;
   g_clear_error(&ge);
-  if (an_input_unbounded(base_file)) {
-    sim_diag_add(diag, "$.base", "%s: not a regular file", base_file);
-    return NULL;
-  }
-  if (!g_file_get_contents(base_file, &base_data, &base_len, &ge)) {
-    sim_diag_add(diag, "$.base", "cannot open %s: %s", base_file,
-                 ge->code == G_FILE_ERROR_NOENT ? g_strerror(ENOENT) : ge->message);
+  g_autofree char *base_data = sim_input_read_file(base_file, 0, &base_len, &pb, &ge);
+  if (!base_data) {
+    if (ge->code == SIM_INPUT_ERROR_NOT_REGULAR) {
+      sim_diag_add(diag, "$.base", "%s: %s", base_file, ge->message);
+    } else {
+      g_autofree char *why = glib_words(base_file, ge, &pb);
+      sim_diag_add(diag, "$.base", "cannot open %s: %s", base_file, why);
+    }
     return NULL;
   }
   {
@@ -1247,11 +1257,11 @@ gboolean sim_sweep_table_collect(SimSweepTable *t, const char *const *dirs, guin
       for (guint d = 0; d < n_dirs; d++) {
         g_autofree char *file = g_build_filename(dirs[d], "runs", name, "summary.json", NULL);
         if (!g_file_test(file, G_FILE_TEST_IS_REGULAR)) continue; /* as resume: not a complete run */
-        json_error_t err;
-        g_autoptr(json_t) s = json_load_file(file, 0, &err);
+        g_autoptr(GError) ie = NULL;
+        g_autoptr(json_t) s = sim_json_load_file(file, 0, SIM_JSON_BLANK_AS_SYNTAX, NULL, &ie);
         if (!s) {
-          g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "cannot read %s:%d:%d: %s", file,
-                      MAX(err.line, 1), MAX(err.column, 1), err.text);
+          g_autofree char *why = sim_input_error_text(file, ie);
+          g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "cannot read %s", why);
           return FALSE;
         }
         sim_sweep_table_add(t, p, s);

@@ -152,6 +152,16 @@ SimRng *sim_ctx_rng(SimCtx *ctx);
 /* Sends an event from the current entity to `dst`, to arrive `delay` >= 0 ns from now. */
 void sim_ctx_send(SimCtx *ctx, SimEntityId dst, SimTime delay, uint16_t type, uint16_t aux, uint64_t payload);
 
+/* A batch: the same as one sim_ctx_send(ctx, dst, delay, type, aux, payload) per sim_ctx_batch_add() between
+ * sim_ctx_batch_begin() and sim_ctx_batch_end() (same keys, same order of delivery, same statistics), for a
+ * handler that sends many events with a common type, aux and payload (a block's deliveries to every miner).
+ * The sequential loop keeps them as one sorted run with a single entry in the queue, which the next of
+ * them replaces each time one is handled; with windows they are sent one by one. One batch at a time per
+ * handler call; sim_ctx_send() may be called in between. */
+void sim_ctx_batch_begin(SimCtx *ctx, uint16_t type, uint16_t aux, uint64_t payload);
+void sim_ctx_batch_add(SimCtx *ctx, SimEntityId dst, SimTime delay);
+void sim_ctx_batch_end(SimCtx *ctx);
+
 /* Asks the engine to stop after the current event (the run returns SIM_STOP_REQUESTED). With windows: at
  * the end of the current window (see sim_engine_run). */
 void sim_ctx_stop(SimCtx *ctx);

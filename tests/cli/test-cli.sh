@@ -860,8 +860,10 @@ PY
 # Same logs, same command line, same bytes.
 RK_ABS=$(realpath "$RK")
 mkdir -p "$tmp/cal/d1" "$tmp/cal/d2"
-(cd "$tmp/cal/d1" && "$SIM" calibrate "$RK_ABS" -o m.json --quiet) >"$tmp/out" 2>&1 || bad "calibrate (d1): $(cat "$tmp/out")"
+(cd "$tmp/cal/d1" && "$SIM" calibrate "$RK_ABS" -o m.json --quiet) >"$tmp/out" 2>"$tmp/err" || bad "calibrate (d1): $(cat "$tmp/out" "$tmp/err")"
 [ ! -s "$tmp/out" ] && ok || bad "calibrate --quiet printed: $(head -c 200 "$tmp/out")"
+# On stderr only the real logs' notes (6 duplicates, 2 gaps: tests/cli/test-badlogs.sh), which --quiet never hides.
+is "$(grep -vc -e ': duplicate of line ' -e ': gap: Number ' "$tmp/err")" "0" "calibrate --quiet: nothing on stderr but the logs' notes"
 (cd "$tmp/cal/d2" && "$SIM" calibrate "$RK_ABS" -o m.json --quiet) >/dev/null 2>&1 || bad "calibrate (d2)"
 same_file "$tmp/cal/d1/m.json" "$tmp/cal/d2/m.json" "calibrate is deterministic"
 ls -A "$tmp/cal/d1" >"$tmp/ls"

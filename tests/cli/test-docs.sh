@@ -3,12 +3,13 @@
 # CMD's section of sim/sim.1, written as the help writes it ("-o, --out=DIR"), and the section names no option
 # CMD does not take; (b) every command and subcommand has a section in sim.1 and a row in the README's command
 # table, whose options it takes; (c) the files `sim run --help` and `sim replay --help` list, with their
-# conditions, are the files real runs write, and sim.1 and the README's Outputs list the same; (d) the sweep
-# table's columns as the README, sim.1 and `sim sweep --help` describe them are the header of a real merged
-# sweep table, and table.json's keys as the README writes them. Also: every command line in the README (code
-# spans, code blocks) and in every --help text names only options its command takes, and the README's
-# summary.json keys cover those of the real runs. Each drift is printed as FAIL: with what differs. Run from
-# the source root.
+# conditions, are the files real runs write, and sim.1 and docs/outputs.md's Outputs list the same; (d) the
+# sweep table's columns as docs/studies.md, docs/outputs.md (Reports), sim.1 and `sim sweep --help` describe
+# them are the header of a real merged sweep table, and table.json's keys as docs/studies.md writes them.
+# Also: every command line in the README and the other documentation (DOCS below: code spans, code blocks) and
+# in every --help text names only options its command takes, docs/outputs.md's summary.json keys cover those
+# of the real runs, and every relative link of every .md file resolves (its file, and its #anchor to a
+# heading). Each drift is printed as FAIL: with what differs. Run from the source root.
 . "$(dirname "$0")/lib.sh" "$@"
 
 # --- real runs for (c): between them every condition of `sim run --help` holds in one and fails in another.
@@ -36,7 +37,7 @@ expect_rc 0 "run geo-small --mining-from" -- "$SIM" run "${geo[@]}" --mining-fro
 echo "geo-trace --mining-from" >>"$r/runs.txt"
 expect_rc 0 "replay the Rinkeby logs" -- "$SIM" replay tests/data/emc-rinkeby-2018-09 --quiet --out "$tmp/replay"
 
-# --- sweeps for (d): 2 points x 1 replicate of tiny as two shards, merged; and the README's example.
+# --- sweeps for (d): 2 points x 1 replicate of tiny as two shards, merged; and docs/studies.md's example.
 sw="$tmp/sw"
 mkdir -p "$sw"
 cp scenarios/tiny.json "$sw/tiny.json"
@@ -48,7 +49,7 @@ for i in 0 1; do
   expect_rc 0 "sweep shard $i/2" -- "$SIM" sweep "$sw/d.json" --out "$sw/sh$i" --shard $i/2 --jobs 1 --quiet
 done
 expect_rc 0 "sweep merge" -- "$SIM" sweep merge "$sw/sh0" "$sw/sh1" --out "$sw/merged" --quiet
-expect_rc 0 "sweep of the README's example" -- "$SIM" sweep "$sw/e.json" --out "$sw/example" --jobs 1 --quiet
+expect_rc 0 "sweep of docs/studies.md's example" -- "$SIM" sweep "$sw/e.json" --out "$sw/example" --jobs 1 --quiet
 
 # --- the checks: one "ok" line per check passed on fd 3, "FAIL: ..." on stdout for each drift.
 python3 - "$SIM" "$tmp" 3>"$tmp/py-ok" >"$tmp/py-out" 2>&1 <<'PY'
@@ -263,17 +264,22 @@ for t in tops:
     fam = [n for n in cmds if n == t or n.startswith(t + " ")]
     check(any(n in sections for n in fam), f"sim.1 has no section for 'sim {t}' or its subcommands")
 
-# ---------- README ----------
+# ---------- README and docs ----------
 
 readme = open("README.md").read().splitlines()
+# The documentation the README links to: what it says of commands, files and tables is checked as the
+# README's own text is (the README's sections moved there).
+DOCS = ["README.md", "tests/README.md"] + sorted("docs/" + f for f in os.listdir("docs") if f.endswith(".md"))
 
 
-def md_section(title):
-    """Lines of the README section whose heading is `title` (up to the next heading of any level)."""
-    i = readme.index(title)
-    j = next((k for k in range(i + 1, len(readme)) if readme[k].startswith("#") and not readme[k].startswith("#!")
-              and re.match(r"#+ ", readme[k])), len(readme))
-    return readme[i + 1:j]
+def md_section(path, title):
+    """Lines of the section of the markdown file `path` whose heading is `title` (up to the next heading of
+    any level)."""
+    lines = open(path).read().splitlines()
+    i = lines.index(title)
+    j = next((k for k in range(i + 1, len(lines)) if lines[k].startswith("#") and not lines[k].startswith("#!")
+              and re.match(r"#+ ", lines[k])), len(lines))
+    return lines[i + 1:j]
 
 
 def cells(row):
@@ -328,7 +334,7 @@ for name, c in cmds.items():
 for t in tops:
     check(any(n == t or n.startswith(t + " ") for n in has_row), f"README's command table has no row for 'sim {t}'")
 
-# Every command line anywhere in the README (code spans, code blocks) and in every --help text names only
+# Every command line anywhere in the README and DOCS (code spans, code blocks) and in every --help text names only
 # options its command takes; a help text's own words name only options of its command (a dispatcher's: of
 # its subcommands).
 SEG = re.compile(r"(?<![\w/.-])sim (?:[a-z][\w-]*|[A-Z][\w.]*)[^'\"();|]*?(?=  |['\"();|]|$)")
@@ -351,21 +357,22 @@ def check_text(where, text, own=None):
                   f", which 'sim {own}' does not take")
 
 
-fence = False
-for n, line in enumerate(readme, 1):
-    if line.startswith("```"):
-        fence = not fence
-    elif fence:
-        check_text(f"README.md:{n}", line.split(" #")[0])
-    else:
-        for span in re.findall(r"`([^`]+)`", line):
-            check_text(f"README.md:{n}", span)
+for doc in DOCS:
+    fence = False
+    for n, line in enumerate(open(doc).read().splitlines(), 1):
+        if line.startswith("```"):
+            fence = not fence
+        elif fence:
+            check_text(f"{doc}:{n}", line.split(" #")[0])
+        else:
+            for span in re.findall(r"`([^`]+)`", line):
+                check_text(f"{doc}:{n}", span)
 for name, c in cmds.items():
     if c["kind"] in ("own", "dispatcher"):
         check_text(f"'sim {name} --help'", sim_help(name.split())[1], name)
 
-# The option table of "Studies (sim sweep)": exactly the options of `sim sweep`.
-studies = md_section("## Studies (sim sweep)")
+# The option table of "Studies (sim sweep)" (docs/studies.md): exactly the options of `sim sweep`.
+studies = md_section("docs/studies.md", "# Studies (sim sweep)")
 i = studies.index("**Options.**")
 listed, table = set(), False
 for line in studies[i + 1:]:
@@ -375,9 +382,9 @@ for line in studies[i + 1:]:
         continue
     table = True
     for span in re.findall(r"`([^`]+)`", cells(line)[0]):
-        name = resolve(span, "README Studies options")
+        name = resolve(span, "docs/studies.md options")
         if name:
-            span_options(span, name, "README Studies options")
+            span_options(span, name, "docs/studies.md options")
         elif span.startswith("--"):
             listed.add(long_of(span))
 sweep = set(takes.get("sweep", {}))
@@ -390,7 +397,7 @@ def drift(what, extra, missing):
     return f"{what[0]}: " + "; ".join(parts)
 
 
-check(listed == sweep, drift(("README Studies options table", "'sim sweep --help'"),
+check(listed == sweep, drift(("docs/studies.md options table", "'sim sweep --help'"),
                              {"--" + x for x in listed - sweep}, {"--" + x for x in sweep - listed}))
 
 # ---------- (c) the files a run writes ----------
@@ -479,9 +486,9 @@ for cmd, files in (("run", run_files), ("replay", replay_files)):
         check(files.get(f) == man.get(f), f"{f}: 'sim {cmd} --help' says {files.get(f, 'nothing')!r}, "
               f"sim.1 (section 'sim {cmd}') says {man.get(f, 'nothing')!r}")
 
-# README's Outputs: a bullet per file (a bullet may start with several names), and every top-level key of
-# the runs' summary.json among the summary.json bullet's keys.
-outputs = md_section("## Outputs")
+# docs/outputs.md's Outputs: a bullet per file (a bullet may start with several names), and every top-level key
+# of the runs' summary.json among the summary.json bullet's keys.
+outputs = md_section("docs/outputs.md", "# Outputs")
 bullets, keys, in_summary = set(), set(), False
 for line in outputs:
     m = re.match(r"- ((?:`[^`]+`(?:, )?)+)", line)
@@ -493,9 +500,9 @@ for line in outputs:
         k = re.match(r"  - `([a-z_]+)", line)
         if k:
             keys.add(k.group(1))
-check(bullets == set(run_files), drift(("README Outputs", "'sim run --help'"), bullets - set(run_files),
+check(bullets == set(run_files), drift(("docs/outputs.md Outputs", "'sim run --help'"), bullets - set(run_files),
                                       set(run_files) - bullets))
-check(summary_keys <= keys, f"README Outputs: summary.json keys {sorted(summary_keys - keys)} of real runs are "
+check(summary_keys <= keys, f"docs/outputs.md Outputs: summary.json keys {sorted(summary_keys - keys)} of real runs are "
       "not documented")
 
 # ---------- (d) the sweep table ----------
@@ -526,19 +533,19 @@ def check_columns(where, text):
     return groups
 
 
-groups = check_columns("README (Studies)", flat(studies))
+groups = check_columns("docs/studies.md", flat(studies))
 check(groups and ["chain.uncle_rate:mean", "chain.uncle_rate:sd", "chain.uncle_rate:ci95"] in groups,
       "the merged sweep table has no chain.uncle_rate columns")
-check_columns("README (Reports)", flat(md_section("### Reports")))
+check_columns("docs/outputs.md (Reports)", flat(md_section("docs/outputs.md", "## Reports")))
 check_columns("sim.1 (section 'sim sweep')", flat(render(l) for l in sections.get("sweep", [])))
 check_columns("'sim sweep --help'", flat(sim_help(["sweep"])[1].splitlines()))
 
 example = open(os.path.join(TMP, "sw", "example", "table.csv")).readline().rstrip("\n")
 m = re.search(r"prints (point,[^ ]+?)\.?(?: |$)", flat(studies))
-check(m and m.group(1) == example, f"README (Studies): the example header is "
+check(m and m.group(1) == example, f"docs/studies.md: the example header is "
       f"'{m.group(1) if m else None}', a real sweep of it writes '{example}'")
 
-# table.json's shape as the README writes it: {"a", "b": {...}, "c": [{...}], KEY: {...}}.
+# table.json's shape as docs/studies.md writes it: {"a", "b": {...}, "c": [{...}], KEY: {...}}.
 def parse_shape(s):
     pos = [0]
 
@@ -586,11 +593,11 @@ def compare_shape(shape, actual, path):
     keys = [k for k, _ in shape]
     if keys == ["KEY"]:
         vals = list(actual.values())
-        if check(vals, f"README table.json shape: {path} is empty in a real table.json"):
+        if check(vals, f"docs/studies.md table.json shape: {path} is empty in a real table.json"):
             compare_shape(shape[0][1][1], vals[0], path + ".KEY")
         return
     if not check(isinstance(actual, dict) and list(actual) == keys,
-                 f"README says table.json{path} has the keys {keys}; a real one has "
+                 f"docs/studies.md says table.json{path} has the keys {keys}; a real one has "
                  f"{list(actual) if isinstance(actual, dict) else actual}"):
         return
     for k, v in shape:
@@ -602,13 +609,61 @@ def compare_shape(shape, actual, path):
 
 
 m = re.search(r"holds the same rows: (\{.*?\}\]\})", flat(studies))
-if check(m, "README (Studies): no 'table.json holds the same rows: {...}' shape"):
+if check(m, "docs/studies.md: no 'table.json holds the same rows: {...}' shape"):
     try:
         shape = parse_shape(m.group(1))
     except (ValueError, IndexError) as e:
-        check(False, f"README (Studies): cannot read the table.json shape: {e}")
+        check(False, f"docs/studies.md: cannot read the table.json shape: {e}")
     else:
         compare_shape(shape, json.load(open(os.path.join(TMP, "sw", "merged", "table.json"))), "")
+
+# ---------- links ----------
+
+# Every relative link [text](path#anchor) of every .md file of the source tree (build and hidden directories
+# at the top left out) names a file that exists, and its anchor, if any, a heading of that file (GitHub's
+# slugs).
+
+
+def slugs(path):
+    out, fence = set(), False
+    for line in open(path).read().splitlines():
+        if line.startswith("```"):
+            fence = not fence
+        elif not fence and re.match(r"#+ ", line):
+            t = re.sub(r"\[([^]]*)\]\([^)]*\)", r"\1", line.lstrip("#").strip()).lower()
+            out.add(re.sub(r"[^\w\- ]", "", t).replace(" ", "-"))
+    return out
+
+
+def skipped(d):
+    top = os.path.relpath(d).split(os.sep)[0]
+    return top != "." and top.startswith((".", "build"))
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+mds = sorted(os.path.relpath(os.path.join(p, f)) for p, _, fs in os.walk(".") if not skipped(p)
+             for f in fs if f.endswith(".md"))
+check(set(DOCS) <= set(mds), f"the .md files found, {mds}, lack some of {DOCS}")
+nlinks = 0
+for md in mds:
+    fence = False
+    for n, line in enumerate(open(md).read().splitlines(), 1):
+        if line.startswith("```"):
+            fence = not fence
+            continue
+        if fence:
+            continue
+        for target in LINK.findall(line):
+            if re.match(r"[a-z]+:", target):
+                continue
+            nlinks += 1
+            path, _, anchor = target.partition("#")
+            dest = os.path.normpath(os.path.join(os.path.dirname(md), path)) if path else md
+            if check(os.path.exists(dest), f"{md}:{n}: the link '{target}' names {dest}, which does not exist") \
+                    and anchor:
+                check(dest.endswith(".md") and anchor in slugs(dest),
+                      f"{md}:{n}: the link '{target}': {dest} has no heading with the anchor '#{anchor}'")
+check(nlinks >= 20, f"found only {nlinks} relative links in {len(mds)} .md files")
 okf.close()
 PY
 pyrc=$?

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # test-numa-self.sh: the NUMA model on the simulator's own memory. (1) `sim run --numa-report` says how the
 # engine placed each byte and how much of the process's anonymous memory it did not place, and the figures
-# add up; (2) `sim numa predict` with the simulator's access mix (README "The simulator's own memory": mlp 4.5,
+# add up; (2) `sim numa predict` with the simulator's access mix (docs/threads.md "The simulator's own memory": mlp 4.5,
 # latency sensitivity 0.18, 8 relay threads on a 20-CPU socket) gives, on the 2-socket and 4-socket (8-node)
-# machine files, the application throughputs of an independent python3 implementation of the README's
-# equations, and the picks the README gives.
+# machine files, the application throughputs of an independent python3 implementation of docs/perf-numa.md's
+# equations, and the picks docs/threads.md gives.
 . "$(dirname "$0")/lib.sh" "$@"
 
 expect_rc 0 "run --numa-report" -- "$SIM" run scenarios/geo-small.json --set stop.heights=20 --threads 2 \
@@ -40,7 +40,7 @@ import json, sys
 d = sys.argv[1]
 
 def app(mach, W, w, mlp, s, tpc):
-    """The README's application model, written from its equations (not from the C code)."""
+    """docs/perf-numa.md's application model, written from its equations (not from the C code)."""
     n, B, C, L, cpus = mach["nodes"], mach["bandwidth_gbps"], mach["capacity_gbps"], mach["latency_ns"], mach["cpus_per_node"]
     tot = sum(w); w = [x / tot for x in w]
     m = [min(min(B[i][j] for j in W), C[i] / len(W)) for i in range(n)]
@@ -78,7 +78,7 @@ for name, mfile, W, tpc in [("2s-0", "intel-xeon-2s", [0], 0.4), ("2s-0,1", "int
         assert abs(p["app_gbps"] / want - 1) < 1e-9, (name, p["policy"], p["app_gbps"], want)
     picks[name] = sorted(p["policy"] for p in doc["policies"] if p["app_gbps"] >= best * (1 - 1e-12))
     print(name, {p["policy"]: round(p["app_gbps"], 2) for p in doc["policies"]}, file=sys.stderr)
-# The README's picks: one socket busy -> keep pages local (first-touch); several -> spread over them.
+# docs/threads.md's picks: one socket busy -> keep pages local (first-touch); several -> spread over them.
 assert picks["2s-0"] == ["first-touch", "uniform-workers"], picks
 assert picks["2s-0,1"] == ["canonical", "kernel-auto", "sum-rule", "uniform-all", "uniform-workers"], picks
 assert picks["8n-0"] == ["first-touch", "uniform-workers"], picks

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test-outputs.sh: results you can trust. Drives the real `sim` binary on the ways a results directory or an output
 # file can be mixed, half-written, misplaced or taken from a device: each case with its exact expected outcome
-# (sim/app/output.h, sim/core/outfile.h; README "Outputs"). Run from the source root.
+# (sim/app/output.h, sim/core/outfile.h; docs/outputs.md "Outputs"). Run from the source root.
 . "$(dirname "$0")/lib.sh" "$@"
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; }

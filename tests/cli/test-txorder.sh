@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test-txorder.sh: out-of-order transactions, both definitions (README, "Out-of-order transactions"):
+# test-txorder.sh: out-of-order transactions, both definitions (docs/txorder.md, "Out-of-order transactions"):
 #  1. the real Rinkeby logs: `sim replay`'s out-of-order and arrival figures equal those that
 #     tests/study/txorder.py computes independently from the raw TxMsg.log;
 #  2. a hand-built log of three senders (nonces 1, 2, 10 received in order; a millisecond tie; a replacement)
