@@ -418,10 +418,15 @@ static inline SimTime net_pareto_table_draw(const NetParetoTable *tb, double sca
  * the setup's many draws over many pair means (the transaction model's propagation trees). The same
  * distribution's table form (net_pareto_table_draw) costs a third less per draw once its table is built;
  * from the same word the two agree but for a few draws in a million, one ns rounding apart (both are within
- * 1.5e-15 relative of the exact quantile; tests/test_net.c). */
-static inline SimTime net_pareto_draw(double scale_ns, double inv_shape, SimRng *rng) {
-  double x_ns = scale_ns * net_exp2_pos(net_neg_log2_uniform(sim_rng_uniform_pos(rng)) * inv_shape);
+ * 1.5e-15 relative of the exact quantile; tests/test_net.c). net_pareto_of_u() is the same for a given
+ * U in (0, 1], for callers with their own uniform (the Geth relay's keyed streams). */
+static inline SimTime net_pareto_of_u(double scale_ns, double inv_shape, double u) {
+  double x_ns = scale_ns * net_exp2_pos(net_neg_log2_uniform(u) * inv_shape);
   return x_ns < (double)SIM_DURATION_MAX ? (SimTime)(x_ns + 0.5) : SIM_DURATION_MAX;
+}
+
+static inline SimTime net_pareto_draw(double scale_ns, double inv_shape, SimRng *rng) {
+  return net_pareto_of_u(scale_ns, inv_shape, sim_rng_uniform_pos(rng));
 }
 
 /* The arguments of net_pareto_draw() for a scale in ms and a shape > 1. */

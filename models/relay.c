@@ -713,7 +713,7 @@ typedef struct {
   SimTime wait, timeout, last_decision_after_have;
   SimTime step_lb_announce; /* after an announcement, the least time to a step it can cause in another group */
   SimTime bound; /* least time at which a message sent this window can make a step */
-  guint64 messages, deferred, posted, received, draws;
+  guint64 messages, deferred, posted, draws;
   guint me; /* the worker's index */
 } Geth;
 
@@ -949,9 +949,7 @@ static inline double msg_uniform(MsgRng *r) {
 
 /* A "pareto" latency at uniform u in (0, 1]: what net_pareto_draw() gives for that u, host overhead added. */
 static inline SimTime pareto_of_u(const NetLatencyDraw *d, double u) {
-  double x_ns = d->scale_ns * net_exp2_pos(net_neg_log2_uniform(u) * d->inv_shape);
-  SimTime x = x_ns < (double)SIM_DURATION_MAX ? (SimTime)(x_ns + 0.5) : SIM_DURATION_MAX;
-  return (x < 0 ? 0 : sim_duration_clamp(x)) + d->host_ns;
+  return net_pareto_of_u(d->scale_ns, d->inv_shape, u) + d->host_ns; /* in [0, SIM_DURATION_MAX] already */
 }
 
 /* A latency of class c: net_latency_draw() with the uniform from this stream. */
@@ -1189,7 +1187,6 @@ static void apply_inbox(Kernel *k, Worker *W, Geth *g, guint parity) {
     if (s == W->index) continue;
     const Mailbox *mb = &k->mb[(gsize)s * n + W->index];
     guint32 end = mb->pub[parity];
-    g->received += end - W->read[s];
     for (guint32 i = W->read[s]; i < end; i++) {
       const Msg *m = &mb->msg[i];
       guint32 to = (guint32)(m->word >> MSG_TO_SHIFT) & MSG_NODE_MASK;
