@@ -46,6 +46,10 @@ typedef struct {
   gboolean relay_adaptive;
   uint64_t seed;
   gboolean on_nodes; /* some miners sit on ordinary nodes: every propagation runs to the end */
+  /* What the rest of the simulation reads of a block's relay (relay.h): each miner's first gateway to have
+   * it, the vantage points' first block message and announcement; the relay may stop once they are final. */
+  RelayStop stop;
+  guint32 *stop_group;
   /* For the transaction world: each pool's nodes (its miners' gateways), vantage names and nodes. */
   guint n_pools;
   guint32 **pool_gw;
@@ -104,6 +108,7 @@ static void geo_free_state(gpointer state) {
   g_free(g->trace_blocks);
   g_free(g->trace_per_h);
   g_free(g->node_pool);
+  g_free(g->stop_group);
   net_topology_free(g->topo);
   for (guint i = 0; i < g->n_miners; i++) g_free(g->miner_gw ? g->miner_gw[i] : NULL);
   g_free(g->miner_gw);
@@ -195,6 +200,19 @@ static gpointer geo_init(const void *params, const PowWorld *world, SimEngine *e
     g->miner_gw[m] = (guint32 *)g_array_free(gws, FALSE);
     g->miner_entity[m] = pow_world_miner_entity(world, m);
   }
+  /* The relay's stop: one group per miner's gateways (a pool of one miner: all its gateways; each miner of
+   * a pool of several mines behind one gateway, which others of the pool may share: the same group). */
+  g->stop_group = g_new(guint32, MAX(g->topo->n_special, 1));
+  for (guint32 v = 0; v < g->topo->n_special; v++) g->stop_group[v] = RELAY_STOP_NONE;
+  guint32 n_groups = 0;
+  for (guint m = 0; m < g->n_miners; m++) {
+    if (g->miner_n_gw[m] == 0 || g->miner_gw[m][0] >= g->topo->n_special) continue;
+    if (g->stop_group[g->miner_gw[m][0]] != RELAY_STOP_NONE) continue;
+    for (guint i = 0; i < g->miner_n_gw[m]; i++) g->stop_group[g->miner_gw[m][i]] = n_groups;
+    n_groups++;
+  }
+  g->stop = (RelayStop){
+      .n_nodes = g->topo->n_special, .group = g->stop_group, .n_groups = n_groups, .n_messages = p->n_vantages};
   g->n_vantages = p->n_vantages;
   g->vantages = g_new0(Vantage, g->n_vantages);
   g->vantage_entity = g_new0(SimEntityId, g->n_vantages);
@@ -317,10 +335,10 @@ static void geo_publish(const void *params, gpointer state, gpointer scratch, co
                    .n_sources = g->miner_n_gw[from],
                    .size_bytes = b->size_bytes,
                    .gas_used = (double)b->gas_used};
-  /* Only the specials' times reach the rest of the simulation, so the relay may stop once they all have the
-   * block, unless miners sit on ordinary nodes. */
+  /* Only what g->stop watches reaches the rest of the simulation, so the relay may stop once that is final,
+   * unless miners sit on ordinary nodes. */
   gint64 c0 = mono_ns();
-  g->relay->propagate(p->relay.params, p, g->topo, &rb, g->on_nodes ? 0 : g->topo->n_special, &rng, s->work);
+  g->relay->propagate(p->relay.params, p, g->topo, &rb, g->on_nodes ? NULL : &g->stop, &rng, s->work);
   s->relay_ns += mono_ns() - c0;
   s->deliveries += relay_work_reached(s->work);
   if (g->n_trace_h) geo_trace_record(g, s->work, &rb, b, now, g->on_nodes);
@@ -380,14 +398,9 @@ static void geo_trace_record(GeoState *g, RelayWork *run_work, const RelayBlock 
   if (!complete) {
     SimRng rng;
     sim_rng_init(&rng, g->seed, (UINT64_C(1) << 63) | b->id); /* the stream geo_publish used */
-    g->relay->propagate(p->relay.params, p, g->topo, rb, 0, &rng, g->trace_work);
+    g->relay->propagate(p->relay.params, p, g->topo, rb, NULL, &rng, g->trace_work);
     w = g->trace_work;
-    gboolean same = TRUE;
-    for (guint32 v = 0; v < g->topo->n_special && same; v++)
-      same = relay_work_have(w, v) == relay_work_have(run_work, v) &&
-             relay_work_first_push(w, v) == relay_work_first_push(run_work, v) &&
-             relay_work_announce(w, v) == relay_work_announce(run_work, v);
-    if (!same) g->trace_mismatches++;
+    if (!relay_stop_agree(&g->stop, w, run_work)) g->trace_mismatches++;
   }
   guint slot = g->trace_used++;
   SimTime *have = g->trace_have + (gsize)slot * g->topo->n_nodes;

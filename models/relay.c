@@ -59,6 +59,9 @@ enum { DONE_NO = 0, DONE_YES = 1, DONE_UNAVAILABLE = 2 };
 #define EDGE_STATE_MASK (EDGE_SENT_BIT | EDGE_HEARD_NONE)
 #define EDGE_RESET_MASK (EDGE_LAZY_BIT | EDGE_SENT_BIT | EDGE_HEARD_NONE)
 
+/* Kernel.stop_prev before the first window's end. */
+#define STOP_NO_PREV INT64_MIN
+
 /* Spin this long at a barrier, and between blocks, before sleeping on a futex. */
 #define SPIN_NS 20000
 
@@ -143,6 +146,51 @@ guint64 relay_work_reached(const RelayWork *w) { return w->reached; }
 guint64 relay_work_messages(const RelayWork *w) { return w->messages; }
 
 /* ---- the reporting API of relay models kept in other files ---- */
+
+gboolean relay_stop_agree(const RelayStop *stop, const RelayWork *a, const RelayWork *b) {
+  g_return_val_if_fail(a->n_nodes == b->n_nodes, FALSE);
+  guint32 n = stop && stop->n_nodes ? MIN(stop->n_nodes, a->n_nodes) : a->n_nodes;
+  if (!stop || !stop->n_nodes) {
+    for (guint32 v = 0; v < n; v++)
+      if (relay_work_have(a, v) != relay_work_have(b, v) || relay_work_first_push(a, v) != relay_work_first_push(b, v) ||
+          relay_work_announce(a, v) != relay_work_announce(b, v))
+        return FALSE;
+    return TRUE;
+  }
+  g_autofree SimTime *least = g_new(SimTime, 2 * (gsize)MAX(stop->n_groups, 1));
+  for (guint32 i = 0; i < 2 * stop->n_groups; i++)
+    least[i] = SIM_TIME_MAX;
+  for (guint32 v = 0; v < n; v++) {
+    guint32 grp = stop->group ? stop->group[v] : v;
+    if (grp == RELAY_STOP_NONE || grp >= stop->n_groups) continue;
+    least[2 * grp] = MIN(least[2 * grp], relay_work_have(a, v));
+    least[2 * grp + 1] = MIN(least[2 * grp + 1], relay_work_have(b, v));
+  }
+  for (guint32 i = 0; i < stop->n_groups; i++)
+    if (least[2 * i] != least[2 * i + 1]) return FALSE;
+  for (guint32 v = 0; v < MIN(stop->n_messages, n); v++)
+    if (relay_work_first_push(a, v) != relay_work_first_push(b, v) || relay_work_announce(a, v) != relay_work_announce(b, v))
+      return FALSE;
+  return TRUE;
+}
+
+RelayStop relay_stop_specials(const NetGeoParams *gp, const NetTopology *t, const guint *pool_miners,
+                               guint32 *group) {
+  guint32 n_pools = 0;
+  for (guint32 v = 0; v < t->n_special && v < gp->n_specials; v++)
+    if (gp->specials[v].pool != NET_NO_POOL) n_pools = MAX(n_pools, gp->specials[v].pool + 1);
+  guint32 n_groups = n_pools;
+  for (guint32 v = 0; v < t->n_special; v++) {
+    guint pool = v < gp->n_specials ? gp->specials[v].pool : NET_NO_POOL;
+    if (pool == NET_NO_POOL)
+      group[v] = RELAY_STOP_NONE;
+    else if (pool_miners && pool_miners[pool] > 1)
+      group[v] = n_groups++; /* each miner of the pool mines behind one gateway of its own */
+    else
+      group[v] = pool;
+  }
+  return (RelayStop){.n_nodes = t->n_special, .group = group, .n_groups = n_groups, .n_messages = gp->n_vantages};
+}
 
 void relay_work_begin(RelayWork *w) {
   g_return_if_fail(w != NULL);
@@ -679,7 +727,6 @@ typedef struct {
 typedef struct {
   _Alignas(64) SimTime bound;
   guint64 work, work_max;
-  guint32 remaining;
 } Slot;
 
 enum { STREAM_PUSH_TARGETS = 1, STREAM_MSG = 2 };
@@ -732,7 +779,10 @@ typedef struct {
   Geth g;
   gsize fifo_head[2], fifo_len[2];
   guint64 reached, steps;
-  guint32 remaining;
+  /* The stop's groups this worker has seen a node of have the block (a bit each), and whether it has seen
+   * one since the last window's end. */
+  guint64 *seen;
+  gboolean fresh;
 } Worker;
 
 /* A thread other than the calling one (thread p runs workers p, p + P, p + 2P, ... when P threads run a
@@ -749,7 +799,9 @@ typedef struct {
   const void *params;
   SimTime t0, last_source_t;
   SimTime verify, import, wait, timeout, last_decision_after_have, step_lb_announce;
-  guint32 stop_after;
+  /* The stop (RelayStop): watched nodes, their groups, the groups to see and the watched messages. */
+  guint32 stop_n, stop_groups, stop_msgs;
+  const guint32 *stop_group;
   guint64 key;   /* of the block's random streams */
   guint n_src;
   guint32 *src; /* sources, the kernel's order */
@@ -798,11 +850,18 @@ struct Kernel {
   gboolean started;
   guint n_run;    /* threads running this block: 1 or n_workers */
   Slot *slots;    /* per thread */
+  /* The stop: groups seen by all workers (a bit each; seen_words words, also the workers' size), how many
+   * are still to see, and per special the least latency floor of its links into it. */
+  guint64 *seen_all;
+  guint seen_words;
+  guint32 groups_left;
+  SimTime *fin_in;
+  SimTime stop_prev; /* the bound that started the current window (STOP_NO_PREV: window 0) */
   double *wait_s; /* per thread, this block */
   BlockSpec blk;
   Schedule sched;
   /* Synchronisation: a new block (the calling thread bumps block_gen), the window barrier (the last to
-   * arrive reduces the slots into bar_bound and bar_remaining, then bumps bar_gen), the end of a block
+   * arrive reduces the slots into bar_bound and decides bar_stop, then bumps bar_gen), the end of a block
    * (each other thread that ran it adds one to `finished`). */
   _Alignas(64) unsigned block_gen;
   unsigned park_sleepers;
@@ -811,7 +870,7 @@ struct Kernel {
   _Alignas(64) unsigned bar_gen;
   unsigned bar_sleepers;
   SimTime bar_bound;
-  guint32 bar_remaining;
+  gboolean bar_stop;
   guint64 work, work_critical; /* this block's: all workers' work, and the busiest worker's per window */
   _Alignas(64) unsigned finished;
   unsigned fin_sleepers;
@@ -859,28 +918,27 @@ static void bump_and_wake(unsigned *addr, unsigned *sleepers) {
   if (__atomic_load_n(sleepers, __ATOMIC_SEQ_CST)) futex_wake_all(addr);
 }
 
-/* The window barrier: publishes thread p's slot, returns everyone's least bound and total remaining. */
-static void barrier_reduce(Kernel *k, guint p, const Slot *mine, SimTime *next, guint32 *left) {
+static gboolean stop_reached(Kernel *k, SimTime next);
+
+/* The window barrier: publishes thread p's slot, returns everyone's least bound and whether to stop. */
+static void barrier_reduce(Kernel *k, guint p, const Slot *mine, SimTime *next, gboolean *stop) {
   Slot *s = &k->slots[p];
   s->bound = mine->bound;
-  s->remaining = mine->remaining;
   s->work = mine->work;
   s->work_max = mine->work_max;
   unsigned gen = __atomic_load_n(&k->bar_gen, __ATOMIC_ACQUIRE);
   if (__atomic_add_fetch(&k->bar_count, 1, __ATOMIC_ACQ_REL) == k->n_run) {
     __atomic_store_n(&k->bar_count, 0, __ATOMIC_RELAXED);
     SimTime b = SIM_TIME_MAX;
-    guint32 r = 0;
     guint64 most = 0;
     for (guint i = 0; i < k->n_run; i++) {
       b = MIN(b, k->slots[i].bound);
-      r += k->slots[i].remaining;
       k->work += k->slots[i].work;
       most = MAX(most, k->slots[i].work_max);
     }
     k->work_critical += most;
     k->bar_bound = b;
-    k->bar_remaining = r;
+    k->bar_stop = stop_reached(k, b);
     bump_and_wake(&k->bar_gen, &k->bar_sleepers);
   } else {
     gint64 t0 = mono_ns();
@@ -888,7 +946,7 @@ static void barrier_reduce(Kernel *k, guint p, const Slot *mine, SimTime *next, 
     k->wait_s[p] += (double)(mono_ns() - t0) / 1e9;
   }
   *next = k->bar_bound;
-  *left = k->bar_remaining;
+  *stop = k->bar_stop;
 }
 
 /* ---- one worker's part of a block ---- */
@@ -1270,10 +1328,8 @@ static void worker_begin(Kernel *k, Worker *W) {
       }
     }
   }
-  W->remaining = 0;
-  if (b->stop_after)
-    for (guint32 v = lo; v < hi; v++)
-      W->remaining += g->gid[v] < b->stop_after;
+  if (k->seen_words) memset(W->seen, 0, k->seen_words * sizeof *W->seen);
+  W->fresh = FALSE;
   for (guint i = 0; i < b->n_src; i++)
     if (b->src[i] >= lo && b->src[i] < hi) relax_full(g, b->src[i], b->src_t[i]);
   /* Each queue ends with UINT64_MAX (no step has that key), so its head needs no length check. */
@@ -1296,7 +1352,7 @@ static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, g
   gsize fifo_head[2] = {W->fifo_head[0], W->fifo_head[1]}, fifo_len[2] = {W->fifo_len[0], W->fifo_len[1]};
   StepQueue *q = &W->q;
   guint64 reached = W->reached, steps = W->steps;
-  guint32 remaining = W->remaining;
+  const guint32 stop_n = b->stop_n;
   guint64 key;
   for (;;) {
     /* The smallest of the queue heads and the heaps' tops (radix_min is UINT64_MAX when empty). */
@@ -1340,7 +1396,13 @@ static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, g
         fifo[1][fifo_len[1]++] = step_key(&g, now + b->verify + b->import, v, STEP_ANNOUNCE);
         fifo[0][fifo_len[0]] = fifo[1][fifo_len[1]] = UINT64_MAX;
       }
-      if (g.gid[v] < b->stop_after) remaining--;
+      if (G_UNLIKELY(g.gid[v] < stop_n)) {
+        guint32 grp = b->stop_group ? b->stop_group[g.gid[v]] : g.gid[v];
+        if (grp != RELAY_STOP_NONE) {
+          W->seen[grp >> 6] |= UINT64_C(1) << (grp & 63);
+          W->fresh = TRUE;
+        }
+      }
       break;
     }
     case STEP_PUSH:
@@ -1359,10 +1421,50 @@ static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, g
   W->fifo_len[1] = fifo_len[1];
   W->reached = reached;
   W->steps = steps;
-  W->remaining = remaining;
   W->g = g;
   *work += steps + g.messages + g.deferred - work0;
   return MIN(g.bound, key == UINT64_MAX ? SIM_TIME_MAX : g.t0 + (SimTime)(key >> STEP_KEY_SHIFT));
+}
+
+/* Whether the block may stop at the end of window w, whose successor would start at `next` (a lower bound of
+ * every step still to come, SIM_TIME_MAX: none), with every worker at the barrier: nothing left, or what
+ * the stop watches final, decided from what does not depend on how the groups are split among workers
+ * (so the windows, and what the unwatched nodes hold, are the same at every thread count).
+ *  - The groups: the workers' newly seen ones are merged here (only the reducing thread runs this, while
+ *    the others wait). The steps of window w are the same in every split.
+ *  - Each watched node's first block message and announcement, against the bound P that started window w:
+ *    every message sent before window w has been applied in every split (a window starts by applying what
+ *    the last one sent); one sent in window w or later is sent at a step at or after P and arrives at or
+ *    after P plus the least floor of the node's links into it. So a value below that is final, and
+ *    whether a value is below it does not depend on which of window w's messages have been applied (they
+ *    cannot bring a value below it). */
+static gboolean stop_reached(Kernel *k, SimTime next) {
+  if (next == SIM_TIME_MAX) return TRUE;
+  const BlockSpec *b = &k->blk;
+  SimTime prev = k->stop_prev;
+  k->stop_prev = next;
+  if (!b->stop_n) return FALSE;
+  if (k->groups_left) {
+    for (guint i = 0; i < k->n_workers; i++) {
+      Worker *W = k->workers[i];
+      if (!W->fresh) continue;
+      W->fresh = FALSE;
+      for (guint j = 0; j < k->seen_words; j++) {
+        guint64 add = W->seen[j] & ~k->seen_all[j];
+        k->seen_all[j] |= add;
+        k->groups_left -= (guint32)__builtin_popcountll(add);
+      }
+    }
+    if (k->groups_left) return FALSE;
+  }
+  for (guint32 m = 0; m < b->stop_msgs; m++) {
+    if (prev == STOP_NO_PREV) return FALSE; /* window 0: no bound before it */
+    guint32 l = k->loc[m];
+    SimTime fin = k->fin_in[m];
+    SimTime lim = prev > SIM_TIME_MAX - fin ? SIM_TIME_MAX : prev + fin;
+    if (k->w->first_push[l] >= lim || k->w->announce[l] >= lim) return FALSE;
+  }
+  return TRUE;
 }
 
 /* Thread p's part of the block (of k->n_run threads): workers p, p + n_run, ... window by window. */
@@ -1377,22 +1479,21 @@ static void thread_block(Kernel *k, guint p) {
       guint64 work = 0;
       SimTime bound = worker_window(k, k->workers[i], start, win, &work);
       mine.bound = MIN(mine.bound, bound);
-      mine.remaining += k->workers[i]->remaining;
       mine.work += work;
       mine.work_max = MAX(mine.work_max, work);
     }
     SimTime next;
-    guint32 left;
+    gboolean stop;
     if (run == 1) {
       next = mine.bound;
-      left = mine.remaining;
+      stop = stop_reached(k, next);
       k->work += mine.work;
       k->work_critical += mine.work_max;
     } else {
-      barrier_reduce(k, p, &mine, &next, &left);
+      barrier_reduce(k, p, &mine, &next, &stop);
     }
     if (p == 0) k->w->stats.windows++;
-    if (next == SIM_TIME_MAX || (k->blk.stop_after && left == 0)) {
+    if (stop) {
       /* What the last window sent still arrives (first block messages and announcements of the specials). */
       for (guint i = p; i < n; i += run) {
         Worker *W = k->workers[i];
@@ -1453,6 +1554,7 @@ static void layout_free(Kernel *k) {
   kernel_stop_threads(k);
   for (guint i = 0; i < k->n_workers; i++) {
     Worker *W = k->workers[i];
+    g_free(W->seen);
     queue_clear(&W->q);
     g_free(W->fifo[0]);
     g_free(W->fifo[1]);
@@ -1489,6 +1591,10 @@ static void layout_build(Kernel *k, guint threads) {
   k->threads = g_new0(Thread *, n);
   k->worker_of = g_new(guint8, MAX(k->n_nodes, 1));
   k->slots = g_aligned_alloc0(n, sizeof(Slot), 64);
+  /* The stop's bitmaps are sized by the first stop that needs them (stop_prepare). */
+  g_free(k->seen_all);
+  k->seen_all = NULL;
+  k->seen_words = 0;
   k->wait_s = g_new0(double, n);
   k->mb = g_aligned_alloc0((gsize)n * n, sizeof(Mailbox), 64);
   for (guint i = 0; i < n; i++) {
@@ -1538,6 +1644,8 @@ static void kernel_free(Kernel *k) {
   g_free(k->upload_free);
   g_free(k->blk.src);
   g_free(k->blk.src_t);
+  g_free(k->seen_all);
+  g_free(k->fin_in);
   g_aligned_free(k);
 }
 
@@ -1640,6 +1748,15 @@ static Kernel *kernel_new(RelayWork *w, const NetGeoParams *gp, const NetTopolog
     k->nh[l].special = gr->order[l] < t->n_special;
   k->upload_free = g_new0(SimTime, MAX(t->n_nodes, 1));
   k->window = MIN(gr->lookahead, RELAY_WINDOW_MAX_NS);
+  /* Per special: the least floor of its links into it (each of its edges' reverse). */
+  k->fin_in = g_new(SimTime, MAX(t->n_special, 1));
+  for (guint32 s = 0; s < t->n_special; s++) {
+    guint32 l = gr->loc[s];
+    SimTime f = SIM_TIME_MAX;
+    for (guint32 e = k->off[l]; e < k->off[l + 1]; e++)
+      f = MIN(f, k->cls[k->ec[k->ec[e].rev].cls].floor_ns);
+    k->fin_in[s] = f;
+  }
   return k;
 }
 
@@ -1696,8 +1813,41 @@ static gboolean schedule_all(RelayWork *w, Kernel *k) {
   return sc->all;
 }
 
+/* Sets the block's stop from `stop` (NULL: none): the bitmaps sized for its groups, no group seen yet, and
+ * the groups it watches counted (those of no watched node are never waited for). */
+static void stop_prepare(Kernel *k, const NetTopology *t, const RelayStop *stop) {
+  BlockSpec *bs = &k->blk;
+  bs->stop_n = stop ? MIN(stop->n_nodes, t->n_nodes) : 0;
+  bs->stop_group = bs->stop_n ? stop->group : NULL;
+  bs->stop_groups = bs->stop_n ? stop->n_groups : 0;
+  bs->stop_msgs = bs->stop_n ? MIN(MIN(stop->n_messages, bs->stop_n), t->n_special) : 0;
+  guint words = (bs->stop_groups + 63) / 64;
+  if (words > k->seen_words) {
+    k->seen_all = g_renew(guint64, k->seen_all, words);
+    for (guint i = 0; i < k->n_workers; i++)
+      k->workers[i]->seen = g_renew(guint64, k->workers[i]->seen, words);
+    k->seen_words = words;
+  }
+  if (k->seen_words) memset(k->seen_all, 0, k->seen_words * sizeof *k->seen_all);
+  k->groups_left = 0;
+  k->stop_prev = STOP_NO_PREV;
+  for (guint32 v = 0; v < bs->stop_n; v++) {
+    guint32 grp = bs->stop_group ? bs->stop_group[v] : v;
+    if (grp == RELAY_STOP_NONE) continue;
+    if (grp >= bs->stop_groups) {
+      g_critical("relay stop: node %u's group %u is not below n_groups %u: the relay runs to its end", v, grp,
+                 bs->stop_groups);
+      bs->stop_n = bs->stop_msgs = 0;
+      return;
+    }
+    if (!(k->seen_all[grp >> 6] & UINT64_C(1) << (grp & 63))) k->groups_left++;
+    k->seen_all[grp >> 6] |= UINT64_C(1) << (grp & 63);
+  }
+  if (k->seen_words) memset(k->seen_all, 0, k->seen_words * sizeof *k->seen_all);
+}
+
 static void geth_propagate(const void *params, const NetGeoParams *gp, const NetTopology *t,
-                           const RelayBlock *b, guint32 stop_after, SimRng *rng, RelayWork *w) {
+                           const RelayBlock *b, const RelayStop *stop, SimRng *rng, RelayWork *w) {
   const GethParams *p = params;
   g_return_if_fail(t->n_nodes < (UINT32_C(1) << EDGE_TO_BITS) && w->n_nodes == t->n_nodes);
   gint64 c0 = mono_ns();
@@ -1730,7 +1880,7 @@ static void geth_propagate(const void *params, const NetGeoParams *gp, const Net
   bs->last_decision_after_have = bs->verify + bs->import;
   /* arriveTimeout and five messages, each at least the lookahead (capped: a lower bound stays one). */
   bs->step_lb_announce = bs->wait + 5 * MIN(relay_groups_lookahead(w->groups, NULL, NULL), 60 * SIM_NS_PER_S);
-  bs->stop_after = stop_after;
+  stop_prepare(k, t, stop);
   bs->join_first = t->n_joining ? net_joining_first_unavailable(t, bs->t0) : 0;
   for (guint32 c = 0; c < k->n_cls; c++) {
     double ns = b->size_bytes * k->cls[c].tx_ns_per_byte; /* net_edge_transfer_ns() */

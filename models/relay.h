@@ -34,7 +34,7 @@
  *    eight applying most of it at window ends give the same bytes.
  *  - Random numbers keyed by what they are for, never by who draws them: push targets from a stream per
  *    (block, node), a message's latency (and its fetch retries) from a stream per (block, directed edge).
- *  - The stop once nodes 0..stop_after-1 are final is taken at a window's end.
+ *  - The stop once what the caller watches (RelayStop) is final is taken at a window's end.
  * So a block's result depends on the topology and the block only (the groups and windows fix where the
  * stop falls): every thread count, 1 included, gives the same bytes. Threads take fixed, contiguous ranges
  * of groups of about equal work; the calling thread is one of them; the others are started once, wait at a
@@ -59,6 +59,36 @@ typedef struct {
   double size_bytes;
   double gas_used;
 } RelayBlock;
+
+/* What a propagation must compute exactly before it may stop; the rest may be left unfinished (SIM_TIME_MAX
+ * or not final). The watched nodes are 0..n_nodes-1 (the topology's specials, or fewer):
+ *  - their full-block times, by group: a group is final once its first node has the block (HAVE steps come
+ *    in time order, so that node's time is the group's least). `group` (NULL: every watched node is its
+ *    own group) gives each watched node's group, < n_groups, or RELAY_STOP_NONE (its full-block time is not
+ *    needed). Pool gateways form one group per pool: a pool mines on a block once one of its gateways has
+ *    it (geo_publish), so the later gateways need not be waited for;
+ *  - the first block message and first announcement of nodes 0..n_messages-1 (n_messages <= n_nodes and
+ *    <= the topology's specials: only specials record them), final once no message can arrive earlier
+ *    than they stand: every step still to come is at or after the window's lower bound T, so a node whose
+ *    values are at most T plus the least latency floor of its links into it is final. The vantage points
+ *    log both (a block message or announcement after the node had the block included).
+ * A NULL stop, or n_nodes = 0, runs the propagation to its end. */
+#define RELAY_STOP_NONE G_MAXUINT32
+typedef struct {
+  guint32 n_nodes;
+  const guint32 *group;
+  guint32 n_groups;
+  guint32 n_messages;
+} RelayStop;
+/* What geo_publish needs of the specials of `t` (built from `gp`): each pool's first gateway to have the
+ * block (one group per pool, numbered by the scenario's pools; a pool of several miners spreads them over
+ * its gateways, so each of its gateways is a group of its own: `pool_miners`, per pool, NULL: one each)
+ * and the vantage points' first block message and announcement. `group` has room for t->n_special entries
+ * and must outlive the stop. */
+RelayStop relay_stop_specials(const NetGeoParams *gp, const NetTopology *t, const guint *pool_miners,
+                              guint32 *group);
+/* Every watched node's full-block time final, each its own group; no messages watched. */
+static inline RelayStop relay_stop_nodes(guint32 n) { return (RelayStop){.n_nodes = n, .n_groups = n}; }
 
 /* Scratch space and results of one propagation, reusable across blocks. Owned by one entity. */
 typedef struct RelayWork RelayWork;
@@ -154,24 +184,27 @@ RelayWork *relay_work_new(const NetTopology *t);
 void relay_work_free(RelayWork *w);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(RelayWork, relay_work_free)
 
-/* Results of the last relay_propagate() call, indexed by node: first full block (OBS_TIME_NONE-like
- * SIM_TIME_MAX if never), first announcement (SIM_TIME_MAX if none). With `stop_after` = n, only nodes
- * 0..n-1 (the specials) are guaranteed final; others may be SIM_TIME_MAX or not final. */
+/* Results of the last propagation, indexed by node: first full block (SIM_TIME_MAX if never), first
+ * announcement (SIM_TIME_MAX if none). With a RelayStop, only what it watches is guaranteed final; the rest
+ * may be SIM_TIME_MAX or not final (relay_stop_agree compares what it watches). */
 SimTime relay_work_have(const RelayWork *w, guint32 node);
 SimTime relay_work_announce(const RelayWork *w, guint32 node);
 /* First full block received as a pushed block message (not as a fetch reply), SIM_TIME_MAX if none. */
 SimTime relay_work_first_push(const RelayWork *w, guint32 node);
+/* Whether two works hold the same values of everything `stop` watches: each group's least full-block time,
+ * and the watched first block messages and announcements. */
+gboolean relay_stop_agree(const RelayStop *stop, const RelayWork *a, const RelayWork *b);
 /* Nodes that got the full block in the last propagation, and messages sent. */
 guint64 relay_work_reached(const RelayWork *w);
 guint64 relay_work_messages(const RelayWork *w);
 
 typedef struct {
   SimModelInfo info;
-  /* Computes the spread of `b`. If `stop_after` > 0 the computation may stop once nodes 0..stop_after-1
-   * all have the block. Randomness comes from `rng` only (the caller keys it by block); the Geth kernel
-   * takes one number from it, the key of the block's per-node and per-edge streams. */
+  /* Computes the spread of `b`. With `stop` (may be NULL) the computation may stop once what it watches is
+   * final. Randomness comes from `rng` only (the caller keys it by block); the Geth kernel takes one number
+   * from it, the key of the block's per-node and per-edge streams. */
   void (*propagate)(const void *params, const NetGeoParams *gp, const NetTopology *t, const RelayBlock *b,
-                    guint32 stop_after, SimRng *rng, RelayWork *w);
+                    const RelayStop *stop, SimRng *rng, RelayWork *w);
   /* Time from having a block to having imported it (so a pool can mine on it). */
   SimTime (*import_ns)(const void *params, double gas_used);
 } RelayModel;

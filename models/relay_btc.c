@@ -313,6 +313,9 @@ typedef struct {
   gboolean trait_valid;
   guint64 trait_seed;
   double trait_compact, trait_churn;
+  /* The stop's groups seen (a bit each), room for seen_words words. */
+  guint64 *seen;
+  guint seen_words;
 } BtcWork;
 
 static void btc_work_free(gpointer data) {
@@ -321,6 +324,7 @@ static void btc_work_free(gpointer data) {
   g_free(b->node);
   g_free(b->gate);
   g_free(b->asked);
+  g_free(b->seen);
   g_free(b->edge);
   g_free(b->rev_cls);
   g_free(b->cls);
@@ -769,7 +773,7 @@ static void on_request(Ctx *c, guint32 u, BtcNode *un, SimTime now) {
 }
 
 static void btc_propagate(const void *params, const NetGeoParams *gp, const NetTopology *t,
-                          const RelayBlock *blk, guint32 stop_after, SimRng *rng, RelayWork *w) {
+                          const RelayBlock *blk, const RelayStop *stop, SimRng *rng, RelayWork *w) {
   const BtcParams *p = params;
   g_return_if_fail(relay_work_n_nodes(w) == t->n_nodes);
   g_return_if_fail(t->n_nodes < (UINT32_C(1) << STEP_NODE_BITS));
@@ -820,7 +824,27 @@ static void btc_propagate(const void *params, const NetGeoParams *gp, const NetT
       heap_push(b, n->have, K_HAVE, s);
     }
   }
-  guint32 remaining = stop_after;
+  /* The stop (relay.h): the groups still to see a node of have the block, then the watched messages, final
+   * once every one is at or before the step being taken (every later message is sent at or after it). */
+  const guint32 stop_n = stop ? MIN(stop->n_nodes, t->n_nodes) : 0;
+  const guint32 stop_msgs = stop_n ? MIN(stop->n_messages, stop_n) : 0;
+  guint32 groups_left = 0;
+  if (stop_n) {
+    guint words = (stop->n_groups + 63) / 64;
+    if (words > b->seen_words) {
+      b->seen = g_renew(guint64, b->seen, words);
+      b->seen_words = words;
+    }
+    memset(b->seen, 0, words * sizeof *b->seen);
+    for (guint32 v = 0; v < stop_n; v++) {
+      guint32 grp = stop->group ? stop->group[v] : v;
+      if (grp == RELAY_STOP_NONE || grp >= stop->n_groups) continue;
+      if (!(b->seen[grp >> 6] & UINT64_C(1) << (grp & 63))) groups_left++;
+      b->seen[grp >> 6] |= UINT64_C(1) << (grp & 63);
+    }
+    memset(b->seen, 0, words * sizeof *b->seen);
+  }
+  gboolean watching_messages = stop_n && groups_left == 0 && stop_msgs > 0;
   const guint32 node_mask = (UINT32_C(1) << STEP_NODE_BITS) - 1;
   guint64 key;
   while (heap_pop(b, &key)) {
@@ -828,11 +852,26 @@ static void btc_propagate(const void *params, const NetGeoParams *gp, const NetT
     guint kind = (guint)(key >> STEP_NODE_BITS) & 3;
     guint32 v = (guint32)key & node_mask;
     BtcNode *n = bnode(b, v);
+    if (G_UNLIKELY(watching_messages)) {
+      gboolean final = TRUE;
+      for (guint32 m = 0; m < stop_msgs && final; m++)
+        final = b->node[m].first_push <= now && b->node[m].announce <= now;
+      if (final) break;
+    }
     if (kind == K_HAVE) {
       if ((n->flags & ST_DONE) || now != n->have) continue; /* superseded (a source listed twice) */
       n->flags |= ST_DONE;
       c.reached++;
-      if (v < stop_after && --remaining == 0) break;
+      if (G_UNLIKELY(v < stop_n)) {
+        guint32 grp = stop->group ? stop->group[v] : v;
+        if (grp != RELAY_STOP_NONE && grp < stop->n_groups && !(b->seen[grp >> 6] & UINT64_C(1) << (grp & 63))) {
+          b->seen[grp >> 6] |= UINT64_C(1) << (grp & 63);
+          if (--groups_left == 0) {
+            if (stop_msgs == 0) break;
+            watching_messages = TRUE;
+          }
+        }
+      }
       on_have(&c, v, n, now);
     } else if (kind == K_INV) {
       if ((n->flags & ST_ASKED) || now != n->announce) continue; /* superseded by an earlier inv */

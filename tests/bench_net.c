@@ -105,6 +105,10 @@ int main(int argc, char **argv) {
       g_ptr_array_add(gws, a);
     }
     RelayWork *w = relay_work_new(t);
+    g_autofree guint *pool_miners = g_new(guint, MAX(sc->n_pools, 1));
+    for (guint i = 0; i < sc->n_pools; i++) pool_miners[i] = sc->pools[i].miners;
+    g_autofree guint32 *stop_group = g_new(guint32, MAX(t->n_special, 1));
+    RelayStop stop = relay_stop_specials(p, t, pool_miners, stop_group);
     guint32 max_src = 1;
     for (guint i = 0; i < np; i++)
       max_src = MAX(max_src, ((GArray *)gws->pdata[i])->len);
@@ -128,7 +132,7 @@ int main(int argc, char **argv) {
                       .size_bytes = 25000,
                       .gas_used = 4e6};
       double r0 = cpu_s();
-      relay->propagate(p->relay.params, p, t, &b, t->n_special, &rng, w);
+      relay->propagate(p->relay.params, p, t, &b, &stop, &rng, w);
       relay_s += cpu_s() - r0;
       used++;
       words += 4 * rng.ctr - (4 - MIN(rng.idx, 4)) - 1; /* less the word that picked the pool */

@@ -5,8 +5,8 @@
  * [--draws N]
  *
  * Relays --blocks blocks (default 2000) over the scenario's topology as geo_publish does: from the gateways
- * of the pools in turn, 13 s apart, 20-26 KB, stopping once the specials (vantage points, gateways) are
- * final. Prints the process CPU seconds and wall seconds per block, the relay's own statistics (windows per
+ * of the pools in turn, 13 s apart, 20-26 KB, stopping as geo_publish does (each miner's first gateway, the
+ * vantage points' first block message and announcement final). Prints the process CPU seconds and wall seconds per block, the relay's own statistics (windows per
  * block, steps per window, messages between groups, work balance, barrier wait per thread) and a digest of
  * every special's times, which must not depend on --threads or --run. --run caller splits the work for
  * --threads but runs it on the calling thread alone: the work balance it prints is what that many dedicated
@@ -119,6 +119,10 @@ int main(int argc, char **argv) {
     return 1;
   }
   g_autoptr(RelayWork) w = relay_work_new(t);
+  g_autofree guint *pool_miners = g_new(guint, MAX(sc->n_pools, 1));
+  for (guint i = 0; i < sc->n_pools; i++) pool_miners[i] = sc->pools[i].miners;
+  g_autofree guint32 *stop_group = g_new(guint32, MAX(t->n_special, 1));
+  RelayStop stop = relay_stop_specials(gp, t, pool_miners, stop_group);
   relay_work_set_threads(w, (guint)threads);
   relay_work_set_run_mode(w, mode);
   guint32 first_gw = gp->n_vantages, n_gw = t->n_special - gp->n_vantages;
@@ -134,7 +138,7 @@ int main(int argc, char **argv) {
                     .gas_used = 5e6};
     SimRng rng;
     sim_rng_init(&rng, sc->seed, (UINT64_C(1) << 63) | (guint64)i);
-    m->propagate(gp->relay.params, gp, t, &b, t->n_special, &rng, w);
+    m->propagate(gp->relay.params, gp, t, &b, &stop, &rng, w);
     reached += relay_work_reached(w);
     for (guint32 v = 0; v < t->n_special; v++)
       digest = sim_mix64(digest ^ (guint64)relay_work_have(w, v) ^ (guint64)relay_work_first_push(w, v) * 3 ^

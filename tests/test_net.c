@@ -1287,7 +1287,7 @@ static void test_joining_relay(void) {
       RelayBlock b = {.sources = &source, .source_t = &t0, .n_sources = 1, .size_bytes = 20000};
       SimRng rng;
       sim_rng_init(&rng, 1, k);
-      models[m]->propagate(rp, &p, t, &b, 0, &rng, w);
+      models[m]->propagate(rp, &p, t, &b, NULL, &rng, w);
       CU_ASSERT_EQUAL(relay_work_reached(w), want);
       guint bad = 0, ordinary = 0;
       for (guint32 v = 0; v < t->n_nodes; v++) {

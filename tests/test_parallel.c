@@ -666,13 +666,21 @@ typedef struct {
 
 enum { RELAY_BLOCKS = 12 };
 
-/* RELAY_BLOCKS blocks from the gateways of several pools (as geo_publish does: stop once the specials are
- * final; every third runs to the end, as with miners on ordinary nodes), with `threads` relay threads. */
+/* RELAY_BLOCKS blocks from the gateways of several pools, with `threads` relay threads: stopping as
+ * geo_publish does (once each miner's first gateway and the vantage points' first block message and
+ * announcement are final), once every special has the block, or at the end (as with miners on ordinary
+ * nodes), in turn. Every node's times are compared, the unwatched ones too: where the stop falls does not
+ * depend on the threads either. */
 static void relay_run(const SimScenario *sc, const NetTopology *t, guint threads, RelayRunMode mode,
                       RelayRun *out) {
   const NetGeoParams *gp = sc->pow.network.params;
   const RelayModel *m = (const RelayModel *)gp->relay.model;
   g_autoptr(RelayWork) w = relay_work_new(t);
+  g_autofree guint *pool_miners = g_new(guint, MAX(sc->n_pools, 1));
+  for (guint i = 0; i < sc->n_pools; i++) pool_miners[i] = sc->pools[i].miners;
+  g_autofree guint32 *stop_group = g_new(guint32, MAX(t->n_special, 1));
+  RelayStop stop = relay_stop_specials(gp, t, pool_miners, stop_group);
+  RelayStop nodes = relay_stop_nodes(t->n_special);
   relay_work_set_threads(w, threads);
   relay_work_set_run_mode(w, mode);
   guint32 n = t->n_nodes;
@@ -691,7 +699,7 @@ static void relay_run(const SimScenario *sc, const NetTopology *t, guint threads
                       .gas_used = 1e6 * b};
     SimRng rng;
     sim_rng_init(&rng, sc->seed, (UINT64_C(1) << 63) | b);
-    m->propagate(gp->relay.params, gp, t, &blk, b % 3 == 2 ? 0 : t->n_special, &rng, w);
+    m->propagate(gp->relay.params, gp, t, &blk, b % 3 == 2 ? NULL : b % 3 == 1 ? &nodes : &stop, &rng, w);
     for (guint32 v = 0; v < n; v++) {
       out->have[(gsize)b * n + v] = relay_work_have(w, v);
       out->push[(gsize)b * n + v] = relay_work_first_push(w, v);

@@ -17,7 +17,7 @@ static void propagate(Fixture *f, guint32 source, double bytes, double gas, guin
   RelayBlock b = {.sources = &source, .source_t = &t0, .n_sources = 1, .size_bytes = bytes, .gas_used = gas};
   SimRng rng;
   sim_rng_init(&rng, seed, 99);
-  relay_geth.propagate(f->relay.params, &f->gp, f->t, &b, 0, &rng, f->w);
+  relay_geth.propagate(f->relay.params, &f->gp, f->t, &b, NULL, &rng, f->w);
 }
 
 
@@ -411,7 +411,30 @@ typedef struct {
   guint32 group[600];
 } RunResult;
 
-static void run_random_with(guint threads, RelayRunMode mode, guint32 stop_after, const char *relay_json,
+/* The stops the random topology's tests use: none, every special's full block (each its own group), and
+ * one like geo_publish's (watch_stop). */
+enum { STOP_NONE, STOP_NODES, STOP_WATCH, STOP_MESSAGES };
+
+/* Specials 0..19 of the random topology as geo_publish watches them: 0..4 are vantage points (their first
+ * block message and announcement), 5..19 gateways of five pools of three (the first of each to have the
+ * block), but for 17..19 whose times nobody reads. */
+static const guint32 watch_group[20] = {RELAY_STOP_NONE, RELAY_STOP_NONE, RELAY_STOP_NONE, RELAY_STOP_NONE,
+                                        RELAY_STOP_NONE, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3,
+                                        RELAY_STOP_NONE, RELAY_STOP_NONE, RELAY_STOP_NONE};
+static RelayStop make_stop(int kind) {
+  if (kind == STOP_NODES) return relay_stop_nodes(20);
+  if (kind == STOP_WATCH) return (RelayStop){.n_nodes = 20, .group = watch_group, .n_groups = 4, .n_messages = 5};
+  /* The vantage points' first block message and announcement, and no full block: the messages decide. */
+  static const guint32 no_group[20] = {RELAY_STOP_NONE, RELAY_STOP_NONE, RELAY_STOP_NONE, RELAY_STOP_NONE,
+                                       RELAY_STOP_NONE, RELAY_STOP_NONE, RELAY_STOP_NONE, RELAY_STOP_NONE,
+                                       RELAY_STOP_NONE, RELAY_STOP_NONE, RELAY_STOP_NONE, RELAY_STOP_NONE,
+                                       RELAY_STOP_NONE, RELAY_STOP_NONE, RELAY_STOP_NONE, RELAY_STOP_NONE,
+                                       RELAY_STOP_NONE, RELAY_STOP_NONE, RELAY_STOP_NONE, RELAY_STOP_NONE};
+  if (kind == STOP_MESSAGES) return (RelayStop){.n_nodes = 20, .group = no_group, .n_groups = 0, .n_messages = 5};
+  return (RelayStop){0};
+}
+
+static void run_random_with(guint threads, RelayRunMode mode, int stop_kind, const char *relay_json,
                             RunResult *out) {
   Fixture f;
   pareto_fixture(&f, make_random(600, 3), relay_json);
@@ -424,7 +447,8 @@ static void run_random_with(guint threads, RelayRunMode mode, guint32 stop_after
     RelayBlock b = {.sources = sources, .source_t = t0, .n_sources = 2, .size_bytes = 20000, .gas_used = 4e6};
     SimRng rng;
     sim_rng_init(&rng, 77, blk);
-    relay_geth.propagate(f.relay.params, &f.gp, f.t, &b, stop_after, &rng, f.w);
+    RelayStop stop = make_stop(stop_kind);
+    relay_geth.propagate(f.relay.params, &f.gp, f.t, &b, stop_kind == STOP_NONE ? NULL : &stop, &rng, f.w);
     /* The stream is the block's: the kernel takes exactly one number from it. */
     SimRng ref;
     sim_rng_init(&ref, 77, blk);
@@ -444,8 +468,8 @@ static void run_random_with(guint threads, RelayRunMode mode, guint32 stop_after
   fixture_clear(&f);
 }
 
-static void run_random(guint threads, RelayRunMode mode, guint32 stop_after, RunResult *out) {
-  run_random_with(threads, mode, stop_after, NULL, out);
+static void run_random(guint threads, RelayRunMode mode, int stop_kind, RunResult *out) {
+  run_random_with(threads, mode, stop_kind, NULL, out);
 }
 
 /* The lazy draws are exact: drawing every message's latency when it is applied (draw_all) gives the same
@@ -453,7 +477,7 @@ static void run_random(guint threads, RelayRunMode mode, guint32 stop_after, Run
 static void test_lazy_draws_exact(void) {
   RunResult *lazy = g_new(RunResult, 1), *all = g_new(RunResult, 1);
   static const char *eager = "{\"push_min\": 4, \"fetch_fail_prob\": 0.1, \"draw_all\": true}";
-  for (guint32 stop = 0; stop <= 20; stop += 20)
+  for (int stop = STOP_NONE; stop <= STOP_MESSAGES; stop++)
     for (guint threads = 1; threads <= 3; threads += 2) {
       run_random_with(threads, RELAY_RUN_ALL, stop, NULL, lazy);
       run_random_with(threads, RELAY_RUN_ALL, stop, eager, all);
@@ -472,21 +496,21 @@ static void test_lazy_draws_exact(void) {
   g_free(all);
 }
 
-static void check_thread_counts(guint32 stop_after) {
+static void check_thread_counts(int stop_kind) {
   static const guint counts[] = {1, 2, 3, 4, 8, 4, 4};
   static const RelayRunMode modes[] = {RELAY_RUN_ALL, RELAY_RUN_ALL,    RELAY_RUN_ALL,     RELAY_RUN_ALL,
                                        RELAY_RUN_ALL, RELAY_RUN_CALLER, RELAY_RUN_ADAPTIVE};
   RunResult *ref = g_new(RunResult, 1), *got = g_new(RunResult, 1);
-  run_random(1, RELAY_RUN_ALL, stop_after, ref);
+  run_random(1, RELAY_RUN_ALL, stop_kind, ref);
   /* It did something: most nodes reached, messages within and between groups, several windows. */
-  CU_ASSERT(ref->reached > 40 * (stop_after ? 20 : 500));
+  CU_ASSERT(ref->reached > 40 * (stop_kind != STOP_NONE ? 20 : 500));
   CU_ASSERT(ref->st.deferred > 0 && ref->st.deferred < ref->st.messages);
   CU_ASSERT(ref->st.windows > 40 * 5);
   CU_ASSERT_EQUAL(ref->st.lookahead_ns, 5 * SIM_NS_PER_MS); /* 10-ms links: Pareto floor 10 - 5 ms */
   CU_ASSERT_EQUAL(ref->st.work, ref->st.work_critical);     /* one thread */
   CU_ASSERT_EQUAL(ref->st.alone, 0);
   for (guint i = 1; i < G_N_ELEMENTS(counts); i++) {
-    run_random(counts[i], modes[i], stop_after, got);
+    run_random(counts[i], modes[i], stop_kind, got);
     CU_ASSERT_EQUAL(got->st.threads, counts[i]);
     if (modes[i] == RELAY_RUN_ADAPTIVE) { /* 16 alone, 16 on all threads, the last 8 whichever was faster */
       CU_ASSERT(got->st.alone == 16 || got->st.alone == 24);
@@ -511,10 +535,101 @@ static void check_thread_counts(guint32 stop_after) {
 }
 
 static void test_thread_counts_full(void) {
-  check_thread_counts(0);
+  check_thread_counts(STOP_NONE);
 }
 static void test_thread_counts_stop(void) {
-  check_thread_counts(20);
+  check_thread_counts(STOP_NODES);
+}
+/* With the vantage points' messages watched, where the stop falls does not depend on the threads either
+ * (every node's times above are compared, the unwatched ones too). */
+static void test_thread_counts_watch(void) {
+  check_thread_counts(STOP_WATCH);
+  check_thread_counts(STOP_MESSAGES);
+}
+
+/* The stop gives exactly what it watches: on 40 blocks of the random topology, at 1 and 3 threads, the watched
+ * values (each group's first full block, the vantage points' first block message and announcement) are those
+ * of the relay run to its end, while the relay does less. A stop on the specials' full blocks alone (what
+ * geo_publish used before) loses some vantage points' announcements, which arrive after they had the block:
+ * the watch is needed. */
+static void test_stop_watched_exact(void) {
+  RelayStop nodes = make_stop(STOP_NODES);
+  for (guint run = 0; run < 4; run++) {
+    guint threads = run & 1 ? 3 : 1;
+    RelayStop watch = make_stop(run < 2 ? STOP_WATCH : STOP_MESSAGES);
+    Fixture full, part, have_only;
+    pareto_fixture(&full, make_random(600, 3), NULL);
+    pareto_fixture(&part, make_random(600, 3), NULL);
+    pareto_fixture(&have_only, make_random(600, 3), NULL);
+    relay_work_set_threads(part.w, threads);
+    relay_work_set_run_mode(part.w, RELAY_RUN_ALL);
+    guint lost = 0, announced_after_have = 0;
+    guint64 steps_full = 0, steps_part = 0;
+    for (guint blk = 0; blk < 40; blk++) {
+      guint32 sources[2] = {5 + blk % 15, 100 + blk};
+      SimTime t0[2] = {MS(1000.0 * blk), MS(1000.0 * blk + 3 * (blk % 3))};
+      RelayBlock b = {.sources = sources, .source_t = t0, .n_sources = 1 + blk % 2, .size_bytes = 20000,
+                      .gas_used = 4e6};
+      RelayWorkStats s0, s1;
+      relay_work_get_stats(full.w, &s0);
+      relay_work_get_stats(part.w, &s1);
+      SimRng r1, r2, r3;
+      sim_rng_init(&r1, 77, blk);
+      sim_rng_init(&r2, 77, blk);
+      sim_rng_init(&r3, 77, blk);
+      relay_geth.propagate(full.relay.params, &full.gp, full.t, &b, NULL, &r1, full.w);
+      relay_geth.propagate(part.relay.params, &part.gp, part.t, &b, &watch, &r2, part.w);
+      relay_geth.propagate(have_only.relay.params, &have_only.gp, have_only.t, &b, &nodes, &r3, have_only.w);
+      CU_ASSERT(relay_stop_agree(&watch, full.w, part.w));
+      lost += !relay_stop_agree(&watch, full.w, have_only.w);
+      CU_ASSERT(relay_stop_agree(&nodes, full.w, have_only.w)); /* what that one watches, it has */
+      for (guint32 v = 0; v < 5; v++)
+        announced_after_have += relay_work_announce(full.w, v) != SIM_TIME_MAX &&
+                                relay_work_announce(full.w, v) > relay_work_have(full.w, v);
+      RelayWorkStats e0, e1;
+      relay_work_get_stats(full.w, &e0);
+      relay_work_get_stats(part.w, &e1);
+      steps_full += e0.steps - s0.steps;
+      steps_part += e1.steps - s1.steps;
+    }
+    CU_ASSERT(announced_after_have > 0);
+    CU_ASSERT(lost > 0 || run >= 2);
+    CU_ASSERT(steps_part < steps_full);
+    fixture_clear(&full);
+    fixture_clear(&part);
+    fixture_clear(&have_only);
+  }
+}
+
+/* relay_stop_agree compares what it watches and only that. */
+static void test_stop_agree(void) {
+  Fixture a, b;
+  pareto_fixture(&a, make_random(600, 3), NULL);
+  pareto_fixture(&b, make_random(600, 3), NULL);
+  RelayStop watch = make_stop(STOP_WATCH);
+  guint32 src = 5;
+  SimTime t0 = 0;
+  RelayBlock blk = {.sources = &src, .source_t = &t0, .n_sources = 1, .size_bytes = 20000, .gas_used = 4e6};
+  SimRng r1, r2;
+  sim_rng_init(&r1, 1, 1);
+  sim_rng_init(&r2, 1, 2); /* another block key: other times */
+  relay_geth.propagate(a.relay.params, &a.gp, a.t, &blk, NULL, &r1, a.w);
+  relay_geth.propagate(b.relay.params, &b.gp, b.t, &blk, NULL, &r2, b.w);
+  CU_ASSERT(relay_stop_agree(&watch, a.w, a.w));
+  CU_ASSERT(!relay_stop_agree(&watch, a.w, b.w));
+  CU_ASSERT(!relay_stop_agree(NULL, a.w, b.w));
+  /* Only unwatched specials (17..19) and ordinary nodes differ: agreed. Source 5 is group 0's first, the
+   * same in both; a stop watching just that group agrees. */
+  RelayStop g0 = {.n_nodes = 20, .group = watch_group, .n_groups = 1, .n_messages = 0};
+  static const guint32 only0[20] = {RELAY_STOP_NONE, RELAY_STOP_NONE, RELAY_STOP_NONE, RELAY_STOP_NONE,
+                                    RELAY_STOP_NONE, 0, 0, 0, RELAY_STOP_NONE, RELAY_STOP_NONE, RELAY_STOP_NONE,
+                                    RELAY_STOP_NONE, RELAY_STOP_NONE, RELAY_STOP_NONE, RELAY_STOP_NONE,
+                                    RELAY_STOP_NONE, RELAY_STOP_NONE, RELAY_STOP_NONE, RELAY_STOP_NONE,
+                                    RELAY_STOP_NONE};
+  g0.group = only0;
+  CU_ASSERT(relay_stop_agree(&g0, a.w, b.w));
+  fixture_clear(&a);
+  fixture_clear(&b);
 }
 
 /* The groups come from the topology alone: links of floor 0 always join (nodes 0..59 here), links of the
@@ -566,7 +681,8 @@ int register_suites(void) {
   ADD_SUITE("relay", TEST(test_line_timing), TEST(test_sqrt_push), TEST(test_fetch_timeout_retry),
             TEST(test_known_peers), TEST(test_import_grows_with_gas));
   ADD_SUITE("relay-windows", TEST(test_windows_hand_checked), TEST(test_zero_delay_link_refused),
-            TEST(test_thread_counts_full), TEST(test_thread_counts_stop), TEST(test_lazy_draws_exact),
+            TEST(test_thread_counts_full), TEST(test_thread_counts_stop), TEST(test_thread_counts_watch),
+            TEST(test_stop_watched_exact), TEST(test_stop_agree), TEST(test_lazy_draws_exact),
             TEST(test_groups));
   ADD_SUITE("relay-wire-in", TEST(test_joining_star), TEST(test_joining_line), TEST(test_joining_source),
             TEST(test_host_overhead));

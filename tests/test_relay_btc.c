@@ -30,7 +30,7 @@ static void propagate(Fixture *f, guint32 source, double bytes, guint64 seed) {
   RelayBlock b = {.sources = &source, .source_t = &t0, .n_sources = 1, .size_bytes = bytes};
   SimRng rng;
   sim_rng_init(&rng, seed, 99);
-  relay_btc.propagate(f->relay.params, &f->gp, f->t, &b, 0, &rng, f->w);
+  relay_btc.propagate(f->relay.params, &f->gp, f->t, &b, NULL, &rng, f->w);
 }
 
 /* ---- hand-computed timing ---- */
@@ -456,7 +456,8 @@ static void test_stop_after(void) {
   RelayBlock b = {.sources = &src, .source_t = &t0, .n_sources = 1, .size_bytes = 20000};
   SimRng rng;
   sim_rng_init(&rng, 1, 2);
-  relay_btc.propagate(f.relay.params, &f.gp, f.t, &b, 2, &rng, f.w);
+  RelayStop stop = relay_stop_nodes(2);
+  relay_btc.propagate(f.relay.params, &f.gp, f.t, &b, &stop, &rng, f.w);
   CU_ASSERT_EQUAL(relay_work_have(f.w, 1), MS(160));
   CU_ASSERT_EQUAL(relay_work_have(f.w, 3), SIM_TIME_MAX); /* stopped before the end of the line */
   /* The next block starts afresh in the same work. */
