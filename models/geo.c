@@ -211,8 +211,11 @@ static gpointer geo_init(const void *params, const PowWorld *world, SimEngine *e
     for (guint i = 0; i < g->miner_n_gw[m]; i++) g->stop_group[g->miner_gw[m][i]] = n_groups;
     n_groups++;
   }
-  g->stop = (RelayStop){
-      .n_nodes = g->topo->n_special, .group = g->stop_group, .n_groups = n_groups, .n_messages = p->n_vantages};
+  g->stop = (RelayStop){.n_nodes = g->topo->n_special,
+                        .group = g->stop_group,
+                        .n_groups = n_groups,
+                        .n_messages = p->n_vantages,
+                        .first_message_only = !cfg->vantage_all_messages};
   g->n_vantages = p->n_vantages;
   g->vantages = g_new0(Vantage, g->n_vantages);
   g->vantage_entity = g_new0(SimEntityId, g->n_vantages);
@@ -360,9 +363,14 @@ static void geo_publish(const void *params, gpointer state, gpointer scratch, co
     sim_ctx_batch_add(ctx, g->miner_entity[m], delay);
   }
   sim_ctx_batch_end(ctx);
-  /* What the vantage points log: block messages and announcements (a fetched block is not a NewBlockMsg). */
+  /* What the vantage points log: block messages and announcements (a fetched block is not a NewBlockMsg).
+   * When only the earlier of the two is needed (and exact), only it is sent: the block message on a tie. */
   for (guint v = 0; v < g->n_vantages; v++) {
     SimTime tp = relay_work_first_push(s->work, v), ta = relay_work_announce(s->work, v);
+    if (g->stop.first_message_only) {
+      if (tp <= ta) ta = SIM_TIME_MAX;
+      else tp = SIM_TIME_MAX;
+    }
     if (tp != SIM_TIME_MAX) sim_ctx_send(ctx, g->vantage_entity[v], tp - now, GEO_EV_SIGHT, 0, b->id);
     if (ta != SIM_TIME_MAX) sim_ctx_send(ctx, g->vantage_entity[v], ta - now, GEO_EV_SIGHT, 1, b->id);
   }

@@ -106,6 +106,10 @@ typedef struct {
   const ObsSink *tx_sink; /* where the transaction world's observations go (tx_world_new); NULL: nowhere */
   const struct PowTraceBlock *trace; /* trace-driven mining (below), or NULL */
   guint n_trace;
+  /* The vantage points' first block message and first announcement of every block are both needed (their
+   * logs, sim run --emc-logs). Otherwise only the earlier of the two (and which it was) is: every other
+   * output reads no more, and a geo network's relay can stop sooner (relay.h, RelayStop). */
+  gboolean vantage_all_messages;
 } PowConfig;
 
 /* Trace-driven mining (`sim run --mining-from`): who mined which block when is given; the network still

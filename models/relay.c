@@ -168,9 +168,12 @@ gboolean relay_stop_agree(const RelayStop *stop, const RelayWork *a, const Relay
   }
   for (guint32 i = 0; i < stop->n_groups; i++)
     if (least[2 * i] != least[2 * i + 1]) return FALSE;
-  for (guint32 v = 0; v < MIN(stop->n_messages, n); v++)
-    if (relay_work_first_push(a, v) != relay_work_first_push(b, v) || relay_work_announce(a, v) != relay_work_announce(b, v))
+  for (guint32 v = 0; v < MIN(stop->n_messages, n); v++) {
+    SimTime pa = relay_work_first_push(a, v), aa = relay_work_announce(a, v);
+    SimTime pb = relay_work_first_push(b, v), ab = relay_work_announce(b, v);
+    if (stop->first_message_only ? MIN(pa, aa) != MIN(pb, ab) || (pa <= aa) != (pb <= ab) : pa != pb || aa != ab)
       return FALSE;
+  }
   return TRUE;
 }
 
@@ -626,6 +629,7 @@ typedef struct {
   double fetch_timeout_ms;
   double fetch_fail_prob;
   gboolean draw_all;
+  gboolean prune;
 } GethParams;
 
 static const SimParamSpec geth_params[] = {
@@ -652,6 +656,9 @@ static const SimParamSpec geth_params[] = {
     {.name = "draw_all", .type = SIM_PARAM_BOOL, .def = 0, .offset = offsetof(GethParams, draw_all),
      .help = "draw every message's latency when it is applied, none lazily (slower; the same results: the "
              "lazy draws are exact, tests/test_relay.c compares both)"},
+    {.name = "prune", .type = SIM_PARAM_BOOL, .def = 1, .offset = offsetof(GethParams, prune),
+     .help = "with a stop (the run's relay), skip a node's steps once none can reach a watched value in time "
+             "(relay.h; exact: tests/test_relay.c compares with and without)"},
 };
 
 static SimTime ms(double v) { return sim_time_from_s(v / 1e3); }
@@ -783,6 +790,11 @@ typedef struct {
    * one since the last window's end. */
   guint64 *seen;
   gboolean fresh;
+  /* Pruning: this worker's part of the targets' values at the start of its window (Kernel.snap), and the
+   * watched nodes it owns with their targets. */
+  SimTime *snap_part;
+  guint32 *own_node, *own_target, n_own;
+  guint64 pruned;
 } Worker;
 
 /* A thread other than the calling one (thread p runs workers p, p + P, p + 2P, ... when P threads run a
@@ -802,6 +814,7 @@ typedef struct {
   /* The stop (RelayStop): watched nodes, their groups, the groups to see and the watched messages. */
   guint32 stop_n, stop_groups, stop_msgs;
   const guint32 *stop_group;
+  gboolean stop_first; /* RelayStop.first_message_only */
   guint64 key;   /* of the block's random streams */
   guint n_src;
   guint32 *src; /* sources, the kernel's order */
@@ -857,6 +870,18 @@ struct Kernel {
   guint32 groups_left;
   SimTime *fin_in;
   SimTime stop_prev; /* the bound that started the current window (STOP_NO_PREV: window 0) */
+  /* Pruning (GethParams.prune, relay.h): the targets of the stop they were built for (its groups, then the
+   * nodes of its watched messages), each node's least sum of latency floors to each (us, rounded down;
+   * G_MAXUINT32: cannot reach it), the targets' values as of the start of the last window (merged from the
+   * workers' parts at its end), and the targets still open (value at or after the window's start). */
+  gboolean pruning;
+  guint32 n_tg;
+  guint32 *tdist; /* [node * n_tg + target], kernel order */
+  SimTime *snap;
+  guint32 *active, n_active;
+  const guint32 *tg_group;
+  guint32 tg_n, tg_groups, tg_msgs;
+  gboolean tg_built;
   double *wait_s; /* per thread, this block */
   BlockSpec blk;
   Schedule sched;
@@ -919,6 +944,7 @@ static void bump_and_wake(unsigned *addr, unsigned *sleepers) {
 }
 
 static gboolean stop_reached(Kernel *k, SimTime next);
+static void snap_merge(Kernel *k, SimTime next);
 
 /* The window barrier: publishes thread p's slot, returns everyone's least bound and whether to stop. */
 static void barrier_reduce(Kernel *k, guint p, const Slot *mine, SimTime *next, gboolean *stop) {
@@ -938,6 +964,7 @@ static void barrier_reduce(Kernel *k, guint p, const Slot *mine, SimTime *next, 
     }
     k->work_critical += most;
     k->bar_bound = b;
+    if (k->pruning) snap_merge(k, b);
     k->bar_stop = stop_reached(k, b);
     bump_and_wake(&k->bar_gen, &k->bar_sleepers);
   } else {
@@ -1310,7 +1337,7 @@ static void worker_begin(Kernel *k, Worker *W) {
     g->out[d].pub[0] = g->out[d].pub[1] = 0;
     W->read[d] = 0;
   }
-  W->reached = W->steps = 0;
+  W->reached = W->steps = W->pruned = 0;
   const NetTopology *t = k->topo;
   if (G_UNLIKELY(t->n_joining)) {
     for (guint32 i = b->join_first; i < t->n_joining; i++) {
@@ -1337,6 +1364,142 @@ static void worker_begin(Kernel *k, Worker *W) {
   W->fifo[0][0] = W->fifo[1][0] = UINT64_MAX;
 }
 
+/* ---- pruning (relay.h) ---- */
+
+/* A watched value of target T as it stands: a group's least full-block time; a watched node's first block
+ * message and announcement, the later of the two (both watched) or the earlier (first_message_only). */
+static inline SimTime target_value(const Kernel *k, guint32 T, guint32 l) {
+  if (T < k->blk.stop_groups) return k->nh[l].have;
+  SimTime fp = k->w->first_push[l], an = k->w->announce[l];
+  return k->blk.stop_first ? MIN(fp, an) : MAX(fp, an);
+}
+
+/* Worker W's part of the targets' values at the start of its window, after the last window's messages:
+ * the same state in every split (every message sent before this window has been applied). */
+static void snap_part(Kernel *k, Worker *W) {
+  for (guint32 T = 0; T < k->n_tg; T++)
+    W->snap_part[T] = SIM_TIME_MAX;
+  for (guint32 i = 0; i < W->n_own; i++) {
+    guint32 T = W->own_target[i];
+    W->snap_part[T] = MIN(W->snap_part[T], target_value(k, T, W->own_node[i]));
+  }
+}
+
+/* At a window's end (the reducing thread, every worker at the barrier): the targets' values as they stood
+ * at the start of the window just ended, for the next window (starting at `next`), and the targets still
+ * open then (a value before `next` cannot be lowered by any step from `next` on). */
+static void snap_merge(Kernel *k, SimTime next) {
+  k->n_active = 0;
+  for (guint32 T = 0; T < k->n_tg; T++) {
+    SimTime v = SIM_TIME_MAX;
+    for (guint i = 0; i < k->n_workers; i++)
+      v = MIN(v, k->workers[i]->snap_part[T]);
+    k->snap[T] = v;
+    if (v >= next) k->active[k->n_active++] = T;
+  }
+}
+
+/* Whether node v's step at `now` can be skipped: for every open target, now plus v's least floor path to it
+ * is after its value (its value cannot be lowered, nor tied, by anything the step would cause). */
+static inline gboolean prune_ok(const Kernel *k, guint32 v, SimTime now) {
+  const guint32 *dv = k->tdist + (gsize)v * k->n_tg;
+  for (guint32 i = 0; i < k->n_active; i++) {
+    guint32 T = k->active[i];
+    if (dv[T] != G_MAXUINT32 && now + (SimTime)dv[T] * 1000 <= k->snap[T]) return FALSE;
+  }
+  return TRUE;
+}
+
+/* The targets of the block's stop and each node's least sum of latency floors to each (Dijkstra from the
+ * target's nodes over the links reversed), and each worker's watched nodes; once per stop and layout. */
+static void targets_build(Kernel *k) {
+  const BlockSpec *b = &k->blk;
+  guint32 ng = b->stop_groups, nt = ng + b->stop_msgs, n = k->n_nodes;
+  g_free(k->tdist);
+  g_free(k->snap);
+  g_free(k->active);
+  k->n_tg = nt;
+  k->tdist = g_new(guint32, MAX((gsize)nt * n, 1));
+  k->snap = g_new(SimTime, MAX(nt, 1));
+  k->active = g_new(guint32, MAX(nt, 1));
+  g_autofree SimTime *d = g_new(SimTime, MAX(n, 1));
+  g_autofree guint64 *heap = g_new(guint64, MAX(k->off[n], 1) + n + 1);
+  for (guint32 T = 0; T < nt; T++) {
+    gsize len = 0;
+    for (guint32 v = 0; v < n; v++)
+      d[v] = SIM_TIME_MAX;
+    for (guint32 id = 0; id < b->stop_n; id++) {
+      gboolean in = T < ng ? (b->stop_group ? b->stop_group[id] : id) == T : id == T - ng;
+      if (!in) continue;
+      guint32 l = k->loc[id];
+      d[l] = 0;
+      heap[len++] = l; /* key: distance (ns) << 22 | node; distance 0 */
+    }
+    /* A binary min-heap of keys; entries made stale by a shorter distance are skipped when popped. */
+    while (len) {
+      guint64 top = heap[0];
+      heap[0] = heap[--len];
+      for (gsize i = 0;;) {
+        gsize c = 2 * i + 1;
+        if (c >= len) break;
+        if (c + 1 < len && heap[c + 1] < heap[c]) c++;
+        if (heap[i] <= heap[c]) break;
+        guint64 x = heap[i];
+        heap[i] = heap[c];
+        heap[c] = x;
+        i = c;
+      }
+      guint32 y = (guint32)(top & STEP_NODE_MASK);
+      SimTime dy = (SimTime)(top >> STEP_NODE_BITS);
+      if (dy != d[y]) continue;
+      for (guint32 e = k->off[y]; e < k->off[y + 1]; e++) {
+        guint32 z = edge_to(k->ew[e]);
+        SimTime dz = dy + k->cls[k->ec[k->ec[e].rev].cls].floor_ns; /* link z -> y */
+        if (dz >= d[z] || dz >= (SimTime)(UINT64_C(1) << (63 - STEP_NODE_BITS))) continue;
+        d[z] = dz;
+        gsize i = len++;
+        heap[i] = (guint64)dz << STEP_NODE_BITS | z;
+        while (i > 0 && heap[(i - 1) / 2] > heap[i]) {
+          guint64 x = heap[i];
+          heap[i] = heap[(i - 1) / 2];
+          heap[(i - 1) / 2] = x;
+          i = (i - 1) / 2;
+        }
+      }
+    }
+    for (guint32 v = 0; v < n; v++)
+      k->tdist[(gsize)v * nt + T] = d[v] == SIM_TIME_MAX ? G_MAXUINT32 : (guint32)MIN(d[v] / 1000, G_MAXUINT32 - 1);
+  }
+  for (guint i = 0; i < k->n_workers; i++) {
+    Worker *W = k->workers[i];
+    g_free(W->snap_part);
+    g_free(W->own_node);
+    g_free(W->own_target);
+    W->snap_part = g_new(SimTime, MAX(nt, 1));
+    W->own_node = g_new(guint32, 2 * (gsize)MAX(b->stop_n, 1));
+    W->own_target = g_new(guint32, 2 * (gsize)MAX(b->stop_n, 1));
+    W->n_own = 0;
+    for (guint32 id = 0; id < b->stop_n; id++) {
+      guint32 l = k->loc[id];
+      if (l < W->lo || l >= W->hi) continue;
+      guint32 grp = b->stop_group ? b->stop_group[id] : id;
+      if (grp != RELAY_STOP_NONE) {
+        W->own_node[W->n_own] = l;
+        W->own_target[W->n_own++] = grp;
+      }
+      if (id < b->stop_msgs) {
+        W->own_node[W->n_own] = l;
+        W->own_target[W->n_own++] = ng + id;
+      }
+    }
+  }
+  k->tg_group = b->stop_group;
+  k->tg_n = b->stop_n;
+  k->tg_groups = b->stop_groups;
+  k->tg_msgs = b->stop_msgs;
+  k->tg_built = TRUE;
+}
+
 /* Window `win` of worker W, [start, start + window): the messages of the last window first, then every step
  * before the end. Returns a lower bound on every step W may still take or cause; adds its work to *work. */
 static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, guint64 *work) {
@@ -1344,6 +1507,9 @@ static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, g
   Geth g = W->g;
   guint64 work0 = W->steps + g.messages + g.deferred;
   if (win > 0) apply_inbox(k, W, &g, (guint)(win - 1) & 1);
+  if (k->pruning) snap_part(k, W);
+  const gboolean pruning = k->pruning;
+  guint64 pruned = W->pruned;
   SimTime end = start < SIM_TIME_MAX - k->window ? start + k->window : SIM_TIME_MAX;
   guint64 dt_end = (guint64)(end - g.t0);
   guint64 key_end = dt_end > STEP_TIME_MAX ? UINT64_MAX : dt_end << STEP_KEY_SHIFT;
@@ -1380,6 +1546,18 @@ static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, g
     case STEP_HAVE: {
       g.nh[v].done = DONE_YES;
       reached++;
+      if (G_UNLIKELY(g.gid[v] < stop_n)) {
+        guint32 grp = b->stop_group ? b->stop_group[g.gid[v]] : g.gid[v];
+        if (grp != RELAY_STOP_NONE) {
+          W->seen[grp >> 6] |= UINT64_C(1) << (grp & 63);
+          W->fresh = TRUE;
+        }
+      }
+      /* A node whose steps cannot matter any more has the block, and does nothing with it. */
+      if (pruning && prune_ok(k, v, now)) {
+        pruned++;
+        break;
+      }
       gboolean source = FALSE;
       if (now <= b->last_source_t)
         for (guint i = 0; i < b->n_src && !source; i++)
@@ -1396,19 +1574,22 @@ static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, g
         fifo[1][fifo_len[1]++] = step_key(&g, now + b->verify + b->import, v, STEP_ANNOUNCE);
         fifo[0][fifo_len[0]] = fifo[1][fifo_len[1]] = UINT64_MAX;
       }
-      if (G_UNLIKELY(g.gid[v] < stop_n)) {
-        guint32 grp = b->stop_group ? b->stop_group[g.gid[v]] : g.gid[v];
-        if (grp != RELAY_STOP_NONE) {
-          W->seen[grp >> 6] |= UINT64_C(1) << (grp & 63);
-          W->fresh = TRUE;
-        }
-      }
       break;
     }
+    /* A push or announcement skipped as above: the node's later steps are skipped too (the values only
+     * fall and the time only grows). */
     case STEP_PUSH:
+      if (pruning && prune_ok(k, v, now)) {
+        pruned++;
+        break;
+      }
       geth_push(&g, v, now);
       break;
     default:
+      if (pruning && prune_ok(k, v, now)) {
+        pruned++;
+        break;
+      }
       geth_announce(&g, v, now);
       break;
     }
@@ -1421,6 +1602,7 @@ static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, g
   W->fifo_len[1] = fifo_len[1];
   W->reached = reached;
   W->steps = steps;
+  W->pruned = pruned;
   W->g = g;
   *work += steps + g.messages + g.deferred - work0;
   return MIN(g.bound, key == UINT64_MAX ? SIM_TIME_MAX : g.t0 + (SimTime)(key >> STEP_KEY_SHIFT));
@@ -1462,7 +1644,8 @@ static gboolean stop_reached(Kernel *k, SimTime next) {
     guint32 l = k->loc[m];
     SimTime fin = k->fin_in[m];
     SimTime lim = prev > SIM_TIME_MAX - fin ? SIM_TIME_MAX : prev + fin;
-    if (k->w->first_push[l] >= lim || k->w->announce[l] >= lim) return FALSE;
+    SimTime fp = k->w->first_push[l], an = k->w->announce[l];
+    if (b->stop_first ? MIN(fp, an) >= lim : (fp >= lim || an >= lim)) return FALSE;
   }
   return TRUE;
 }
@@ -1486,6 +1669,7 @@ static void thread_block(Kernel *k, guint p) {
     gboolean stop;
     if (run == 1) {
       next = mine.bound;
+      if (k->pruning) snap_merge(k, next);
       stop = stop_reached(k, next);
       k->work += mine.work;
       k->work_critical += mine.work_max;
@@ -1555,6 +1739,9 @@ static void layout_free(Kernel *k) {
   for (guint i = 0; i < k->n_workers; i++) {
     Worker *W = k->workers[i];
     g_free(W->seen);
+    g_free(W->snap_part);
+    g_free(W->own_node);
+    g_free(W->own_target);
     queue_clear(&W->q);
     g_free(W->fifo[0]);
     g_free(W->fifo[1]);
@@ -1591,6 +1778,7 @@ static void layout_build(Kernel *k, guint threads) {
   k->threads = g_new0(Thread *, n);
   k->worker_of = g_new(guint8, MAX(k->n_nodes, 1));
   k->slots = g_aligned_alloc0(n, sizeof(Slot), 64);
+  k->tg_built = FALSE; /* the workers' watched nodes change with the layout (targets_build) */
   /* The stop's bitmaps are sized by the first stop that needs them (stop_prepare). */
   g_free(k->seen_all);
   k->seen_all = NULL;
@@ -1646,6 +1834,9 @@ static void kernel_free(Kernel *k) {
   g_free(k->blk.src_t);
   g_free(k->seen_all);
   g_free(k->fin_in);
+  g_free(k->tdist);
+  g_free(k->snap);
+  g_free(k->active);
   g_aligned_free(k);
 }
 
@@ -1821,6 +2012,7 @@ static void stop_prepare(Kernel *k, const NetTopology *t, const RelayStop *stop)
   bs->stop_group = bs->stop_n ? stop->group : NULL;
   bs->stop_groups = bs->stop_n ? stop->n_groups : 0;
   bs->stop_msgs = bs->stop_n ? MIN(MIN(stop->n_messages, bs->stop_n), t->n_special) : 0;
+  bs->stop_first = bs->stop_n && stop->first_message_only;
   guint words = (bs->stop_groups + 63) / 64;
   if (words > k->seen_words) {
     k->seen_all = g_renew(guint64, k->seen_all, words);
@@ -1881,6 +2073,18 @@ static void geth_propagate(const void *params, const NetGeoParams *gp, const Net
   /* arriveTimeout and five messages, each at least the lookahead (capped: a lower bound stays one). */
   bs->step_lb_announce = bs->wait + 5 * MIN(relay_groups_lookahead(w->groups, NULL, NULL), 60 * SIM_NS_PER_S);
   stop_prepare(k, t, stop);
+  k->pruning = p->prune && bs->stop_n > 0;
+  if (k->pruning) {
+    if (!k->tg_built || k->tg_group != bs->stop_group || k->tg_n != bs->stop_n || k->tg_groups != bs->stop_groups ||
+        k->tg_msgs != bs->stop_msgs)
+      targets_build(k);
+    /* Window 0 prunes nothing: every target open, at no value yet. */
+    k->n_active = k->n_tg;
+    for (guint32 T = 0; T < k->n_tg; T++) {
+      k->snap[T] = SIM_TIME_MAX;
+      k->active[T] = T;
+    }
+  }
   bs->join_first = t->n_joining ? net_joining_first_unavailable(t, bs->t0) : 0;
   for (guint32 c = 0; c < k->n_cls; c++) {
     double ns = b->size_bytes * k->cls[c].tx_ns_per_byte; /* net_edge_transfer_ns() */
@@ -1919,6 +2123,7 @@ static void geth_propagate(const void *params, const NetGeoParams *gp, const Net
     reached += W->reached;
     messages += W->g.messages;
     st->steps += W->steps;
+    st->pruned += W->pruned;
     st->deferred += W->g.deferred;
     st->posted += W->g.posted;
     st->draws += W->g.draws;

@@ -71,14 +71,23 @@ typedef struct {
  *    <= the topology's specials: only specials record them), final once no message can arrive earlier
  *    than they stand: every step still to come is at or after the window's lower bound T, so a node whose
  *    values are at most T plus the least latency floor of its links into it is final. The vantage points
- *    log both (a block message or announcement after the node had the block included).
- * A NULL stop, or n_nodes = 0, runs the propagation to its end. */
+ *    log both (a block message or announcement after the node had the block included). With
+ *    `first_message_only`, only the earlier of the two and which it was (a block message on a tie) is
+ *    watched: what every output but the vantage points' logs reads.
+ * A NULL stop, or n_nodes = 0, runs the propagation to its end.
+ * The Geth kernel also skips the steps that cannot change what the stop watches (GethParams.prune): a step
+ * of node x at time t is skipped when, for every watched value still open, t plus the least sum of latency
+ * floors from x to the value's node(s) exceeds the value as it stood at the start of the last window. What
+ * x would have sent, and everything it would have changed downstream (other nodes' arrivals, and what they
+ * know of x, which steers their pushes), can only reach a watched node after that value: the watched
+ * values are exact; the unwatched nodes' times are not (they are not final with a stop anyway). */
 #define RELAY_STOP_NONE G_MAXUINT32
 typedef struct {
   guint32 n_nodes;
   const guint32 *group;
   guint32 n_groups;
   guint32 n_messages;
+  gboolean first_message_only;
 } RelayStop;
 /* What geo_publish needs of the specials of `t` (built from `gp`): each pool's first gateway to have the
  * block (one group per pool, numbered by the scenario's pools; a pool of several miners spreads them over
@@ -165,6 +174,7 @@ typedef struct {
                            * (RELAY_RUN_ADAPTIVE found that faster, or RELAY_RUN_CALLER) */
   guint64 windows;        /* windows, all blocks */
   guint64 steps;          /* HAVE, PUSH and ANNOUNCE steps taken (superseded arrivals not counted) */
+  guint64 pruned;         /* of which skipped: they could not change what the stop watches (relay.h) */
   guint64 messages;       /* messages sent */
   guint64 deferred;       /* of which between groups */
   guint64 posted;         /* of which between workers, through mailboxes (depends on threads) */

@@ -855,7 +855,8 @@ static void btc_propagate(const void *params, const NetGeoParams *gp, const NetT
     if (G_UNLIKELY(watching_messages)) {
       gboolean final = TRUE;
       for (guint32 m = 0; m < stop_msgs && final; m++)
-        final = b->node[m].first_push <= now && b->node[m].announce <= now;
+        final = stop->first_message_only ? MIN(b->node[m].first_push, b->node[m].announce) < now
+                                         : b->node[m].first_push <= now && b->node[m].announce <= now;
       if (final) break;
     }
     if (kind == K_HAVE) {

@@ -547,56 +547,66 @@ static void test_thread_counts_watch(void) {
   check_thread_counts(STOP_MESSAGES);
 }
 
-/* The stop gives exactly what it watches: on 40 blocks of the random topology, at 1 and 3 threads, the watched
- * values (each group's first full block, the vantage points' first block message and announcement) are those
- * of the relay run to its end, while the relay does less. A stop on the specials' full blocks alone (what
- * geo_publish used before) loses some vantage points' announcements, which arrive after they had the block:
- * the watch is needed. */
+/* The stop gives exactly what it watches: on 40 blocks of the random topology, at 1 and 3 threads, for the
+ * stop geo_publish uses (with both vantage messages, and with the earlier only), and one watching the
+ * vantage points' messages alone, the watched values (each group's first full block, the vantage points'
+ * first block message and announcement, or the earlier and which) are those of the relay run to its end,
+ * with the skipping of steps that cannot matter (prune, the default) and without; skipping skips steps and
+ * sends fewer messages, and the stop does less than the full relay. A stop on the specials' full blocks
+ * alone (what geo_publish used before) loses some vantage points' announcements, which arrive after they had
+ * the block: the watch is needed. */
 static void test_stop_watched_exact(void) {
   RelayStop nodes = make_stop(STOP_NODES);
-  for (guint run = 0; run < 4; run++) {
+  for (guint run = 0; run < 6; run++) {
     guint threads = run & 1 ? 3 : 1;
-    RelayStop watch = make_stop(run < 2 ? STOP_WATCH : STOP_MESSAGES);
-    Fixture full, part, have_only;
+    RelayStop watch = make_stop(run < 4 ? STOP_WATCH : STOP_MESSAGES);
+    watch.first_message_only = run >= 2 && run < 4;
+    Fixture full, part, plain, have_only;
     pareto_fixture(&full, make_random(600, 3), NULL);
     pareto_fixture(&part, make_random(600, 3), NULL);
+    pareto_fixture(&plain, make_random(600, 3), "{\"push_min\": 4, \"fetch_fail_prob\": 0.1, \"prune\": false}");
     pareto_fixture(&have_only, make_random(600, 3), NULL);
     relay_work_set_threads(part.w, threads);
     relay_work_set_run_mode(part.w, RELAY_RUN_ALL);
     guint lost = 0, announced_after_have = 0;
-    guint64 steps_full = 0, steps_part = 0;
     for (guint blk = 0; blk < 40; blk++) {
       guint32 sources[2] = {5 + blk % 15, 100 + blk};
       SimTime t0[2] = {MS(1000.0 * blk), MS(1000.0 * blk + 3 * (blk % 3))};
       RelayBlock b = {.sources = sources, .source_t = t0, .n_sources = 1 + blk % 2, .size_bytes = 20000,
                       .gas_used = 4e6};
-      RelayWorkStats s0, s1;
-      relay_work_get_stats(full.w, &s0);
-      relay_work_get_stats(part.w, &s1);
-      SimRng r1, r2, r3;
+      SimRng r1, r2, r3, r4;
       sim_rng_init(&r1, 77, blk);
       sim_rng_init(&r2, 77, blk);
       sim_rng_init(&r3, 77, blk);
+      sim_rng_init(&r4, 77, blk);
       relay_geth.propagate(full.relay.params, &full.gp, full.t, &b, NULL, &r1, full.w);
       relay_geth.propagate(part.relay.params, &part.gp, part.t, &b, &watch, &r2, part.w);
-      relay_geth.propagate(have_only.relay.params, &have_only.gp, have_only.t, &b, &nodes, &r3, have_only.w);
+      relay_geth.propagate(plain.relay.params, &plain.gp, plain.t, &b, &watch, &r3, plain.w);
+      relay_geth.propagate(have_only.relay.params, &have_only.gp, have_only.t, &b, &nodes, &r4, have_only.w);
       CU_ASSERT(relay_stop_agree(&watch, full.w, part.w));
-      lost += !relay_stop_agree(&watch, full.w, have_only.w);
+      CU_ASSERT(relay_stop_agree(&watch, full.w, plain.w));
+      RelayStop both = watch;
+      both.first_message_only = FALSE;
+      lost += !relay_stop_agree(&both, full.w, have_only.w);
       CU_ASSERT(relay_stop_agree(&nodes, full.w, have_only.w)); /* what that one watches, it has */
       for (guint32 v = 0; v < 5; v++)
         announced_after_have += relay_work_announce(full.w, v) != SIM_TIME_MAX &&
                                 relay_work_announce(full.w, v) > relay_work_have(full.w, v);
-      RelayWorkStats e0, e1;
-      relay_work_get_stats(full.w, &e0);
-      relay_work_get_stats(part.w, &e1);
-      steps_full += e0.steps - s0.steps;
-      steps_part += e1.steps - s1.steps;
     }
+    RelayWorkStats sf, sp, sl;
+    relay_work_get_stats(full.w, &sf);
+    relay_work_get_stats(part.w, &sp);
+    relay_work_get_stats(plain.w, &sl);
     CU_ASSERT(announced_after_have > 0);
-    CU_ASSERT(lost > 0 || run >= 2);
-    CU_ASSERT(steps_part < steps_full);
+    CU_ASSERT(lost > 0 || run >= 4);
+    CU_ASSERT_EQUAL(sf.pruned, 0); /* no stop: nothing to skip for */
+    CU_ASSERT_EQUAL(sl.pruned, 0);
+    CU_ASSERT(sp.pruned > 0);
+    CU_ASSERT(sp.messages < sl.messages);
+    CU_ASSERT(sl.steps < sf.steps);
     fixture_clear(&full);
     fixture_clear(&part);
+    fixture_clear(&plain);
     fixture_clear(&have_only);
   }
 }

@@ -455,6 +455,7 @@ gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summa
   an_tx_sink_init(&tx_sink, &r.antx);
   PowConfig cfg = sc->pow;
   cfg.tx_sink = &tx_sink;
+  cfg.vantage_all_messages = opt->emc_logs;
   gboolean ok = FALSE;
   g_autoptr(json_t) summary = NULL;
   g_autoptr(SimEngine) engine = sim_engine_new(sc->seed);
