@@ -349,9 +349,10 @@ typedef struct {
   double java_us, copy_ns_per_byte; /* the stored fit, when has_fit */
 } SimRubinMachine;
 
-/* Loads `path`; syntax errors as "PATH:LINE:COL: message", semantic ones as "PATH: $.json.path: message" in
- * `diag` (all found in one pass). FALSE on any problem. Free the name with sim_rubin_machine_clear(). */
-gboolean sim_rubin_machine_load(const char *path, SimRubinMachine *out, SimDiag *diag);
+/* Reads a parsed machine file (the command loads it through sim/core/input.h, which reports syntax errors as
+ * "PATH:LINE:COL: message"); problems as "$.json.path: message" in `diag` (whose file names the file; all
+ * found in one pass). FALSE on any problem. Free the name with sim_rubin_machine_clear(). */
+gboolean sim_rubin_machine_from_json(const json_t *root, SimRubinMachine *out, SimDiag *diag);
 void sim_rubin_machine_clear(SimRubinMachine *m);
 /* The machine file of `hw` and `fit` (a new reference): what `sim bft rubin --write` stores. */
 json_t *sim_rubin_machine_to_json(const char *name, const SimRubinHw *hw, const SimRubinFit *fit);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "input.h"
 #include "outfile.h"
 #include "rdma.h"
 #include "registry.h"
@@ -108,11 +109,16 @@ static gboolean parse_gbps(const char *cmd, const char *text, double *gbps) {
   return TRUE;
 }
 
-/* Loads a machine file; problems on stderr ("sim CMD: FILE:LINE:COL: ..." is not used: the diag names the
- * file itself). FALSE after printing them. */
+/* Loads a machine file through the one input layer (sim/core/input.h) and reads it; problems on stderr, each
+ * "FILE:LINE:COL: message" or "FILE: $.path: message". FALSE after printing them. */
 static gboolean load_rubin_machine(const char *path, SimRubinMachine *m) {
   g_autoptr(SimDiag) diag = sim_diag_new(path);
-  if (sim_rubin_machine_load(path, m, diag)) return TRUE;
+  SimInputProblem pb;
+  g_autoptr(GError) e = NULL;
+  g_autoptr(json_t) root = sim_json_load_file(path, 0, SIM_JSON_BLANK_AS_SYNTAX, &pb, &e);
+  memset(m, 0, sizeof *m);
+  if (root && sim_rubin_machine_from_json(root, m, diag)) return TRUE;
+  if (!root) sim_diag_add_input_error(diag, e, &pb);
   g_autofree char *msgs = sim_diag_join(diag);
   fprintf(stderr, "%s\n", msgs);
   return FALSE;
