@@ -241,6 +241,21 @@ gboolean sim_bft_run(const SimLogGP *lg, const SimBftConfig *cfg, SimBftResult *
 double sim_bft_closed_form_ns(const SimLogGP *lg, const SimBftConfig *cfg);
 
 
+/* ---- Rubin's question: what a stack changes in the ordering service ----
+ * Each stack runs the same configuration (sim_bft_run()); its gains are over the base stack's run: latency
+ * 1 − mean latency / base's (0.25: 25% lower) and throughput / base's − 1 (0.25: 25% more requests per
+ * second). A gain that is near 0 has vanished: the stack's costs no longer matter beside the rest (c_v,
+ * batching, the quorums' waits). */
+typedef struct {
+  SimBftResult result;
+  double latency_gain, throughput_gain;
+} SimBftStackOutcome;
+
+/* Runs `cfg` on each of the `n_stacks` stacks into out[0..n_stacks-1], gains over stacks[base]. Deterministic.
+ * FALSE with the first run's error. */
+gboolean sim_bft_compare(const SimLogGP *stacks, guint n_stacks, guint base, const SimBftConfig *cfg,
+                         SimBftStackOutcome *out, GError **error);
+
 /* ---- Rubin's hardware: the stacks of 2018, their fit and the checks ----
  *
  * Rubin (Schwarz-Rüsch, Messadi, Kapitza, DSN-W 2018; perf-models.json rubin_2018_seed) compared, between two

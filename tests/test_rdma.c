@@ -592,6 +592,43 @@ static void test_faults_under_load(void) {
   }
 }
 
+/* ---- Rubin's question: the same service on several stacks ----
+ * Two stacks where only L counts (20 and 10 µs), n = 4, one client, one request, c_v per message c, nothing
+ * else. With c = 0 the request takes 5 L (request, pre-prepare, prepare, commit, reply): 100 and 50 µs, gains
+ * 50% and 100%. With c = 5 µs every CPU verifies its FIFO in order: the primary has the request at L + c, the
+ * backups the pre-prepare at 2L + 2c; a backup is prepared after the first other prepare (3L + 3c), the
+ * primary after its second (3L + 4c); a backup's commits from the other backups arrive at 4L + 3c and its
+ * quorum (its own and two) is done at 4L + 5c, the primary's at 4L + 5c too; the replies reach the client at
+ * 5L + 5c and its second (f+1) is verified at 5L + 7c: 135 and 85 µs, gains 1 − 85/135 and 135/85 − 1. The
+ * crypto shrinks the stack's gain. */
+static void test_compare_stacks_hand(void) {
+  SimLogGP st[2] = {l_only(), l_only()};
+  st[0].L_ns = 20000;
+  SimBftConfig cfg = one_request(4, FALSE);
+  cfg.verify_us = cfg.verify_ns_per_byte = cfg.execute_us = 0;
+  SimBftStackOutcome out[2];
+  g_autoptr(GError) e = NULL;
+  CU_ASSERT_TRUE_FATAL(sim_bft_compare(st, 2, 0, &cfg, out, &e));
+  CU_ASSERT_DOUBLE_EQUAL(out[0].result.latency_mean_us, 100, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(out[1].result.latency_mean_us, 50, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(out[0].latency_gain, 0, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(out[1].latency_gain, 0.5, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(out[1].throughput_gain, 1.0, 1e-12);
+  cfg.verify_us = 5;
+  CU_ASSERT_TRUE_FATAL(sim_bft_compare(st, 2, 0, &cfg, out, &e));
+  CU_ASSERT_DOUBLE_EQUAL(out[0].result.latency_mean_us, 135, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(out[1].result.latency_mean_us, 85, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(out[1].latency_gain, 1 - 85.0 / 135.0, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(out[1].throughput_gain, 135.0 / 85.0 - 1, 1e-12);
+  /* The base may be any of them: over the faster stack, the slower one's gains are negative. */
+  CU_ASSERT_TRUE_FATAL(sim_bft_compare(st, 2, 1, &cfg, out, &e));
+  CU_ASSERT_DOUBLE_EQUAL(out[0].latency_gain, 1 - 135.0 / 85.0, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(out[1].latency_gain, 0, 1e-12);
+  /* A bad configuration is the first run's error. */
+  cfg.n = 5;
+  CU_ASSERT_FALSE(sim_bft_compare(st, 2, 0, &cfg, out, NULL));
+}
+
 /* ---- Rubin's stacks: the fit and the checks ----
  * An independent implementation (python3, written from rdma.h's equations, not from the C: Levenberg-Marquardt
  * with a forward-difference Jacobian, no GSL) fitted the same target (38% +- 5/sqrt(3) at 1, 4, 16, 32, 64 KiB
@@ -715,7 +752,7 @@ int register_suites(void) {
   ADD_SUITE("loggp", TEST(test_loggp_hand), TEST(test_loggp_pipelined_hand), TEST(test_connectx4_derivation), TEST(test_stack_family));
   ADD_SUITE("bft", TEST(test_message_counts_formula), TEST(test_message_counts_simulated),
             TEST(test_closed_form_hand), TEST(test_simulation_hand_traced), TEST(test_simulation_trends),
-            TEST(test_config_errors));
+            TEST(test_config_errors), TEST(test_compare_stacks_hand));
   ADD_SUITE("published", TEST(test_rubin_range), TEST(test_rubin_fit), TEST(test_rubin_machine_file));
   ADD_SUITE("faults", TEST(test_view_change_crashed_leader), TEST(test_slow_leader_under_timeout),
             TEST(test_slow_leader_view_change), TEST(test_view_change_reproposes_prepared), TEST(test_crashed_backup), TEST(test_faults_under_load));
