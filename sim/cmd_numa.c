@@ -231,6 +231,18 @@ typedef struct {
   gboolean kernel_integers;
 } PredictRow;
 
+/* The simulator's own access mix (docs/threads.md, "The simulator's own memory"), from the relay's counts per
+ * block: 3,742 steps, each one miss that depends on the last (heap, then the node), and about 17,000 messages,
+ * each one independent miss (the receiver's state): latency sensitivity 3742 / 20742 = 0.18 and mlp
+ * 17000 / 3742 = 4.5; 8 relay threads (where the relay stops scaling) per worker node. Assumptions from the
+ * mechanism, not measurements. */
+#define SIM_MIX_MLP "4.5"
+#define SIM_MIX_SENSITIVITY "0.18"
+#define SIM_MIX_RELAY_THREADS 8.0
+#define SIM_MIX_ABOUT                                                                                      \
+  "mlp 4.5, latency sensitivity 0.18, 8 relay threads per worker node (threads_per_cpu = min(1, 8 / the "  \
+  "largest worker node's CPUs)), before --mlp, --latency-sensitivity and --set"
+
 typedef struct {
   char *workers, *policy, *weights, *mlp, *sens, *mix;
   char **sets;
@@ -251,8 +263,7 @@ static const SimOpt predict_opts[] = {
      .help = "... and this latency sensitivity", .arg = "Y"},
     SIM_OPT_SET(PredictOpts, sets, "... and this parameter ('sim numa tune --help')", "NAME=VALUE"),
     {.name = "mix", .type = SIM_OPT_STRING, .offset = offsetof(PredictOpts, mix),
-     .help = "An application mix by name: 'sim', the simulator's own (mlp 4.5, latency sensitivity 0.18, 8 relay "
-             "threads per worker node; docs/threads.md), before --mlp, --latency-sensitivity and --set",
+     .help = "An application mix by name: 'sim', the simulator's own (" SIM_MIX_ABOUT "; docs/threads.md)",
      .arg = "NAME"},
     {.name = "json", .type = SIM_OPT_FLAG, .offset = offsetof(PredictOpts, json),
      .help = "Print JSON (with the header record) instead of a table"},
@@ -262,6 +273,26 @@ static void predict_opts_clear(PredictOpts *o) {
   sim_cli_options_clear(predict_opts, G_N_ELEMENTS(predict_opts), o);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(PredictOpts, predict_opts_clear)
+
+/* --mix sim: the mix's parameters, then --mlp, --latency-sensitivity and --set over them. */
+static gboolean sim_mix_model_parse(const PredictOpts *o, const SimNumaMachine *m, const guint *workers,
+                                    guint n_workers, ModelOpts *mo) {
+  guint cpus = 1;
+  for (guint k = 0; k < n_workers; k++)
+    cpus = MAX(cpus, sim_numa_machine_cpus(m, workers[k]));
+  char tpc[G_ASCII_DTOSTR_BUF_SIZE];
+  g_ascii_dtostr(tpc, sizeof tpc, MIN(1.0, SIM_MIX_RELAY_THREADS / cpus));
+  g_autoptr(GPtrArray) sets = g_ptr_array_new_with_free_func(g_free);
+  g_ptr_array_add(sets, g_strdup("mlp=" SIM_MIX_MLP));
+  g_ptr_array_add(sets, g_strdup("latency_sensitivity=" SIM_MIX_SENSITIVITY));
+  g_ptr_array_add(sets, g_strdup_printf("threads_per_cpu=%s", tpc));
+  if (o->mlp) g_ptr_array_add(sets, g_strdup_printf("mlp=%s", o->mlp));
+  if (o->sens) g_ptr_array_add(sets, g_strdup_printf("latency_sensitivity=%s", o->sens));
+  for (guint i = 0; o->sets && o->sets[i]; i++)
+    g_ptr_array_add(sets, g_strdup(o->sets[i]));
+  g_ptr_array_add(sets, NULL);
+  return model_opts_parse("numa predict", NULL, NULL, (char **)sets->pdata, mo);
+}
 
 static int numa_predict(const CmdLine *cl, int argc, char **argv) {
   g_auto(PredictOpts) o = {0};
@@ -287,15 +318,19 @@ static int numa_predict(const CmdLine *cl, int argc, char **argv) {
       return sim_cli_usage_error("numa predict", "unknown policy '%s' (expected one of: all, %s)", o.policy,
                                  names);
   }
-  gboolean with_app = o.mlp || o.sens || o.sets;
+  if (o.mix && strcmp(o.mix, "sim") != 0)
+    return sim_cli_usage_error("numa predict", "--mix: unknown mix '%s' (expected: sim)", o.mix);
+  gboolean with_app = o.mlp || o.sens || o.sets || o.mix;
   g_auto(ModelOpts) mo = {0};
-  if (!model_opts_parse("numa predict", o.mlp, o.sens, o.sets, &mo)) return SIM_EXIT_USAGE;
+  /* A mix depends on the machine's CPUs: its model is parsed once the machine and workers are known. */
+  if (!o.mix && !model_opts_parse("numa predict", o.mlp, o.sens, o.sets, &mo)) return SIM_EXIT_USAGE;
   const char *path = argv[1];
   g_autoptr(SimNumaMachine) m = load_machine(path);
   if (!m) return SIM_EXIT_USAGE;
   guint n = sim_numa_machine_n_nodes(m);
   guint workers[SIM_NUMA_MAX_NODES], n_workers = 0;
   if (!parse_workers("numa predict", m, o.workers, workers, &n_workers)) return SIM_EXIT_USAGE;
+  if (o.mix && !sim_mix_model_parse(&o, m, workers, n_workers, &mo)) return SIM_EXIT_USAGE;
 
   g_autoptr(GArray) rows = g_array_new(FALSE, TRUE, sizeof(PredictRow));
   for (const SimModelInfo *const *pi = sim_numa_policy_list; *pi; pi++) {
@@ -337,6 +372,7 @@ static int numa_predict(const CmdLine *cl, int argc, char **argv) {
       g_autofree char *aj =
           json_dumps(mo.app_obj, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
       printf("app: mlp-latency %s\n", aj);
+      if (o.mix) printf("mix: sim, the simulator's own access mix (docs/threads.md): %s\n", SIM_MIX_ABOUT);
     }
     printf("%-16s %9s %9s %9s", "policy", "GB/s", "/canon", "idle_ns");
     if (with_app) printf(" %9s", "app_GB/s");
@@ -376,6 +412,26 @@ static int numa_predict(const CmdLine *cl, int argc, char **argv) {
     }
     printf("\n");
   }
+  /* The pick: the policies with the best application throughput (ties within rounding). */
+  g_autoptr(GString) pick = g_string_new(NULL);
+  g_autoptr(json_t) jpick = json_array();
+  if (with_app) {
+    double best = 0;
+    for (guint k = 0; k < rows->len; k++) {
+      const PredictRow *r = &g_array_index(rows, PredictRow, k);
+      if (strcmp(r->name, "weights") != 0)
+        best = MAX(best, sim_numa_app_mlp.throughput_gbps(&mo.app, m, workers, n_workers, r->w));
+    }
+    for (guint k = 0; k < rows->len; k++) {
+      const PredictRow *r = &g_array_index(rows, PredictRow, k);
+      if (strcmp(r->name, "weights") == 0 ||
+          sim_numa_app_mlp.throughput_gbps(&mo.app, m, workers, n_workers, r->w) < best * (1 - 1e-12))
+        continue;
+      g_string_append_printf(pick, "%s%s", pick->len ? ", " : "", r->name);
+      json_array_append_new(jpick, json_string(r->name));
+    }
+    if (!o.json) printf("pick: %s (%.2f GB/s, the best application throughput)\n", pick->str, best);
+  }
   if (o.json) {
     g_autoptr(json_t) doc = json_object();
     json_object_set_new(doc, "header", numa_header(cl, path));
@@ -384,7 +440,9 @@ static int numa_predict(const CmdLine *cl, int argc, char **argv) {
     for (guint k = 0; k < n_workers; k++)
       json_array_append_new(wj, json_integer(workers[k]));
     json_object_set_new(doc, "workers", wj);
+    if (with_app) json_object_set_new(doc, "pick", json_incref(jpick));
     if (with_app) json_object_set_new(doc, "app", json_incref(mo.app_obj));
+    if (o.mix) json_object_set_new(doc, "mix", json_string("sim"));
     json_object_set_new(doc, "limits_gbps", weights_json(lim, n));
     json_object_set_new(doc, "policies", json_incref(jrows));
     print_json(doc);
