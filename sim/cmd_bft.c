@@ -836,8 +836,8 @@ int sim_cmd_bft(int argc, char **argv) {
       "Simulates n replicas (n = 3f+1; with --hybrid n = 2f+1) and K clients on the event engine with each\n"
       "stack's LogGP costs and prints one row per stack, n and payload: messages, latency (mean, p50, p99),\n"
       "throughput, and the unloaded latency simulated (one client, one request) beside the closed form.\n"
-      "'sim bft rubin' compares the RDMA channel's gains over TCP with Rubin's published range; 'sim bft\n"
-      "compare-stacks' runs Rubin's stacks over n, batch, clients and c_v with the gains over TCP.\n"
+      "'sim bft rubin' compares the RDMA channel's gains over TCP with Rubin's published range.\n"
+      "'sim bft compare-stacks' runs Rubin's stacks over n, batch, clients and c_v with the gains over TCP.\n"
       "Exit 0 ok, 2 bad usage.");
   g_autofree char *command = sim_cli_command_line(argc, argv);
   if (!sim_cli_parse(ctx, CMD, &argc, &argv)) return SIM_EXIT_USAGE;
