@@ -274,6 +274,27 @@ static void predict_opts_clear(PredictOpts *o) {
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(PredictOpts, predict_opts_clear)
 
+/* The pick: the policies (not --weights' row) with the best application throughput, ties within rounding,
+ * into `text` ("a, b") and `names`; returns that throughput. */
+static double predict_pick(const GArray *rows, const ModelOpts *mo, const SimNumaMachine *m, const guint *workers,
+                           guint n_workers, GString *text, json_t *names) {
+  double best = 0;
+  for (guint k = 0; k < rows->len; k++) {
+    const PredictRow *r = &g_array_index(rows, PredictRow, k);
+    if (strcmp(r->name, "weights") != 0)
+      best = MAX(best, sim_numa_app_mlp.throughput_gbps(&mo->app, m, workers, n_workers, r->w));
+  }
+  for (guint k = 0; k < rows->len; k++) {
+    const PredictRow *r = &g_array_index(rows, PredictRow, k);
+    if (strcmp(r->name, "weights") == 0 ||
+        sim_numa_app_mlp.throughput_gbps(&mo->app, m, workers, n_workers, r->w) < best * (1 - 1e-12))
+      continue;
+    g_string_append_printf(text, "%s%s", text->len ? ", " : "", r->name);
+    json_array_append_new(names, json_string(r->name));
+  }
+  return best;
+}
+
 /* --mix sim: the mix's parameters, then --mlp, --latency-sensitivity and --set over them. */
 static gboolean sim_mix_model_parse(const PredictOpts *o, const SimNumaMachine *m, const guint *workers,
                                     guint n_workers, ModelOpts *mo) {
@@ -412,24 +433,10 @@ static int numa_predict(const CmdLine *cl, int argc, char **argv) {
     }
     printf("\n");
   }
-  /* The pick: the policies with the best application throughput (ties within rounding). */
   g_autoptr(GString) pick = g_string_new(NULL);
   g_autoptr(json_t) jpick = json_array();
   if (with_app) {
-    double best = 0;
-    for (guint k = 0; k < rows->len; k++) {
-      const PredictRow *r = &g_array_index(rows, PredictRow, k);
-      if (strcmp(r->name, "weights") != 0)
-        best = MAX(best, sim_numa_app_mlp.throughput_gbps(&mo.app, m, workers, n_workers, r->w));
-    }
-    for (guint k = 0; k < rows->len; k++) {
-      const PredictRow *r = &g_array_index(rows, PredictRow, k);
-      if (strcmp(r->name, "weights") == 0 ||
-          sim_numa_app_mlp.throughput_gbps(&mo.app, m, workers, n_workers, r->w) < best * (1 - 1e-12))
-        continue;
-      g_string_append_printf(pick, "%s%s", pick->len ? ", " : "", r->name);
-      json_array_append_new(jpick, json_string(r->name));
-    }
+    double best = predict_pick(rows, &mo, m, workers, n_workers, pick, jpick);
     if (!o.json) printf("pick: %s (%.2f GB/s, the best application throughput)\n", pick->str, best);
   }
   if (o.json) {
