@@ -241,6 +241,21 @@ gboolean sim_bft_run(const SimLogGP *lg, const SimBftConfig *cfg, SimBftResult *
 double sim_bft_closed_form_ns(const SimLogGP *lg, const SimBftConfig *cfg);
 
 
+/* ---- Rubin's question: what a stack changes in the ordering service ----
+ * Each stack runs the same configuration (sim_bft_run()); its gains are over the base stack's run: latency
+ * 1 − mean latency / base's (0.25: 25% lower) and throughput / base's − 1 (0.25: 25% more requests per
+ * second). A gain that is near 0 has vanished: the stack's costs no longer matter beside the rest (c_v,
+ * batching, the quorums' waits). */
+typedef struct {
+  SimBftResult result;
+  double latency_gain, throughput_gain;
+} SimBftStackOutcome;
+
+/* Runs `cfg` on each of the `n_stacks` stacks into out[0..n_stacks-1], gains over stacks[base]. Deterministic.
+ * FALSE with the first run's error. */
+gboolean sim_bft_compare(const SimLogGP *stacks, guint n_stacks, guint base, const SimBftConfig *cfg,
+                         SimBftStackOutcome *out, GError **error);
+
 /* ---- Rubin's hardware: the stacks of 2018, their fit and the checks ----
  *
  * Rubin (Schwarz-Rüsch, Messadi, Kapitza, DSN-W 2018; perf-models.json rubin_2018_seed) compared, between two
@@ -349,9 +364,10 @@ typedef struct {
   double java_us, copy_ns_per_byte; /* the stored fit, when has_fit */
 } SimRubinMachine;
 
-/* Loads `path`; syntax errors as "PATH:LINE:COL: message", semantic ones as "PATH: $.json.path: message" in
- * `diag` (all found in one pass). FALSE on any problem. Free the name with sim_rubin_machine_clear(). */
-gboolean sim_rubin_machine_load(const char *path, SimRubinMachine *out, SimDiag *diag);
+/* Reads a parsed machine file (the command loads it through sim/core/input.h, which reports syntax errors as
+ * "PATH:LINE:COL: message"); problems as "$.json.path: message" in `diag` (whose file names the file; all
+ * found in one pass). FALSE on any problem. Free the name with sim_rubin_machine_clear(). */
+gboolean sim_rubin_machine_from_json(const json_t *root, SimRubinMachine *out, SimDiag *diag);
 void sim_rubin_machine_clear(SimRubinMachine *m);
 /* The machine file of `hw` and `fit` (a new reference): what `sim bft rubin --write` stores. */
 json_t *sim_rubin_machine_to_json(const char *name, const SimRubinHw *hw, const SimRubinFit *fit);

@@ -48,7 +48,8 @@ typedef struct {
   const char *help;
   const char *arg; /* the argument's name in --help ("N", "FILE"), NULL for flags */
   /* Bounds of INT, INT64 and DOUBLE, checked by sim_cli_check_ranges() when `range` is not NULL; `range` is
-   * how the message shows them: "--NAME must be in RANGE (got VALUE)", e.g. "[0, 1e9]" or "(0, 1e6] ETH". */
+   * how the message shows them: "--NAME must be in RANGE (got VALUE)", e.g. "[0, 1e9]" or "(0, 1e6] ETH"; a
+   * one-sided RANGE starting with '>' or '<' reads "--NAME must be RANGE (got VALUE)", e.g. ">= 1". */
   const char *range;
   double min, max;
   gboolean min_open, max_open;

@@ -231,27 +231,94 @@ typedef struct {
   gboolean kernel_integers;
 } PredictRow;
 
+/* The simulator's own access mix (docs/threads.md, "The simulator's own memory"), from the relay's counts per
+ * block: 3,742 steps, each one miss that depends on the last (heap, then the node), and about 17,000 messages,
+ * each one independent miss (the receiver's state): latency sensitivity 3742 / 20742 = 0.18 and mlp
+ * 17000 / 3742 = 4.5; 8 relay threads (where the relay stops scaling) per worker node. Assumptions from the
+ * mechanism, not measurements. */
+#define SIM_MIX_MLP "4.5"
+#define SIM_MIX_SENSITIVITY "0.18"
+#define SIM_MIX_RELAY_THREADS 8.0
+#define SIM_MIX_ABOUT                                                                                      \
+  "mlp 4.5, latency sensitivity 0.18, 8 relay threads per worker node (threads_per_cpu = min(1, 8 / the "  \
+  "largest worker node's CPUs)), before --mlp, --latency-sensitivity and --set"
+
+typedef struct {
+  char *workers, *policy, *weights, *mlp, *sens, *mix;
+  char **sets;
+  gboolean json;
+} PredictOpts;
+
+static const SimOpt predict_opts[] = {
+    {.name = "workers", .short_name = 'w', .type = SIM_OPT_STRING, .offset = offsetof(PredictOpts, workers),
+     .help = "Worker nodes: 'all' or a list like 0,1 (default: the file's workers, else every node with CPUs)",
+     .arg = "LIST"},
+    {.name = "policy", .short_name = 'p', .type = SIM_OPT_STRING, .offset = offsetof(PredictOpts, policy),
+     .help = "One policy, or 'all' (default)", .arg = "NAME"},
+    {.name = "weights", .type = SIM_OPT_STRING, .offset = offsetof(PredictOpts, weights),
+     .help = "Also predict these weights (normalised)", .arg = "W0,W1,..."},
+    {.name = "mlp", .type = SIM_OPT_STRING, .offset = offsetof(PredictOpts, mlp),
+     .help = "Add the application model's column, with this mlp", .arg = "X"},
+    {.name = "latency-sensitivity", .type = SIM_OPT_STRING, .offset = offsetof(PredictOpts, sens),
+     .help = "... and this latency sensitivity", .arg = "Y"},
+    SIM_OPT_SET(PredictOpts, sets, "... and this parameter ('sim numa tune --help')", "NAME=VALUE"),
+    {.name = "mix", .type = SIM_OPT_STRING, .offset = offsetof(PredictOpts, mix),
+     .help = "An application mix by name: 'sim', the simulator's own (" SIM_MIX_ABOUT "; docs/threads.md)",
+     .arg = "NAME"},
+    {.name = "json", .type = SIM_OPT_FLAG, .offset = offsetof(PredictOpts, json),
+     .help = "Print JSON (with the header record) instead of a table"},
+};
+
+static void predict_opts_clear(PredictOpts *o) {
+  sim_cli_options_clear(predict_opts, G_N_ELEMENTS(predict_opts), o);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(PredictOpts, predict_opts_clear)
+
+/* The pick: the policies (not --weights' row) with the best application throughput, ties within rounding,
+ * into `text` ("a, b") and `names`; returns that throughput. */
+static double predict_pick(const GArray *rows, const ModelOpts *mo, const SimNumaMachine *m, const guint *workers,
+                           guint n_workers, GString *text, json_t *names) {
+  double best = 0;
+  for (guint k = 0; k < rows->len; k++) {
+    const PredictRow *r = &g_array_index(rows, PredictRow, k);
+    if (strcmp(r->name, "weights") != 0)
+      best = MAX(best, sim_numa_app_mlp.throughput_gbps(&mo->app, m, workers, n_workers, r->w));
+  }
+  for (guint k = 0; k < rows->len; k++) {
+    const PredictRow *r = &g_array_index(rows, PredictRow, k);
+    if (strcmp(r->name, "weights") == 0 ||
+        sim_numa_app_mlp.throughput_gbps(&mo->app, m, workers, n_workers, r->w) < best * (1 - 1e-12))
+      continue;
+    g_string_append_printf(text, "%s%s", text->len ? ", " : "", r->name);
+    json_array_append_new(names, json_string(r->name));
+  }
+  return best;
+}
+
+/* --mix sim: the mix's parameters, then --mlp, --latency-sensitivity and --set over them. */
+static gboolean sim_mix_model_parse(const PredictOpts *o, const SimNumaMachine *m, const guint *workers,
+                                    guint n_workers, ModelOpts *mo) {
+  guint cpus = 1;
+  for (guint k = 0; k < n_workers; k++)
+    cpus = MAX(cpus, sim_numa_machine_cpus(m, workers[k]));
+  char tpc[G_ASCII_DTOSTR_BUF_SIZE];
+  g_ascii_dtostr(tpc, sizeof tpc, MIN(1.0, SIM_MIX_RELAY_THREADS / cpus));
+  g_autoptr(GPtrArray) sets = g_ptr_array_new_with_free_func(g_free);
+  g_ptr_array_add(sets, g_strdup("mlp=" SIM_MIX_MLP));
+  g_ptr_array_add(sets, g_strdup("latency_sensitivity=" SIM_MIX_SENSITIVITY));
+  g_ptr_array_add(sets, g_strdup_printf("threads_per_cpu=%s", tpc));
+  if (o->mlp) g_ptr_array_add(sets, g_strdup_printf("mlp=%s", o->mlp));
+  if (o->sens) g_ptr_array_add(sets, g_strdup_printf("latency_sensitivity=%s", o->sens));
+  for (guint i = 0; o->sets && o->sets[i]; i++)
+    g_ptr_array_add(sets, g_strdup(o->sets[i]));
+  g_ptr_array_add(sets, NULL);
+  return model_opts_parse("numa predict", NULL, NULL, (char **)sets->pdata, mo);
+}
+
 static int numa_predict(const CmdLine *cl, int argc, char **argv) {
-  g_autofree char *workers_arg = NULL, *policy = NULL, *weights_arg = NULL, *mlp = NULL, *sens = NULL;
-  g_auto(GStrv) sets = NULL;
-  gboolean json = FALSE;
-  GOptionEntry entries[] = {
-      {"workers", 'w', 0, G_OPTION_ARG_STRING, &workers_arg,
-       "Worker nodes: 'all' or a list like 0,1 "
-       "(default: the file's workers, else every node with CPUs)",
-       "LIST"},
-      {"policy", 'p', 0, G_OPTION_ARG_STRING, &policy, "One policy, or 'all' (default)", "NAME"},
-      {"weights", 0, 0, G_OPTION_ARG_STRING, &weights_arg, "Also predict these weights (normalised)",
-       "W0,W1,..."},
-      {"mlp", 0, 0, G_OPTION_ARG_STRING, &mlp, "Add the application model's column, with this mlp", "X"},
-      {"latency-sensitivity", 0, 0, G_OPTION_ARG_STRING, &sens, "... and this latency sensitivity", "Y"},
-      {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "... and this parameter ('sim numa tune --help')",
-       "NAME=VALUE"},
-      {"json", 0, 0, G_OPTION_ARG_NONE, &json, "Print JSON (with the header record) instead of a table",
-       NULL},
-      G_OPTION_ENTRY_NULL};
+  g_auto(PredictOpts) o = {0};
   g_autoptr(GOptionContext) ctx = g_option_context_new("MACHINE.json - predicted throughput of each policy");
-  g_option_context_add_main_entries(ctx, entries, NULL);
+  sim_cli_add_options(ctx, predict_opts, G_N_ELEMENTS(predict_opts), &o);
   g_autofree char *names = policy_names();
   g_autofree char *desc = g_strdup_printf(
       "Prints, for each page-placement policy, its weights and the bandwidth bound of a bandwidth-bound\n"
@@ -266,21 +333,25 @@ static int numa_predict(const CmdLine *cl, int argc, char **argv) {
   if (argc < 2) return sim_cli_usage_error("numa predict", "missing MACHINE.json");
   if (argc > 2) return sim_cli_usage_error("numa predict", "unexpected argument '%s'", argv[2]);
   const SimNumaPolicy *only = NULL;
-  if (policy && strcmp(policy, "all") != 0) {
-    only = sim_numa_policy_find(policy);
+  if (o.policy && strcmp(o.policy, "all") != 0) {
+    only = sim_numa_policy_find(o.policy);
     if (!only)
-      return sim_cli_usage_error("numa predict", "unknown policy '%s' (expected one of: all, %s)", policy,
+      return sim_cli_usage_error("numa predict", "unknown policy '%s' (expected one of: all, %s)", o.policy,
                                  names);
   }
-  gboolean with_app = mlp || sens || sets;
+  if (o.mix && strcmp(o.mix, "sim") != 0)
+    return sim_cli_usage_error("numa predict", "--mix: unknown mix '%s' (expected: sim)", o.mix);
+  gboolean with_app = o.mlp || o.sens || o.sets || o.mix;
   g_auto(ModelOpts) mo = {0};
-  if (!model_opts_parse("numa predict", mlp, sens, sets, &mo)) return SIM_EXIT_USAGE;
+  /* A mix depends on the machine's CPUs: its model is parsed once the machine and workers are known. */
+  if (!o.mix && !model_opts_parse("numa predict", o.mlp, o.sens, o.sets, &mo)) return SIM_EXIT_USAGE;
   const char *path = argv[1];
   g_autoptr(SimNumaMachine) m = load_machine(path);
   if (!m) return SIM_EXIT_USAGE;
   guint n = sim_numa_machine_n_nodes(m);
   guint workers[SIM_NUMA_MAX_NODES], n_workers = 0;
-  if (!parse_workers("numa predict", m, workers_arg, workers, &n_workers)) return SIM_EXIT_USAGE;
+  if (!parse_workers("numa predict", m, o.workers, workers, &n_workers)) return SIM_EXIT_USAGE;
+  if (o.mix && !sim_mix_model_parse(&o, m, workers, n_workers, &mo)) return SIM_EXIT_USAGE;
 
   g_autoptr(GArray) rows = g_array_new(FALSE, TRUE, sizeof(PredictRow));
   for (const SimModelInfo *const *pi = sim_numa_policy_list; *pi; pi++) {
@@ -290,10 +361,10 @@ static int numa_predict(const CmdLine *cl, int argc, char **argv) {
     p->weights(m, workers, n_workers, r.w);
     g_array_append_val(rows, r);
   }
-  if (weights_arg) {
+  if (o.weights) {
     PredictRow r = {.name = "weights"};
     guint nw = 0;
-    if (!parse_weights("numa predict", weights_arg, n, r.w, &nw)) return SIM_EXIT_USAGE;
+    if (!parse_weights("numa predict", o.weights, n, r.w, &nw)) return SIM_EXIT_USAGE;
     if (nw != n)
       return sim_cli_usage_error("numa predict", "--weights: the machine has %u nodes (got %u weights)", n,
                                  nw);
@@ -313,7 +384,7 @@ static int numa_predict(const CmdLine *cl, int argc, char **argv) {
   sim_numa_kernel_auto_integers(m, iw);
 
   g_autoptr(json_t) jrows = json_array();
-  if (!json) {
+  if (!o.json) {
     print_text_header(cl);
     print_machine_line(m, path, workers, n_workers);
     g_autofree char *lt = weights_text(lim, n);
@@ -322,6 +393,7 @@ static int numa_predict(const CmdLine *cl, int argc, char **argv) {
       g_autofree char *aj =
           json_dumps(mo.app_obj, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
       printf("app: mlp-latency %s\n", aj);
+      if (o.mix) printf("mix: sim, the simulator's own access mix (docs/threads.md): %s\n", SIM_MIX_ABOUT);
     }
     printf("%-16s %9s %9s %9s", "policy", "GB/s", "/canon", "idle_ns");
     if (with_app) printf(" %9s", "app_GB/s");
@@ -332,21 +404,21 @@ static int numa_predict(const CmdLine *cl, int argc, char **argv) {
     double x = sim_numa_predict_gbps(m, workers, n_workers, r->w);
     double lat = mean_idle_latency_ns(m, workers, n_workers, r->w);
     double app = with_app ? sim_numa_app_mlp.throughput_gbps(&mo.app, m, workers, n_workers, r->w) : NAN;
-    if (json) {
-      json_t *o = json_object();
-      json_object_set_new(o, "policy", json_string(r->name));
-      json_object_set_new(o, "weights", weights_json(r->w, n));
-      json_object_set_new(o, "gbps", json_real(x));
-      json_object_set_new(o, "vs_canonical", json_real(x / canonical));
-      json_object_set_new(o, "mean_idle_latency_ns", json_real(lat));
-      if (with_app) json_object_set_new(o, "app_gbps", json_real(app));
+    if (o.json) {
+      json_t *row = json_object();
+      json_object_set_new(row, "policy", json_string(r->name));
+      json_object_set_new(row, "weights", weights_json(r->w, n));
+      json_object_set_new(row, "gbps", json_real(x));
+      json_object_set_new(row, "vs_canonical", json_real(x / canonical));
+      json_object_set_new(row, "mean_idle_latency_ns", json_real(lat));
+      if (with_app) json_object_set_new(row, "app_gbps", json_real(app));
       if (r->kernel_integers) {
         json_t *ints = json_array();
         for (guint i = 0; i < n; i++)
           json_array_append_new(ints, json_integer(iw[i]));
-        json_object_set_new(o, "integer_weights", ints);
+        json_object_set_new(row, "integer_weights", ints);
       }
-      json_array_append_new(jrows, o);
+      json_array_append_new(jrows, row);
       continue;
     }
     g_autofree char *wt = weights_text(r->w, n);
@@ -361,7 +433,13 @@ static int numa_predict(const CmdLine *cl, int argc, char **argv) {
     }
     printf("\n");
   }
-  if (json) {
+  g_autoptr(GString) pick = g_string_new(NULL);
+  g_autoptr(json_t) jpick = json_array();
+  if (with_app) {
+    double best = predict_pick(rows, &mo, m, workers, n_workers, pick, jpick);
+    if (!o.json) printf("pick: %s (%.2f GB/s, the best application throughput)\n", pick->str, best);
+  }
+  if (o.json) {
     g_autoptr(json_t) doc = json_object();
     json_object_set_new(doc, "header", numa_header(cl, path));
     json_object_set_new(doc, "machine", sim_numa_machine_to_json(m, NULL));
@@ -369,7 +447,9 @@ static int numa_predict(const CmdLine *cl, int argc, char **argv) {
     for (guint k = 0; k < n_workers; k++)
       json_array_append_new(wj, json_integer(workers[k]));
     json_object_set_new(doc, "workers", wj);
+    if (with_app) json_object_set_new(doc, "pick", json_incref(jpick));
     if (with_app) json_object_set_new(doc, "app", json_incref(mo.app_obj));
+    if (o.mix) json_object_set_new(doc, "mix", json_string("sim"));
     json_object_set_new(doc, "limits_gbps", weights_json(lim, n));
     json_object_set_new(doc, "policies", json_incref(jrows));
     print_json(doc);
@@ -377,24 +457,36 @@ static int numa_predict(const CmdLine *cl, int argc, char **argv) {
   return SIM_EXIT_OK;
 }
 
+typedef struct {
+  char *workers, *mlp, *sens, *start;
+  char **sets;
+  gboolean json;
+} TuneOpts;
+
+static const SimOpt tune_opts[] = {
+    {.name = "workers", .short_name = 'w', .type = SIM_OPT_STRING, .offset = offsetof(TuneOpts, workers),
+     .help = "Worker nodes: 'all' or a list like 0,1", .arg = "LIST"},
+    {.name = "mlp", .type = SIM_OPT_STRING, .offset = offsetof(TuneOpts, mlp),
+     .help = "Misses in flight per thread (--set mlp=X)", .arg = "X"},
+    {.name = "latency-sensitivity", .type = SIM_OPT_STRING, .offset = offsetof(TuneOpts, sens),
+     .help = "Share of misses that are dependent loads, 0..1 (--set latency_sensitivity=Y)", .arg = "Y"},
+    {.name = "start", .type = SIM_OPT_STRING, .offset = offsetof(TuneOpts, start),
+     .help = "Policy the tuner starts from (default canonical)", .arg = "NAME"},
+    SIM_OPT_SET(TuneOpts, sets, "Any parameter below", "NAME=VALUE"),
+    {.name = "json", .type = SIM_OPT_FLAG, .offset = offsetof(TuneOpts, json),
+     .help = "Print JSON (with the header record) instead of text"},
+};
+
+static void tune_opts_clear(TuneOpts *o) {
+  sim_cli_options_clear(tune_opts, G_N_ELEMENTS(tune_opts), o);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(TuneOpts, tune_opts_clear)
+
 static int numa_tune(const CmdLine *cl, int argc, char **argv) {
-  g_autofree char *workers_arg = NULL, *mlp = NULL, *sens = NULL, *start_name = NULL;
-  g_auto(GStrv) sets = NULL;
-  gboolean json = FALSE;
-  GOptionEntry entries[] = {
-      {"workers", 'w', 0, G_OPTION_ARG_STRING, &workers_arg, "Worker nodes: 'all' or a list like 0,1",
-       "LIST"},
-      {"mlp", 0, 0, G_OPTION_ARG_STRING, &mlp, "Misses in flight per thread (--set mlp=X)", "X"},
-      {"latency-sensitivity", 0, 0, G_OPTION_ARG_STRING, &sens,
-       "Share of misses that are dependent loads, 0..1 (--set latency_sensitivity=Y)", "Y"},
-      {"start", 0, 0, G_OPTION_ARG_STRING, &start_name, "Policy the tuner starts from (default canonical)",
-       "NAME"},
-      {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Any parameter below", "NAME=VALUE"},
-      {"json", 0, 0, G_OPTION_ARG_NONE, &json, "Print JSON (with the header record) instead of text", NULL},
-      G_OPTION_ENTRY_NULL};
+  g_auto(TuneOpts) o = {0};
   g_autoptr(GOptionContext) ctx =
       g_option_context_new("MACHINE.json - BWAP's on-line tuner against the oracle");
-  g_option_context_add_main_entries(ctx, entries, NULL);
+  sim_cli_add_options(ctx, tune_opts, G_N_ELEMENTS(tune_opts), &o);
   g_autoptr(GString) desc = g_string_new(
       "Starts from the canonical weights and moves the share of pages on the worker nodes in steps\n"
       "(BWAP's second stage), with the objective given by the application model; then searches all\n"
@@ -408,22 +500,22 @@ static int numa_tune(const CmdLine *cl, int argc, char **argv) {
   if (argc < 2) return sim_cli_usage_error("numa tune", "missing MACHINE.json");
   if (argc > 2) return sim_cli_usage_error("numa tune", "unexpected argument '%s'", argv[2]);
   const SimNumaPolicy *start_policy = &sim_numa_canonical;
-  if (start_name) {
-    start_policy = sim_numa_policy_find(start_name);
+  if (o.start) {
+    start_policy = sim_numa_policy_find(o.start);
     if (!start_policy) {
       g_autofree char *names = policy_names();
-      return sim_cli_usage_error("numa tune", "unknown policy '%s' (expected one of: %s)", start_name, names);
+      return sim_cli_usage_error("numa tune", "unknown policy '%s' (expected one of: %s)", o.start, names);
     }
   }
   g_auto(ModelOpts) mo = {0};
-  if (!model_opts_parse("numa tune", mlp, sens, sets, &mo)) return SIM_EXIT_USAGE;
+  if (!model_opts_parse("numa tune", o.mlp, o.sens, o.sets, &mo)) return SIM_EXIT_USAGE;
 
   const char *path = argv[1];
   g_autoptr(SimNumaMachine) m = load_machine(path);
   if (!m) return SIM_EXIT_USAGE;
   guint n = sim_numa_machine_n_nodes(m);
   guint workers[SIM_NUMA_MAX_NODES], n_workers = 0;
-  if (!parse_workers("numa tune", m, workers_arg, workers, &n_workers)) return SIM_EXIT_USAGE;
+  if (!parse_workers("numa tune", m, o.workers, workers, &n_workers)) return SIM_EXIT_USAGE;
 
   double start[SIM_NUMA_MAX_NODES];
   start_policy->weights(m, workers, n_workers, start);
@@ -433,7 +525,7 @@ static int numa_tune(const CmdLine *cl, int argc, char **argv) {
   sim_numa_oracle(&sim_numa_app_mlp, &mo.app, &mo.tp, m, workers, n_workers, &orc);
   double bw_start = sim_numa_predict_gbps(m, workers, n_workers, start);
 
-  if (json) {
+  if (o.json) {
     g_autoptr(json_t) doc = json_object();
     json_object_set_new(doc, "header", numa_header(cl, path));
     json_object_set_new(doc, "machine", sim_numa_machine_to_json(m, NULL));
@@ -452,10 +544,10 @@ static int numa_tune(const CmdLine *cl, int argc, char **argv) {
     json_t *steps = json_array();
     for (guint s = 0; s < tr.steps->len; s++) {
       SimNumaTuneStep *st = &g_array_index(tr.steps, SimNumaTuneStep, s);
-      json_t *o = json_object();
-      json_object_set_new(o, "share", json_real(st->share));
-      json_object_set_new(o, "gbps", json_real(st->throughput_gbps));
-      json_array_append_new(steps, o);
+      json_t *step = json_object();
+      json_object_set_new(step, "share", json_real(st->share));
+      json_object_set_new(step, "gbps", json_real(st->throughput_gbps));
+      json_array_append_new(steps, step);
     }
     json_object_set_new(t, "steps", steps);
     json_object_set_new(t, "share", json_real(tr.share));
@@ -463,11 +555,11 @@ static int numa_tune(const CmdLine *cl, int argc, char **argv) {
     json_object_set_new(t, "gbps", json_real(tr.gbps));
     json_object_set_new(t, "evaluations", json_integer(tr.evaluations));
     json_object_set_new(doc, "tuner", t);
-    json_t *o = json_object();
-    json_object_set_new(o, "weights", weights_json(orc.weights, n));
-    json_object_set_new(o, "gbps", json_real(orc.gbps));
-    json_object_set_new(o, "evaluations", json_integer(orc.evaluations));
-    json_object_set_new(doc, "oracle", o);
+    json_t *orc_json = json_object();
+    json_object_set_new(orc_json, "weights", weights_json(orc.weights, n));
+    json_object_set_new(orc_json, "gbps", json_real(orc.gbps));
+    json_object_set_new(orc_json, "evaluations", json_integer(orc.evaluations));
+    json_object_set_new(doc, "oracle", orc_json);
     json_object_set_new(doc, "tuner_vs_oracle", json_real(tr.gbps / orc.gbps));
     print_json(doc);
   } else {
@@ -504,29 +596,40 @@ static int numa_tune(const CmdLine *cl, int argc, char **argv) {
 
 /* ---- measure ---- */
 
+typedef struct {
+  char *out, *name;
+  gint64 size_mb, loads;
+  gint repeat, threads;
+} MeasureOpts;
+
+/* The bounds are checked together, by hand: one message names them all. */
+static const SimOpt measure_opts[] = {
+    SIM_OPT_OUT(MeasureOpts, out, "Write the machine file here (atomically) instead of printing it", "FILE"),
+    {.name = "size", .type = SIM_OPT_INT64, .offset = offsetof(MeasureOpts, size_mb),
+     .help = "MiB for the three triad arrays together (default 96)", .arg = "MB"},
+    {.name = "repeat", .type = SIM_OPT_INT, .offset = offsetof(MeasureOpts, repeat),
+     .help = "Triad passes; the best counts (default 5)", .arg = "N"},
+    {.name = "threads", .type = SIM_OPT_INT, .offset = offsetof(MeasureOpts, threads),
+     .help = "Threads per CPU node (default: all its CPUs)", .arg = "N"},
+    {.name = "loads", .type = SIM_OPT_INT64, .offset = offsetof(MeasureOpts, loads),
+     .help = "Dependent loads per latency figure (default 2097152)", .arg = "N"},
+    {.name = "name", .type = SIM_OPT_STRING, .offset = offsetof(MeasureOpts, name),
+     .help = "The machine's name in the file (default 'measured')", .arg = "NAME"},
+};
+
+static void measure_opts_clear(MeasureOpts *o) {
+  sim_cli_options_clear(measure_opts, G_N_ELEMENTS(measure_opts), o);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(MeasureOpts, measure_opts_clear)
+
 static int numa_measure(const CmdLine *cl, int argc, char **argv) {
-  g_autofree char *out_path = NULL, *name = NULL;
   SimNumaMeasureOptions opt;
   sim_numa_measure_options_default(&opt);
-  gint64 size_mb = (gint64)(opt.size_bytes >> 20), loads = (gint64)opt.chase_loads;
-  gint repeat = (gint)opt.repeat, threads = 0;
-  GOptionEntry entries[] = {
-      {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out_path,
-       "Write the machine file here (atomically) instead of "
-       "printing it",
-       "FILE"},
-      {"size", 0, 0, G_OPTION_ARG_INT64, &size_mb, "MiB for the three triad arrays together (default 96)",
-       "MB"},
-      {"repeat", 0, 0, G_OPTION_ARG_INT, &repeat, "Triad passes; the best counts (default 5)", "N"},
-      {"threads", 0, 0, G_OPTION_ARG_INT, &threads, "Threads per CPU node (default: all its CPUs)", "N"},
-      {"loads", 0, 0, G_OPTION_ARG_INT64, &loads, "Dependent loads per latency figure (default 2097152)",
-       "N"},
-      {"name", 0, 0, G_OPTION_ARG_STRING, &name, "The machine's name in the file (default 'measured')",
-       "NAME"},
-      G_OPTION_ENTRY_NULL};
+  g_auto(MeasureOpts) o = {.size_mb = (gint64)(opt.size_bytes >> 20), .loads = (gint64)opt.chase_loads,
+                           .repeat = (gint)opt.repeat};
   g_autoptr(GOptionContext) ctx =
       g_option_context_new("- measure this machine's bandwidth and latency matrix");
-  g_option_context_add_main_entries(ctx, entries, NULL);
+  sim_cli_add_options(ctx, measure_opts, G_N_ELEMENTS(measure_opts), &o);
   g_option_context_set_description(
       ctx,
       "For each memory node i and CPU node j: a STREAM-triad-like kernel (a = b + 3c, 24 bytes per element)\n"
@@ -536,14 +639,14 @@ static int numa_measure(const CmdLine *cl, int argc, char **argv) {
       "figures: they change from run to run. A one-node machine takes about a second by default.");
   if (!sim_cli_parse(ctx, "numa measure", &argc, &argv)) return SIM_EXIT_USAGE;
   if (argc > 1) return sim_cli_usage_error("numa measure", "unexpected argument '%s'", argv[1]);
-  if (size_mb < 1 || size_mb > 65536 || repeat < 1 || repeat > 1000 || threads < 0 || threads > 4096 ||
-      loads < 1000 || loads > (G_GINT64_CONSTANT(1) << 34))
+  if (o.size_mb < 1 || o.size_mb > 65536 || o.repeat < 1 || o.repeat > 1000 || o.threads < 0 || o.threads > 4096 ||
+      o.loads < 1000 || o.loads > (G_GINT64_CONSTANT(1) << 34))
     return sim_cli_usage_error("numa measure",
                                "--size must be in [1, 65536], --repeat in [1, 1000], --threads in "
                                "[0, 4096], --loads in [1000, 2^34]");
-  if (out_path) {
+  if (o.out) {
     /* Fail before measuring, not after. */
-    g_autofree char *dir = g_path_get_dirname(out_path);
+    g_autofree char *dir = g_path_get_dirname(o.out);
     struct stat st;
     int err = 0;
     if (stat(dir, &st) != 0)
@@ -552,17 +655,17 @@ static int numa_measure(const CmdLine *cl, int argc, char **argv) {
       err = ENOTDIR;
     else if (access(dir, W_OK) != 0)
       err = errno;
-    else if (g_file_test(out_path, G_FILE_TEST_IS_DIR))
+    else if (g_file_test(o.out, G_FILE_TEST_IS_DIR))
       err = EISDIR;
     if (err) {
-      fprintf(stderr, "sim numa measure: cannot write %s: %s\n", out_path, g_strerror(err));
+      fprintf(stderr, "sim numa measure: cannot write %s: %s\n", o.out, g_strerror(err));
       return SIM_EXIT_USAGE;
     }
   }
-  opt.size_bytes = (gsize)size_mb << 20;
-  opt.repeat = (guint)repeat;
-  opt.threads_per_node = (guint)threads;
-  opt.chase_loads = (guint64)loads;
+  opt.size_bytes = (gsize)o.size_mb << 20;
+  opt.repeat = (guint)o.repeat;
+  opt.threads_per_node = (guint)o.threads;
+  opt.chase_loads = (guint64)o.loads;
   SimNumaMeasurement r;
   g_autoptr(GError) e = NULL;
   if (!sim_numa_measure(&opt, &r, &e)) {
@@ -587,7 +690,7 @@ static int numa_measure(const CmdLine *cl, int argc, char **argv) {
       r.capacity_gbps[i] = best;
     }
   g_autoptr(SimNumaMachine) m =
-      sim_numa_machine_new(name ? name : "measured", n, r.cpus, r.bw_gbps, r.capacity_gbps, r.latency_ns);
+      sim_numa_machine_new(o.name ? o.name : "measured", n, r.cpus, r.bw_gbps, r.capacity_gbps, r.latency_ns);
   if (!m) {
     fprintf(stderr, "sim numa measure: the measurement does not form a machine (no node with CPUs?)\n");
     sim_numa_measurement_clear(&r);
@@ -627,16 +730,16 @@ static int numa_measure(const CmdLine *cl, int argc, char **argv) {
   char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
   g_autofree char *with_nl = g_strdup_printf("%s\n", text);
   free(text);
-  if (!out_path) {
+  if (!o.out) {
     fputs(with_nl, stdout);
     return SIM_EXIT_OK;
   }
-  if (!sim_output_write_file(out_path, with_nl, -1, &e)) {
+  if (!sim_output_write_file(o.out, with_nl, -1, &e)) {
     fprintf(stderr, "sim numa measure: %s\n", e->message);
     return g_error_matches(e, SIM_OUTPUT_ERROR, SIM_OUTPUT_ERROR_IO) ? SIM_EXIT_RUNTIME : SIM_EXIT_USAGE;
   }
   print_text_header(cl);
-  printf("wrote %s: %u node%s\n", out_path, n, n == 1 ? "" : "s");
+  printf("wrote %s: %u node%s\n", o.out, n, n == 1 ? "" : "s");
   for (guint i = 0; i < n; i++) {
     printf("memory node %u: capacity %.1f GB/s; from CPU nodes:", i, sim_numa_machine_capacity_gbps(m, i));
     for (guint j = 0; j < n; j++) {
@@ -651,16 +754,28 @@ static int numa_measure(const CmdLine *cl, int argc, char **argv) {
 
 /* ---- place ---- */
 
+typedef struct {
+  char *weights;
+  gint64 size_mb;
+} PlaceOpts;
+
+static const SimOpt place_opts[] = {
+    {.name = "weights", .short_name = 'w', .type = SIM_OPT_STRING, .offset = offsetof(PlaceOpts, weights),
+     .help = "Page shares of nodes 0, 1, ... (normalised)", .arg = "W0,W1,..."},
+    {.name = "size", .type = SIM_OPT_INT64, .offset = offsetof(PlaceOpts, size_mb), .help = "MiB of buffer (default 64)",
+     .arg = "MB"},
+};
+
+static void place_opts_clear(PlaceOpts *o) {
+  sim_cli_options_clear(place_opts, G_N_ELEMENTS(place_opts), o);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(PlaceOpts, place_opts_clear)
+
 static int numa_place(const CmdLine *cl, int argc, char **argv) {
-  g_autofree char *weights_arg = NULL;
-  gint64 size_mb = 64;
-  GOptionEntry entries[] = {{"weights", 'w', 0, G_OPTION_ARG_STRING, &weights_arg,
-                             "Page shares of nodes 0, 1, ... (normalised)", "W0,W1,..."},
-                            {"size", 0, 0, G_OPTION_ARG_INT64, &size_mb, "MiB of buffer (default 64)", "MB"},
-                            G_OPTION_ENTRY_NULL};
+  g_auto(PlaceOpts) o = {.size_mb = 64};
   g_autoptr(GOptionContext) ctx =
       g_option_context_new("- place a buffer's pages by weights and check where they went");
-  g_option_context_add_main_entries(ctx, entries, NULL);
+  sim_cli_add_options(ctx, place_opts, G_N_ELEMENTS(place_opts), &o);
   g_option_context_set_description(
       ctx,
       "Applies the weights with the staircase of plain interleaved regions (mbind MPOL_INTERLEAVE; the\n"
@@ -670,12 +785,12 @@ static int numa_place(const CmdLine *cl, int argc, char **argv) {
       "node nothing is done and every page is on node 0.");
   if (!sim_cli_parse(ctx, "numa place", &argc, &argv)) return SIM_EXIT_USAGE;
   if (argc > 1) return sim_cli_usage_error("numa place", "unexpected argument '%s'", argv[1]);
-  if (!weights_arg) return sim_cli_usage_error("numa place", "missing --weights");
-  if (size_mb < 1 || size_mb > 1048576)
+  if (!o.weights) return sim_cli_usage_error("numa place", "missing --weights");
+  if (o.size_mb < 1 || o.size_mb > 1048576)
     return sim_cli_usage_error("numa place", "--size must be in [1, 1048576]");
   double w[SIM_NUMA_MAX_NODES];
   guint n = 0;
-  if (!parse_weights("numa place", weights_arg, SIM_NUMA_MAX_NODES, w, &n)) return SIM_EXIT_USAGE;
+  if (!parse_weights("numa place", o.weights, SIM_NUMA_MAX_NODES, w, &n)) return SIM_EXIT_USAGE;
   g_autoptr(GError) e = NULL;
   guint nodes = sim_numa_hw_nodes();
   for (guint i = 0; i < n; i++)
@@ -688,7 +803,7 @@ static int numa_place(const CmdLine *cl, int argc, char **argv) {
     sum += w[i];
 
   gsize ps = (gsize)sysconf(_SC_PAGESIZE);
-  gsize len = (gsize)size_mb << 20;
+  gsize len = (gsize)o.size_mb << 20;
   gsize pages = (len + ps - 1) / ps;
   void *buf = mmap(NULL, pages * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (buf == MAP_FAILED) {

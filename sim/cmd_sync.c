@@ -71,17 +71,27 @@ static gboolean load_pair(const char *machine_path, const char *chain_path, SimS
   return FALSE;
 }
 
+typedef struct {
+  char *chain;
+  gboolean csv;
+} MachineOpts;
+
+static const SimOpt machine_opts[] = {
+    {.name = "chain", .type = SIM_OPT_FILENAME, .offset = offsetof(MachineOpts, chain),
+     .help = "Chain description (default: the built-in mainnet)", .arg = "FILE"},
+    SIM_OPT_CSV(MachineOpts, csv, "Comma-separated output instead of the aligned table"),
+};
+
+static void machine_opts_clear(MachineOpts *o) {
+  sim_cli_options_clear(machine_opts, G_N_ELEMENTS(machine_opts), o);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(MachineOpts, machine_opts_clear)
+
 static int sync_machine(int argc, char **argv, const char *command) {
-  g_autofree char *chain_path = NULL;
-  gboolean csv = FALSE;
-  GOptionEntry entries[] = {
-      {"chain", 0, 0, G_OPTION_ARG_FILENAME, &chain_path, "Chain description (default: the built-in mainnet)",
-       "FILE"},
-      {"csv", 0, 0, G_OPTION_ARG_NONE, &csv, "Comma-separated output instead of the aligned table", NULL},
-      G_OPTION_ENTRY_NULL};
+  g_auto(MachineOpts) o = {0};
   g_autoptr(GOptionContext) ctx =
       g_option_context_new("MACHINE.json | threshold | ibd | describe - node sync time");
-  g_option_context_add_main_entries(ctx, entries, NULL);
+  sim_cli_add_options(ctx, machine_opts, G_N_ELEMENTS(machine_opts), &o);
   g_option_context_set_description(
       ctx,
       "sim sync MACHINE.json [--chain FILE]   per-phase snap-sync times on a machine\n"
@@ -101,7 +111,7 @@ static int sync_machine(int argc, char **argv, const char *command) {
 
   g_autoptr(SimSyncMachine) m = NULL;
   g_autoptr(SimSyncChain) chain = NULL;
-  if (!load_pair(argv[1], chain_path, &m, &chain)) return SIM_EXIT_USAGE;
+  if (!load_pair(argv[1], o.chain, &m, &chain)) return SIM_EXIT_USAGE;
 
   SimSyncResult r;
   sim_sync_run(m, chain, &r);
@@ -111,7 +121,7 @@ static int sync_machine(int argc, char **argv, const char *command) {
          "network %.10g Mb/s\n",
          m->name && *m->name ? m->name : argv[1], m->vcpus, m->disk_iops, m->single_thread_iops,
          m->disk_write_mbps, m->net_mbps);
-  printf("# chain: %s\n", chain->name && *chain->name ? chain->name : chain_path);
+  printf("# chain: %s\n", chain->name && *chain->name ? chain->name : o.chain);
   printf("# phase time = max(network, reads, writes, cpu) in minutes; head = snap + healing (published: "
          "attestation); full = max(head, old_headers) + old_bodies + old_receipts\n");
   if (r.heal_change_reads_per_s > 0)
@@ -131,36 +141,48 @@ static int sync_machine(int argc, char **argv, const char *command) {
     printf("# pipeline on the published phase times: full = %.0f min (published %.0f%s%s%s)\n", full,
            pub[SIM_SYNC_PUB_FULL], *err ? ", " : "", err, *err ? "%" : "");
   }
-  if (csv)
+  if (o.csv)
     printf(
         "phase,network_min,reads_min,writes_min,cpu_min,time_min,time_hmm,bound,published_min,error_pct\n");
   else
     printf("%-13s %11s %9s %10s %8s %9s %8s %-8s %13s %9s\n", "phase", "network_min", "reads_min",
            "writes_min", "cpu_min", "time_min", "time_hmm", "bound", "published_min", "error_pct");
   for (guint p = 0; p < SIM_SYNC_N_PHASES; p++)
-    row(csv, sim_sync_phase_name(p), &r.phase[p], r.phase[p].time_s, pub[p]);
-  row(csv, "head", NULL, r.head_s, pub[SIM_SYNC_PUB_ATTESTATION]);
-  row(csv, "full", NULL, r.full_s, pub[SIM_SYNC_PUB_FULL]);
+    row(o.csv, sim_sync_phase_name(p), &r.phase[p], r.phase[p].time_s, pub[p]);
+  row(o.csv, "head", NULL, r.head_s, pub[SIM_SYNC_PUB_ATTESTATION]);
+  row(o.csv, "full", NULL, r.full_s, pub[SIM_SYNC_PUB_FULL]);
   return SIM_EXIT_OK;
 }
 
+typedef struct {
+  char *chain, *iops;
+  gint64 readers;
+  gboolean csv;
+} ThresholdOpts;
+
+/* --readers is checked by hand: -1 (not given) lies outside its bounds. */
+static const SimOpt threshold_opts[] = {
+    {.name = "chain", .type = SIM_OPT_FILENAME, .offset = offsetof(ThresholdOpts, chain),
+     .help = "Chain description (default: the built-in mainnet)", .arg = "FILE"},
+    {.name = "iops", .type = SIM_OPT_STRING, .offset = offsetof(ThresholdOpts, iops),
+     .help = "Disk IOPS to tabulate (default 1000,2000,2250,2300,2500,3000,5000,10000,20000,40000,100000)",
+     .arg = "N[,N...]"},
+    {.name = "readers", .type = SIM_OPT_INT64, .offset = offsetof(ThresholdOpts, readers),
+     .help = "Healing's reader threads (default: the chain's; 1: reads behind one lock, 0: one per vCPU)",
+     .arg = "N"},
+    SIM_OPT_CSV(ThresholdOpts, csv, "Comma-separated output"),
+};
+
+static void threshold_opts_clear(ThresholdOpts *o) {
+  sim_cli_options_clear(threshold_opts, G_N_ELEMENTS(threshold_opts), o);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(ThresholdOpts, threshold_opts_clear)
+
 static int sync_threshold(int argc, char **argv, const char *command) {
-  g_autofree char *chain_path = NULL, *iops_arg = NULL;
-  gint64 readers = -1;
-  gboolean csv = FALSE;
-  GOptionEntry entries[] = {
-      {"chain", 0, 0, G_OPTION_ARG_FILENAME, &chain_path, "Chain description (default: the built-in mainnet)",
-       "FILE"},
-      {"iops", 0, 0, G_OPTION_ARG_STRING, &iops_arg,
-       "Disk IOPS to tabulate (default 1000,2000,2250,2300,2500,3000,5000,10000,20000,40000,100000)",
-       "N[,N...]"},
-      {"readers", 0, 0, G_OPTION_ARG_INT64, &readers,
-       "Healing's reader threads (default: the chain's; 1: reads behind one lock, 0: one per vCPU)", "N"},
-      {"csv", 0, 0, G_OPTION_ARG_NONE, &csv, "Comma-separated output", NULL},
-      G_OPTION_ENTRY_NULL};
+  g_auto(ThresholdOpts) o = {.readers = -1};
   g_autoptr(GOptionContext) ctx =
       g_option_context_new("MACHINE.json - the disk IOPS below which snap sync never catches up");
-  g_option_context_add_main_entries(ctx, entries, NULL);
+  sim_cli_add_options(ctx, threshold_opts, G_N_ELEMENTS(threshold_opts), &o);
   g_option_context_set_description(
       ctx,
       "For each disk IOPS, the machine's snap and healing times and whether healing converges:\n"
@@ -169,20 +191,20 @@ static int sync_threshold(int argc, char **argv, const char *command) {
   if (!sim_cli_parse(ctx, "sync threshold", &argc, &argv)) return SIM_EXIT_USAGE;
   if (argc < 2) return sim_cli_usage_error("sync threshold", "missing MACHINE (a JSON file)");
   if (argc > 2) return sim_cli_usage_error("sync threshold", "unexpected argument '%s'", argv[2]);
-  if (readers != -1 && !(readers >= 0 && readers <= 1000000))
+  if (o.readers != -1 && !(o.readers >= 0 && o.readers <= 1000000))
     return sim_cli_usage_error("sync threshold",
-                               "--readers must be in [0, 1000000] (got %" G_GINT64_FORMAT ")", readers);
+                               "--readers must be in [0, 1000000] (got %" G_GINT64_FORMAT ")", o.readers);
   g_autoptr(GArray) list = g_array_new(FALSE, FALSE, sizeof(gint64));
   if (!sim_cli_parse_int_list("sync threshold", "--iops",
-                              iops_arg ? iops_arg
+                              o.iops ? o.iops
                                        : "1000,2000,2250,2300,2500,3000,"
                                          "5000,10000,20000,40000,100000",
                               1, 1000000000, "", list))
     return SIM_EXIT_USAGE;
   g_autoptr(SimSyncMachine) m = NULL;
   g_autoptr(SimSyncChain) chain = NULL;
-  if (!load_pair(argv[1], chain_path, &m, &chain)) return SIM_EXIT_USAGE;
-  if (readers >= 0) chain->phase[SIM_SYNC_HEALING].readers = readers;
+  if (!load_pair(argv[1], o.chain, &m, &chain)) return SIM_EXIT_USAGE;
+  if (o.readers >= 0) chain->phase[SIM_SYNC_HEALING].readers = o.readers;
   const SimSyncWork *h = &chain->phase[SIM_SYNC_HEALING];
   double thr = sim_sync_heal_threshold_iops(m, chain);
   double readers_iops = (double)(h->readers > 0 ? h->readers : m->vcpus) * m->single_thread_iops;
@@ -194,13 +216,13 @@ static int sync_threshold(int argc, char **argv, const char *command) {
          m->name && *m->name ? m->name : argv[1], m->vcpus, m->single_thread_iops,
          h->readers > 0 ? h->readers : m->vcpus, readers_iops);
   printf("# chain: %s: healing's change rate a = %.10g trie-node reads/s\n",
-         chain->name && *chain->name ? chain->name : chain_path, h->change_reads_per_s);
+         chain->name && *chain->name ? chain->name : o.chain, h->change_reads_per_s);
   if (isinf(thr))
     printf("# threshold: never catches up at any disk IOPS (the readers' %.10g reads/s <= a)\n",
            readers_iops);
   else
     printf("# threshold: healing never converges below %.10g disk IOPS\n", thr);
-  if (csv)
+  if (o.csv)
     printf("disk_iops,repair_iops,snap_min,healing_min,head_min,head_hmm,catches_up\n");
   else
     printf("%10s %12s %10s %12s %10s %9s %s\n", "disk_iops", "repair_iops", "snap_min", "healing_min",
@@ -211,7 +233,7 @@ static int sync_threshold(int argc, char **argv, const char *command) {
     sim_sync_run(m, chain, &r);
     g_autofree char *hm = hmm(r.head_s / 60);
     const char *ok = isfinite(r.head_s) ? "yes" : "no";
-    if (csv)
+    if (o.csv)
       printf("%.10g,%.10g,%.3f,%.3f,%.3f,%s,%s\n", m->disk_iops, r.heal_repair_iops,
              r.phase[SIM_SYNC_SNAP].time_s / 60, r.phase[SIM_SYNC_HEALING].time_s / 60, r.head_s / 60, hm,
              ok);
@@ -223,24 +245,43 @@ static int sync_threshold(int argc, char **argv, const char *command) {
   return SIM_EXIT_OK;
 }
 
+typedef struct {
+  char *machines;
+  double ibd_min, serial_s, gb, mbps;
+  gboolean csv;
+} IbdOpts;
+
+/* Physical lower bounds rather than "> 0": a time or a rate of 1e-300 made the times and speedups inf. The
+ * bounds are checked in table order; --serial-s's depends on --ibd-min and is checked by hand between them. */
+static const SimOpt ibd_opts[] = {
+    {.name = "machines", .type = SIM_OPT_STRING, .offset = offsetof(IbdOpts, machines),
+     .help = "Machine counts (default 1,2,4,8,16,32)", .arg = "N[,N...]"},
+    {.name = "ibd-min", .type = SIM_OPT_DOUBLE, .offset = offsetof(IbdOpts, ibd_min),
+     .help = "IBD time on one machine (default 426, Utreexo)", .arg = "MIN", .range = "[0.001, 1e9)",
+     .min = IBD_MIN_MIN, .max = 1e9, .max_open = TRUE},
+    {.name = "serial-s", .type = SIM_OPT_DOUBLE, .offset = offsetof(IbdOpts, serial_s),
+     .help = "Serial part: header download (default 4.403)", .arg = "S"},
+    {.name = "gb", .type = SIM_OPT_DOUBLE, .offset = offsetof(IbdOpts, gb),
+     .help = "Blocks + proofs to download (default 500)", .arg = "GB", .range = "[0, 1e9)", .min = 0, .max = 1e9,
+     .max_open = TRUE},
+    {.name = "mbps", .type = SIM_OPT_DOUBLE, .offset = offsetof(IbdOpts, mbps),
+     .help = "Each machine's link (default 1000)", .arg = "MBPS", .range = "[0.001, 1e9)", .min = IBD_MIN_MBPS,
+     .max = 1e9, .max_open = TRUE},
+    SIM_OPT_CSV(IbdOpts, csv, "Comma-separated output"),
+};
+
+static void ibd_opts_clear(IbdOpts *o) {
+  sim_cli_options_clear(ibd_opts, G_N_ELEMENTS(ibd_opts), o);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(IbdOpts, ibd_opts_clear)
+
 static int sync_ibd(int argc, char **argv, const char *command) {
   SimIbdParams p;
   sim_ibd_params_default(&p);
-  g_autofree char *machines = NULL;
-  double ibd_min = p.single_s / 60, serial_s = p.serial_s, gb = p.bytes / 1e9, mbps = p.link_bps / 1e6;
-  gboolean csv = FALSE;
-  GOptionEntry entries[] = {
-      {"machines", 0, 0, G_OPTION_ARG_STRING, &machines, "Machine counts (default 1,2,4,8,16,32)",
-       "N[,N...]"},
-      {"ibd-min", 0, 0, G_OPTION_ARG_DOUBLE, &ibd_min, "IBD time on one machine (default 426, Utreexo)",
-       "MIN"},
-      {"serial-s", 0, 0, G_OPTION_ARG_DOUBLE, &serial_s, "Serial part: header download (default 4.403)", "S"},
-      {"gb", 0, 0, G_OPTION_ARG_DOUBLE, &gb, "Blocks + proofs to download (default 500)", "GB"},
-      {"mbps", 0, 0, G_OPTION_ARG_DOUBLE, &mbps, "Each machine's link (default 1000)", "MBPS"},
-      {"csv", 0, 0, G_OPTION_ARG_NONE, &csv, "Comma-separated output", NULL},
-      G_OPTION_ENTRY_NULL};
+  g_auto(IbdOpts) o = {.ibd_min = p.single_s / 60, .serial_s = p.serial_s, .gb = p.bytes / 1e9,
+                       .mbps = p.link_bps / 1e6};
   g_autoptr(GOptionContext) ctx = g_option_context_new("- out-of-order IBD over N machines (Utreexo)");
-  g_option_context_add_main_entries(ctx, entries, NULL);
+  sim_cli_add_options(ctx, ibd_opts, G_N_ELEMENTS(ibd_opts), &o);
   g_option_context_set_description(
       ctx, "T(N) = max(T(1)*(s + (1-s)/N), bytes*8/(N*link)), s = serial / T(1).\n"
            "Defaults: the Utreexo report (426 min with full signature checks, 4.403 s "
@@ -248,28 +289,24 @@ static int sync_ibd(int argc, char **argv, const char *command) {
   if (!sim_cli_parse(ctx, "sync ibd", &argc, &argv)) return SIM_EXIT_USAGE;
   if (argc != 1) return sim_cli_usage_error("sync ibd", "unexpected argument '%s'", argv[1]);
   g_autoptr(GArray) ns = g_array_new(FALSE, FALSE, sizeof(gint64));
-  if (!sim_cli_parse_int_list("sync ibd", "--machines", machines ? machines : "1,2,4,8,16,32", 1, 1000000, "",
+  if (!sim_cli_parse_int_list("sync ibd", "--machines", o.machines ? o.machines : "1,2,4,8,16,32", 1, 1000000, "",
                               ns))
     return SIM_EXIT_USAGE;
-  /* Physical lower bounds rather than "> 0": a time or a rate of 1e-300 made the times and speedups inf. */
-  if (!(ibd_min >= IBD_MIN_MIN && ibd_min < 1e9))
-    return sim_cli_usage_error("sync ibd", "--ibd-min must be in [%g, 1e9) (got %g)", IBD_MIN_MIN, ibd_min);
-  if (!(serial_s >= 0 && serial_s <= ibd_min * 60))
-    return sim_cli_usage_error("sync ibd", "--serial-s must be in [0, --ibd-min x 60] (got %g)", serial_s);
-  if (!(gb >= 0 && gb < 1e9)) return sim_cli_usage_error("sync ibd", "--gb must be in [0, 1e9) (got %g)", gb);
-  if (!(mbps >= IBD_MIN_MBPS && mbps < 1e9))
-    return sim_cli_usage_error("sync ibd", "--mbps must be in [%g, 1e9) (got %g)", IBD_MIN_MBPS, mbps);
-  p.single_s = ibd_min * 60;
-  p.serial_s = serial_s;
-  p.bytes = gb * 1e9;
-  p.link_bps = mbps * 1e6;
+  if (!sim_cli_check_ranges("sync ibd", &ibd_opts[1], 1, &o)) return SIM_EXIT_USAGE;
+  if (!(o.serial_s >= 0 && o.serial_s <= o.ibd_min * 60))
+    return sim_cli_usage_error("sync ibd", "--serial-s must be in [0, --ibd-min x 60] (got %g)", o.serial_s);
+  if (!sim_cli_check_ranges("sync ibd", &ibd_opts[3], 2, &o)) return SIM_EXIT_USAGE;
+  p.single_s = o.ibd_min * 60;
+  p.serial_s = o.serial_s;
+  p.bytes = o.gb * 1e9;
+  p.link_bps = o.mbps * 1e6;
 
   double s = p.serial_s / p.single_s;
   print_header(command);
   printf("# serial part %g s of %g min: s = %.6g, parallel fraction %.6f (Utreexo report: 0.99982)\n",
-         p.serial_s, ibd_min, s, 1 - s);
-  printf("# bandwidth floor: %g GB (blocks + proofs) over N x %g Mb/s\n", gb, mbps);
-  if (csv)
+         p.serial_s, o.ibd_min, s, 1 - s);
+  printf("# bandwidth floor: %g GB (blocks + proofs) over N x %g Mb/s\n", o.gb, o.mbps);
+  if (o.csv)
     printf("machines,time_min,speedup,amdahl_speedup,efficiency,floor_min,bound\n");
   else
     printf("%8s %9s %8s %14s %10s %9s %s\n", "machines", "time_min", "speedup", "amdahl_speedup",
@@ -278,7 +315,7 @@ static int sync_ibd(int argc, char **argv, const char *command) {
     SimIbdPoint pt;
     sim_ibd_point(&p, (guint)g_array_index(ns, gint64, i), &pt);
     const char *bound = pt.bandwidth_bound ? "bandwidth" : "amdahl";
-    if (csv)
+    if (o.csv)
       printf("%u,%.3f,%.4f,%.4f,%.4f,%.3f,%s\n", pt.machines, pt.time_s / 60, pt.speedup, pt.amdahl_speedup,
              pt.speedup / pt.machines, pt.floor_s / 60, bound);
     else

@@ -95,7 +95,11 @@ gboolean sim_cli_check_ranges(const char *cmd, const SimOpt *opts, gsize n, cons
     }
     gboolean lo = o->min_open ? v > o->min : v >= o->min, hi = o->max_open ? v < o->max : v <= o->max;
     if (!(lo && hi)) { /* NaN fails both */
-      sim_cli_usage_error(cmd, "--%s must be in %s (got %s)", o->name, o->range, got);
+      /* A one-sided bound reads "--NAME must be >= 1 (got 0)". */
+      if (o->range[0] == '>' || o->range[0] == '<')
+        sim_cli_usage_error(cmd, "--%s must be %s (got %s)", o->name, o->range, got);
+      else
+        sim_cli_usage_error(cmd, "--%s must be in %s (got %s)", o->name, o->range, got);
       return FALSE;
     }
   }

@@ -3,6 +3,7 @@
  * ib_send_lat figures, exact message counts per phase, a hand-traced simulation, and the comparison with
  * Rubin's published RDMA-vs-TCP gains. */
 #include "cunit-main.h"
+#include "input.h"
 #include "params.h"
 #include "rdma.h"
 #include "registry.h"
@@ -499,6 +500,50 @@ static void test_slow_leader_view_change(void) {
   CU_ASSERT_EQUAL(r.messages_total, 59);
 }
 
+/* A prepared instance re-proposed: the view-0 primary is slow (2975 µs per pre-prepare) and crashes at 2990,
+ * after handing its pre-prepare to the NIC. The request reaches it at 10; the pre-prepare leaves at 2985 and
+ * reaches backups 1-3 at 2995 (3 messages). Meanwhile the client retransmits to all at 1000, 2000 and 3000
+ * (12 requests); the backups hold the request from 1010, so their view timers expire at 3010. At 2995 each
+ * backup multicasts a prepare (9); at 3005 each has its own and 2 others (2f = 2): prepared, and multicasts a
+ * commit (9), which would complete at 3015. But at 3010 the timers fire first: replicas 1-3 multicast
+ * VIEW-CHANGE(1) (9), each carrying sequence 1 as prepared and unexecuted, and from then on drop view 0's
+ * commits (arriving at 3015). At 3020 replica 1, the primary of view 1, has its own and 2 others: NEW-VIEW (3)
+ * re-proposing sequence 1 with its batch (reproposed = 1, from executed 0 to prepared 1); the held request is
+ * that batch's, so no new pre-prepare. At 3030 backups 2 and 3 accept it as view 1's pre-prepare and multicast
+ * prepares (6); at 3040 replicas 1-3 are prepared and multicast commits (9); at 3050 they commit, execute and
+ * reply (3); the client has f+1 replies at 3060. Messages: requests 13, pre-prepares 3, prepares 9 + 6,
+ * commits 9 + 9, view changes 9, new views 3, replies 3: 64. */
+static void test_view_change_reproposes_prepared(void) {
+  SimLogGP lg = l_only();
+  SimBftConfig cfg = fault_config();
+  cfg.leader_delay_us = 2975;
+  cfg.leader_crash_us = 2990;
+  SimBftResult r;
+  g_autoptr(GError) e = NULL;
+  CU_ASSERT_TRUE_FATAL(sim_bft_run(&lg, &cfg, &r, &e));
+  CU_ASSERT_EQUAL(r.completed, 1);
+  CU_ASSERT_DOUBLE_EQUAL(r.latency_mean_us, 3060, 1e-9);
+  CU_ASSERT_EQUAL(r.view, 1);
+  CU_ASSERT_EQUAL(r.reproposed, 1);
+  CU_ASSERT_EQUAL(r.retransmits, 3);
+  CU_ASSERT_EQUAL(r.instances, 1);
+  CU_ASSERT_EQUAL(r.messages[SIM_BFT_REQUEST], 13);
+  CU_ASSERT_EQUAL(r.messages[SIM_BFT_PREPREPARE], 3);
+  CU_ASSERT_EQUAL(r.messages[SIM_BFT_PREPARE], 15);
+  CU_ASSERT_EQUAL(r.messages[SIM_BFT_COMMIT], 18);
+  CU_ASSERT_EQUAL(r.messages[SIM_BFT_VIEW_CHANGE], 9);
+  CU_ASSERT_EQUAL(r.messages[SIM_BFT_NEW_VIEW], 3);
+  CU_ASSERT_EQUAL(r.messages[SIM_BFT_REPLY], 3);
+  CU_ASSERT_EQUAL(r.messages_total, 64);
+  /* 15 µs earlier the instance commits in view 0 before the timers: the pre-prepare at 2980, prepares at 2990,
+   * commits at 3000: executed (the timers stop), replies at 3010. No view change, nothing re-proposed. */
+  cfg.leader_delay_us = 2960;
+  CU_ASSERT_TRUE_FATAL(sim_bft_run(&lg, &cfg, &r, &e));
+  CU_ASSERT_DOUBLE_EQUAL(r.latency_mean_us, 3010, 1e-9);
+  CU_ASSERT_EQUAL(r.view, 0);
+  CU_ASSERT_EQUAL(r.reproposed, 0);
+}
+
 /* f = 1 crashed backup (replica 3): the quorums still form from 3 replicas at the same times as the good
  * case (done at 5 L = 50 µs), but replica 3 sends nothing: prepares 2 x 3, commits 3 x 3, replies 3;
  * request 1 + pre-prepares 3: 22 messages. */
@@ -545,6 +590,43 @@ static void test_faults_under_load(void) {
     CU_ASSERT_TRUE(a.latency_max_us > 3000); /* the client and view timeouts */
     CU_ASSERT_EQUAL(memcmp(&a, &b, sizeof a), 0);
   }
+}
+
+/* ---- Rubin's question: the same service on several stacks ----
+ * Two stacks where only L counts (20 and 10 µs), n = 4, one client, one request, c_v per message c, nothing
+ * else. With c = 0 the request takes 5 L (request, pre-prepare, prepare, commit, reply): 100 and 50 µs, gains
+ * 50% and 100%. With c = 5 µs every CPU verifies its FIFO in order: the primary has the request at L + c, the
+ * backups the pre-prepare at 2L + 2c; a backup is prepared after the first other prepare (3L + 3c), the
+ * primary after its second (3L + 4c); a backup's commits from the other backups arrive at 4L + 3c and its
+ * quorum (its own and two) is done at 4L + 5c, the primary's at 4L + 5c too; the replies reach the client at
+ * 5L + 5c and its second (f+1) is verified at 5L + 7c: 135 and 85 µs, gains 1 − 85/135 and 135/85 − 1. The
+ * crypto shrinks the stack's gain. */
+static void test_compare_stacks_hand(void) {
+  SimLogGP st[2] = {l_only(), l_only()};
+  st[0].L_ns = 20000;
+  SimBftConfig cfg = one_request(4, FALSE);
+  cfg.verify_us = cfg.verify_ns_per_byte = cfg.execute_us = 0;
+  SimBftStackOutcome out[2];
+  g_autoptr(GError) e = NULL;
+  CU_ASSERT_TRUE_FATAL(sim_bft_compare(st, 2, 0, &cfg, out, &e));
+  CU_ASSERT_DOUBLE_EQUAL(out[0].result.latency_mean_us, 100, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(out[1].result.latency_mean_us, 50, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(out[0].latency_gain, 0, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(out[1].latency_gain, 0.5, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(out[1].throughput_gain, 1.0, 1e-12);
+  cfg.verify_us = 5;
+  CU_ASSERT_TRUE_FATAL(sim_bft_compare(st, 2, 0, &cfg, out, &e));
+  CU_ASSERT_DOUBLE_EQUAL(out[0].result.latency_mean_us, 135, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(out[1].result.latency_mean_us, 85, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(out[1].latency_gain, 1 - 85.0 / 135.0, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(out[1].throughput_gain, 135.0 / 85.0 - 1, 1e-12);
+  /* The base may be any of them: over the faster stack, the slower one's gains are negative. */
+  CU_ASSERT_TRUE_FATAL(sim_bft_compare(st, 2, 1, &cfg, out, &e));
+  CU_ASSERT_DOUBLE_EQUAL(out[0].latency_gain, 1 - 135.0 / 85.0, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(out[1].latency_gain, 0, 1e-12);
+  /* A bad configuration is the first run's error. */
+  cfg.n = 5;
+  CU_ASSERT_FALSE(sim_bft_compare(st, 2, 0, &cfg, out, NULL));
 }
 
 /* ---- Rubin's stacks: the fit and the checks ----
@@ -616,13 +698,26 @@ static void test_rubin_fit(void) {
     }
 }
 
+/* A machine file as sim bft reads it: through the input layer, then the model. */
+static gboolean machine_load(const char *path, SimRubinMachine *m, SimDiag *diag) {
+  SimInputProblem pb;
+  g_autoptr(GError) e = NULL;
+  g_autoptr(json_t) root = sim_json_load_file(path, 0, SIM_JSON_BLANK_AS_SYNTAX, &pb, &e);
+  if (!root) {
+    sim_diag_add_input_error(diag, e, &pb);
+    memset(m, 0, sizeof *m);
+    return FALSE;
+  }
+  return sim_rubin_machine_from_json(root, m, diag);
+}
+
 /* The stored machine file is what the fit gives; bad machine files are reported with positions or paths. */
 static void test_rubin_machine_file(void) {
   const char *src = g_getenv("SIM_SOURCE_ROOT");
   g_autofree char *path = g_build_filename(src ? src : ".", "models", "machines", "rdma", "rubin-2018.json", NULL);
   g_autoptr(SimDiag) diag = sim_diag_new(path);
   SimRubinMachine m;
-  CU_ASSERT_TRUE_FATAL(sim_rubin_machine_load(path, &m, diag));
+  CU_ASSERT_TRUE_FATAL(machine_load(path, &m, diag));
   CU_ASSERT_TRUE(m.has_fit);
   SimRubinFit fit;
   CU_ASSERT_TRUE_FATAL(sim_rubin_fit(&m.hw, &fit, NULL));
@@ -644,7 +739,7 @@ static void test_rubin_machine_file(void) {
     g_file_set_contents(file, bad[i].text, -1, NULL);
     g_autoptr(SimDiag) d = sim_diag_new("x.json");
     SimRubinMachine b;
-    CU_ASSERT_FALSE(sim_rubin_machine_load(file, &b, d));
+    CU_ASSERT_FALSE(machine_load(file, &b, d));
     CU_ASSERT_TRUE_FATAL(sim_diag_count(d) >= 1);
     if (strcmp(sim_diag_get(d, 0), bad[i].want) != 0) printf("\n  got: %s\n  expected: %s\n", sim_diag_get(d, 0), bad[i].want);
     CU_ASSERT_STRING_EQUAL(sim_diag_get(d, 0), bad[i].want);
@@ -657,9 +752,9 @@ int register_suites(void) {
   ADD_SUITE("loggp", TEST(test_loggp_hand), TEST(test_loggp_pipelined_hand), TEST(test_connectx4_derivation), TEST(test_stack_family));
   ADD_SUITE("bft", TEST(test_message_counts_formula), TEST(test_message_counts_simulated),
             TEST(test_closed_form_hand), TEST(test_simulation_hand_traced), TEST(test_simulation_trends),
-            TEST(test_config_errors));
+            TEST(test_config_errors), TEST(test_compare_stacks_hand));
   ADD_SUITE("published", TEST(test_rubin_range), TEST(test_rubin_fit), TEST(test_rubin_machine_file));
   ADD_SUITE("faults", TEST(test_view_change_crashed_leader), TEST(test_slow_leader_under_timeout),
-            TEST(test_slow_leader_view_change), TEST(test_crashed_backup), TEST(test_faults_under_load));
+            TEST(test_slow_leader_view_change), TEST(test_view_change_reproposes_prepared), TEST(test_crashed_backup), TEST(test_faults_under_load));
   return 0;
 }

@@ -61,5 +61,44 @@ expect_rc 2 "bft too many crashes" -- "$SIM" bft --crash-leader-us 0 --crashed-b
 is "$(head -n 1 "$tmp/err")" "sim bft: at most f = 1 replicas may crash (got 1 crashed backups and a crashed leader)" "too many crashes message"
 expect_rc 2 "bft negative crashed backups" -- "$SIM" bft --crashed-backups -1
 
+# Rubin's question: compare-stacks runs the same simulation as sim bft --machine (same latency and throughput),
+# its gains are over tcp-nio, and --out holds the --csv table, byte for byte.
+expect_rc 0 "bft compare-stacks" -- "$SIM" bft compare-stacks --n 4 --batch 8 --clients 2 --requests 5 --verify-us 1,50 --csv \
+  --out "$tmp/cmp.csv"
+grep -v '^#' "$tmp/out" >"$tmp/cmp-stdout.csv"
+same_file "$tmp/cmp.csv" "$tmp/cmp-stdout.csv" "compare-stacks --out is the --csv table"
+is "$(head -n 1 "$tmp/cmp.csv")" "n,f,batch,clients,payload_bytes,verify_us,stack,lat_mean_us,lat_p99_us,tput_req_per_s,lat_gain_pct,tput_gain_pct" "compare-stacks columns"
+is "$(grep -c , "$tmp/cmp.csv")" "9" "compare-stacks: 2 cases x 4 stacks and the header"
+"$SIM" bft --machine models/machines/rdma/rubin-2018.json --clients 2 --requests 5 --csv >"$tmp/bft.csv" 2>&1
+for s in tcp-nio rdma-plain rdma-channel rubin; do
+  want=$(awk -F, -v s=$s '$1==s{print $9","$12}' "$tmp/bft.csv")
+  got=$(awk -F, -v s=$s '$7==s && $6=="1"{print $8","$10}' "$tmp/cmp.csv")
+  is "$got" "$want" "compare-stacks $s: the latency and throughput of sim bft --machine"
+done
+python3 - "$tmp/cmp.csv" <<'PY' && ok || bad "compare-stacks: gains are not 1 - lat/lat_tcp and tput/tput_tcp - 1"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+for r in rows:
+    b = next(x for x in rows if x["stack"] == "tcp-nio" and x["verify_us"] == r["verify_us"])
+    assert abs(float(r["lat_gain_pct"]) - 100 * (1 - float(r["lat_mean_us"]) / float(b["lat_mean_us"]))) < 0.011, r
+    assert abs(float(r["tput_gain_pct"]) - 100 * (float(r["tput_req_per_s"]) / float(b["tput_req_per_s"]) - 1)) < 0.011, r
+# Crypto shrinks every gain: c_v 50 us leaves less than c_v 1 us.
+for s in ("rdma-plain", "rdma-channel", "rubin"):
+    g = {r["verify_us"]: float(r["lat_gain_pct"]) for r in rows if r["stack"] == s}
+    assert 0 < g["50"] < g["1"], (s, g)
+PY
+expect_rc 0 "bft compare-stacks --stacks builtin" -- "$SIM" bft compare-stacks --stacks builtin --n 4 --batch 1 --clients 1 --requests 1 --verify-us 1
+is "$(awk '$7=="tcp"{print $11, $12}' "$tmp/out")" "0.00 0.00" "builtin: tcp is the base"
+expect_rc 2 "compare-stacks bad set" -- "$SIM" bft compare-stacks --stacks bogus
+is "$(head -n 1 "$tmp/err")" "sim bft compare-stacks: --stacks must be rubin or builtin (got 'bogus')" "compare-stacks bad set message"
+expect_rc 2 "compare-stacks bad n" -- "$SIM" bft compare-stacks --n 5
+contains "$tmp/err" "n must be 3f+1 for PBFT" "compare-stacks bad n message"
+expect_rc 2 "compare-stacks bad c_v" -- "$SIM" bft compare-stacks --verify-us 1,x
+is "$(head -n 1 "$tmp/err")" "sim bft compare-stacks: --verify-us: 'x' is not a number in [0, 1e6]" "compare-stacks bad c_v message"
+expect_rc 2 "compare-stacks bad requests" -- "$SIM" bft compare-stacks --requests 0
+is "$(head -n 1 "$tmp/err")" "sim bft compare-stacks: --requests must be >= 1 (got 0)" "compare-stacks bad requests message"
+expect_rc 2 "compare-stacks machine without fit" -- "$SIM" bft compare-stacks --machine "$tmp/nofit.json"
+expect_rc 2 "compare-stacks --out a directory" -- "$SIM" bft compare-stacks --n 4 --batch 1 --clients 1 --verify-us 1 --out "$tmp"
+
 echo "test-bft: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -86,5 +86,29 @@ assert picks["8n-0,1,2,3"] == ["canonical"], picks
 assert picks["8n-all"] == ["canonical"], picks
 PY
 
+# --mix sim is that mix by name (threads_per_cpu = 8 / the worker nodes' CPUs, at most 1): the same
+# application throughputs as the explicit options, and its "pick" is the picks above.
+for spec in "2s-0:intel-xeon-2s:0:first-touch uniform-workers" \
+            "2s-0,1:intel-xeon-2s:0,1:canonical kernel-auto sum-rule uniform-all uniform-workers" \
+            "8n-0:amd-opteron-8node:0:first-touch uniform-workers" "8n-0,1,2,3:amd-opteron-8node:0,1,2,3:canonical" \
+            "8n-all:amd-opteron-8node:all:canonical"; do
+  IFS=: read -r name mfile w want <<<"$spec"
+  expect_rc 0 "predict --mix sim $name" -- "$SIM" numa predict "models/machines/$mfile.json" --workers "$w" --mix sim --json
+  python3 - "$tmp/out" "$tmp/$name.json" "$want" <<'PY' && ok || bad "--mix sim $name: not the explicit mix, or the pick differs"
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert a["mix"] == "sim"
+assert [p["app_gbps"] for p in a["policies"]] == [p["app_gbps"] for p in b["policies"]], (a["policies"], b["policies"])
+assert sorted(a["pick"]) == sorted(sys.argv[3].split()), a["pick"]
+assert sorted(b["pick"]) == sorted(sys.argv[3].split()), b["pick"]
+PY
+done
+expect_rc 0 "predict --mix sim text" -- "$SIM" numa predict models/machines/intel-xeon-2s.json --workers 0 --mix sim
+contains "$tmp/out" "pick: first-touch, uniform-workers (16.63 GB/s, the best application throughput)" "--mix sim: the pick, in words"
+expect_rc 0 "predict --mix sim, mlp overridden" -- "$SIM" numa predict models/machines/intel-xeon-2s.json --workers 0 --mix sim --mlp 10
+contains "$tmp/out" '"mlp":10,"latency_sensitivity":0.18,"threads_per_cpu":0.4' "--mix sim: --mlp applies after the mix"
+expect_rc 2 "predict --mix unknown" -- "$SIM" numa predict models/machines/intel-xeon-2s.json --mix bogus
+is "$(head -n 1 "$tmp/err")" "sim numa predict: --mix: unknown mix 'bogus' (expected: sim)" "--mix unknown message"
+
 echo "numa-self: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
