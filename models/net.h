@@ -401,15 +401,20 @@ static inline SimTime net_pareto_finish(double p, double t, const double c[NET_P
   return x_ns < (double)SIM_DURATION_MAX ? (SimTime)(x_ns + 0.5) : SIM_DURATION_MAX;
 }
 
-/* One draw from the tables: one 64-bit word. */
-static inline SimTime net_pareto_table_draw(const NetParetoTable *tb, double scale_ns, double inv_shape,
-                                            SimRng *rng) {
+/* The tables' value for a uniform u in (0, 1] (callers with their own uniform: the Geth relay's keyed
+ * streams). */
+static inline SimTime net_pareto_table_of_u(const NetParetoTable *tb, double scale_ns, double inv_shape, double u) {
   uint64_t j, i;
-  double u = sim_rng_uniform_pos(rng);
   if (G_UNLIKELY(u >= 1.0)) return net_pareto_finish(scale_ns, 1.0, tb->c, 0.0); /* U = 1: the scale */
   double r = net_pareto_split(u, &j, &i);
   double p = G_LIKELY(j < NET_PARETO_P) ? tb->p[j] : scale_ns * net_exp2_pos(inv_shape * (double)j);
   return net_pareto_finish(p, tb->t[i], tb->c, r);
+}
+
+/* One draw from the tables: one 64-bit word. */
+static inline SimTime net_pareto_table_draw(const NetParetoTable *tb, double scale_ns, double inv_shape,
+                                            SimRng *rng) {
+  return net_pareto_table_of_u(tb, scale_ns, inv_shape, sim_rng_uniform_pos(rng));
 }
 
 /* One draw of the "pareto" model once its scale and shape are known, in ns: scale_ns / U^(1/shape), with
