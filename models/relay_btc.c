@@ -182,15 +182,49 @@ static const guint16 btc_churn_fail_counts[96] = {
     1,   1,  1,  1,  1,  1,  1,  1,  1,  1,  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 #define BTC_CHURN_FAIL_ENTRIES 945
 
+/* The block's random numbers: a SplitMix64 stream (Steele, Lea and Flood, OOPSLA 2014: a Weyl sequence
+ * through a 64-bit finaliser; it passes BigCrush) keyed by one word of the block's stream. One word costs a
+ * few instructions where the block stream's Philox4x64-10 costs about 60 (13% of workload B went to its
+ * refills). Jitter models other than "pareto", "none" and fixed delays draw from the block stream itself. */
+typedef struct {
+  guint64 s;
+  SimRng *slow;
+} BtcRng;
+
+static inline guint64 brng_u64(BtcRng *r) {
+  r->s += UINT64_C(0x9E3779B97F4A7C15);
+  return sim_mix64(r->s);
+}
+
+/* Uniform in (0, 1): 53 bits, centred in their cell. */
+static inline double brng_uniform(BtcRng *r) {
+  return ((double)(brng_u64(r) >> 11) + 0.5) * 0x1.0p-53;
+}
+
+/* Uniform in [0, n), n > 0: Lemire's multiply-and-reject (unbiased). */
+static inline guint64 brng_below(BtcRng *r, guint64 n) {
+  for (;;) {
+    unsigned __int128 x = (unsigned __int128)brng_u64(r) * n;
+    guint64 lo = (guint64)x;
+    if (lo >= n || lo >= (0 - n) % n) return (guint64)(x >> 64);
+  }
+}
+
+static inline SimTime brng_latency(BtcRng *r, const NetLatencyDraw *d) {
+  if (G_LIKELY(d->kind == NET_DRAW_PARETO))
+    return net_pareto_table_of_u(&d->pareto, d->scale_ns, d->inv_shape, brng_uniform(r)) + d->host_ns;
+  return net_latency_draw(d, r->slow);
+}
+
 /* The share of the block a sender sends after a failed compact block under fail_size "simblock": one
  * uniform draw of a table index, as SimBlock (the control table is constant, but its index is drawn all the
  * same, so both kinds of sender use one random number). */
-static double simblock_fail_share(gboolean churn_sender, SimRng *rng) {
+static double simblock_fail_share(gboolean churn_sender, BtcRng *rng) {
   if (!churn_sender) {
-    (void)sim_rng_below(rng, BTC_CONTROL_FAIL_ENTRIES);
+    (void)brng_below(rng, BTC_CONTROL_FAIL_ENTRIES);
     return 0.01;
   }
-  guint64 i = sim_rng_below(rng, BTC_CHURN_FAIL_ENTRIES);
+  guint64 i = brng_below(rng, BTC_CHURN_FAIL_ENTRIES);
   guint k = 0;
   while (i >= btc_churn_fail_counts[k])
     i -= btc_churn_fail_counts[k++];
@@ -675,7 +709,7 @@ typedef struct {
   const NetGeoParams *gp;
   const NetTopology *t;
   const RelayBlock *blk;
-  SimRng *rng;
+  BtcRng *rng;
   BtcWork *b;
   SimTime processing, message;
   gboolean use_compact; /* the block is larger than a compact block */
@@ -688,7 +722,7 @@ typedef struct {
 G_GNUC_NO_INLINE static void inv_candidate(Ctx *c, guint32 v, guint32 u, guint64 pe, guint64 e, SimTime send) {
   BtcWork *b = c->b;
   guint32 ci = (guint32)((pe >> 32) & (b->narrow ? 0xFFFF : 0xFFFFFFFF));
-  SimTime a = send + net_latency_draw(&b->cls[ci].draw, c->rng);
+  SimTime a = send + brng_latency(c->rng, &b->cls[ci].draw);
   if (a >= b->gate[u]) return;
   BtcNode *un = bnode(b, u);
   b->gate[u] = un->announce = a;
@@ -727,7 +761,7 @@ static void on_inv(Ctx *c, guint32 u, BtcNode *un, SimTime now) {
   c->b->gate[u] = GATE_ASKED;
   c->b->asked[u] = 1;
   c->messages++;
-  SimTime g = now + c->message + net_latency_draw(&c->b->cls[un->inv_cls].draw, c->rng);
+  SimTime g = now + c->message + brng_latency(c->rng, &c->b->cls[un->inv_cls].draw);
   heap_push(c->b, g, K_REQ, u);
 }
 
@@ -752,17 +786,17 @@ static void on_request(Ctx *c, guint32 u, BtcNode *un, SimTime now) {
   }
   SimTime start = MAX(now, vn->upload_free);
   SimTime sent = start + transfer + (p->processing_in_message ? c->processing : 0);
-  SimTime arrive = sent + net_latency_draw(&k->draw, c->rng);
+  SimTime arrive = sent + brng_latency(c->rng, &k->draw);
   vn->upload_free = p->upload_until_arrival ? arrive : sent;
   c->messages++;
   if (arrive < un->first_push) un->first_push = arrive;
   if (compact) {
     double fail = b->trait[u] & TRAIT_CHURN ? p->churn_compact_fail : p->compact_fail;
-    if (fail > 0 && sim_rng_uniform(c->rng) < fail) {
+    if (fail > 0 && brng_uniform(c->rng) < fail) {
       /* getblocktxn back to v, which queues the rest of the block. */
       c->messages++;
       un->flags |= ST_RETRY;
-      heap_push(b, arrive + c->message + net_latency_draw(&b->cls[un->inv_cls].draw, c->rng), K_REQ, u);
+      heap_push(b, arrive + c->message + brng_latency(c->rng, &b->cls[un->inv_cls].draw), K_REQ, u);
       return;
     }
   }
@@ -804,11 +838,13 @@ static void btc_propagate(const void *params, const NetGeoParams *gp, const NetT
     b->gate[j] = GATE_ASKED;
     b->asked[j] = 1;
   }
+  /* The block's stream gives one word: the key of this propagation's own stream (BtcRng). */
+  BtcRng brng = {.s = sim_mix64(sim_rng_u64(rng)), .slow = rng};
   Ctx c = {.p = p,
            .gp = gp,
            .t = t,
            .blk = blk,
-           .rng = rng,
+           .rng = &brng,
            .b = b,
            .processing = ms(p->processing_ms),
            .message = ms(p->message_ms),
