@@ -222,9 +222,8 @@ static const char *work_delay_key(const SimCalib *c) {
   return NULL;
 }
 
-json_t *sim_calib_models_json(const SimCalib *c, json_t *header) {
-  g_return_val_if_fail(c != NULL, NULL);
-  json_t *m = json_object();
+/* The models file's "comment": what was fitted, with its interval, and what was not. */
+static json_t *models_comment(const SimCalib *c) {
   json_t *cm = json_array();
   comment_add(cm, "Models fitted to measured logs by 'sim calibrate' (a partial scenario: include it with "
                   "\"include\": [\"this file\"]; the including scenario's own keys win).");
@@ -317,8 +316,40 @@ json_t *sim_calib_models_json(const SimCalib *c, json_t *header) {
                 c->work_delay_mean_ms.hi);
   comment_add(cm, "network link latencies, jitter and relay times: not identifiable from the vantage points' "
                   "delays without simulating the network (see calibration.vantage_delays_ms); not written");
-  json_object_set_new(m, "comment", cm);
+  return cm;
+}
 
+/* The models file's "transactions" section (have_txs(c)), each value inside its scenario bounds. */
+static json_t *models_transactions(const SimCalib *c) {
+  json_t *t = json_object();
+  json_object_set_new(t, "rate_per_s", json_real(c->rate_per_s.value));
+  static const char *const share_keys[] = {"share_tx", "share_mc", "share_cc"};
+  for (int k = 0; k < SIM_CALIB_N_TYPES; k++)
+    json_object_set_new(t, share_keys[k], num(c->types[k].share.value));
+  if (c->types[OBS_TX_TX].n > 0)
+    json_object_set_new(t, "tx_gas", json_real(CLAMP(c->types[OBS_TX_TX].median, GAS_MIN, GAS_MAX)));
+  static const char *const med_keys[] = {NULL, "mc_gas_median", "cc_gas_median"};
+  static const char *const sig_keys[] = {NULL, "mc_gas_sigma", "cc_gas_sigma"};
+  for (int k = OBS_TX_MC; k <= OBS_TX_CC; k++) {
+    const SimCalibFit *f = &c->types[k].lognormal;
+    if (!f->ok) continue;
+    json_object_set_new(t, med_keys[k], json_real(CLAMP(exp(f->fit.p[0].value), GAS_MIN, GAS_MAX)));
+    json_object_set_new(t, sig_keys[k], json_real(CLAMP(f->fit.p[1].value, 0, SIGMA_MAX)));
+  }
+  json_t *classes = json_array();
+  for (int k = 0; k < SIM_CALIB_N_PRICE_CLASSES; k++)
+    json_array_append_new(classes, json_pack("{s:o, s:o, s:o}", "min_gwei", json_real(c->price_min_gwei[k]),
+                                             "max_gwei", json_real(c->price_max_gwei[k]), "share",
+                                             num(c->price_share[k].value)));
+  json_object_set_new(t, "gas_price_classes", classes);
+  return t;
+}
+
+json_t *sim_calib_models_json(const SimCalib *c, json_t *header) {
+  g_return_val_if_fail(c != NULL, NULL);
+  json_t *m = json_object();
+  json_object_set_new(m, "comment", models_comment(c));
+  const char *work_key = work_delay_key(c);
   if (c->have_mean) {
     json_t *ch = json_pack("{s:o}", "target_interval_s", num(c->target_interval_s.value));
     if (c->have_empty_window) json_object_set_new(ch, "empty_window_ms", json_real(c->empty_window_ms.value));
@@ -340,30 +371,7 @@ json_t *sim_calib_models_json(const SimCalib *c, json_t *header) {
     json_array_append_new(pools, o);
   }
   json_object_set_new(m, "pools", pools);
-  if (have_txs(c)) {
-    json_t *t = json_object();
-    json_object_set_new(t, "rate_per_s", json_real(c->rate_per_s.value));
-    static const char *const share_keys[] = {"share_tx", "share_mc", "share_cc"};
-    for (int k = 0; k < SIM_CALIB_N_TYPES; k++)
-      json_object_set_new(t, share_keys[k], num(c->types[k].share.value));
-    if (c->types[OBS_TX_TX].n > 0)
-      json_object_set_new(t, "tx_gas", json_real(CLAMP(c->types[OBS_TX_TX].median, GAS_MIN, GAS_MAX)));
-    static const char *const med_keys[] = {NULL, "mc_gas_median", "cc_gas_median"};
-    static const char *const sig_keys[] = {NULL, "mc_gas_sigma", "cc_gas_sigma"};
-    for (int k = OBS_TX_MC; k <= OBS_TX_CC; k++) {
-      const SimCalibFit *f = &c->types[k].lognormal;
-      if (!f->ok) continue;
-      json_object_set_new(t, med_keys[k], json_real(CLAMP(exp(f->fit.p[0].value), GAS_MIN, GAS_MAX)));
-      json_object_set_new(t, sig_keys[k], json_real(CLAMP(f->fit.p[1].value, 0, SIGMA_MAX)));
-    }
-    json_t *classes = json_array();
-    for (int k = 0; k < SIM_CALIB_N_PRICE_CLASSES; k++)
-      json_array_append_new(classes, json_pack("{s:o, s:o, s:o}", "min_gwei", json_real(c->price_min_gwei[k]),
-                                               "max_gwei", json_real(c->price_max_gwei[k]), "share",
-                                               num(c->price_share[k].value)));
-    json_object_set_new(t, "gas_price_classes", classes);
-    json_object_set_new(m, "transactions", t);
-  }
+  if (have_txs(c)) json_object_set_new(m, "transactions", models_transactions(c));
   json_t *cal = json_object();
   if (header) json_object_set_new(cal, "header", header);
   json_t *report = sim_calib_report_json(c);
