@@ -29,10 +29,10 @@ typedef struct {
 } PholdOpts;
 
 static const SimOpt phold_opts[] = {
-    {.name = "lps", .type = SIM_OPT_INT, .offset = offsetof(PholdOpts, lps), .help = "Logical processes (entities)",
-     .arg = "N", .range = "[1, 2147483647]", .min = 1, .max = G_MAXINT},
-    {.name = "pending", .type = SIM_OPT_INT64, .offset = offsetof(PholdOpts, pending), .help = "Events in the system",
-     .arg = "K", .range = "[1, 9223372036854775807]", .min = 1, .max = (double)G_MAXINT64},
+    {.name = "lps", .type = SIM_OPT_INT, .offset = offsetof(PholdOpts, lps),
+     .help = "Logical processes (entities)", .arg = "N", .range = "[1, 2147483647]", .min = 1, .max = G_MAXINT},
+    {.name = "pending", .type = SIM_OPT_INT64, .offset = offsetof(PholdOpts, pending),
+     .help = "Events in the system", .arg = "K", .range = "[1, 9223372036854775807]", .min = 1, .max = (double)G_MAXINT64},
     {.name = "remote", .type = SIM_OPT_DOUBLE, .offset = offsetof(PholdOpts, remote),
      .help = "Probability an event goes to another LP", .arg = "P"},
     {.name = "mean-delay", .type = SIM_OPT_DOUBLE, .offset = offsetof(PholdOpts, mean),
@@ -41,11 +41,12 @@ static const SimOpt phold_opts[] = {
      .help = "Least delay of every event, seconds (the engine's lookahead; 0: classic PHOLD)", .arg = "S"},
     {.name = "partition", .type = SIM_OPT_STRING, .offset = offsetof(PholdOpts, partition),
      .help = "How LPs are dealt to workers: blocks (default) or round-robin", .arg = "HOW"},
-    {.name = "events", .type = SIM_OPT_INT64, .offset = offsetof(PholdOpts, events), .help = "Events to process",
-     .arg = "E", .range = "[1, 9223372036854775807]", .min = 1, .max = (double)G_MAXINT64},
+    {.name = "events", .type = SIM_OPT_INT64, .offset = offsetof(PholdOpts, events),
+     .help = "Events to process", .arg = "E", .range = "[1, 9223372036854775807]", .min = 1, .max = (double)G_MAXINT64},
     SIM_OPT_SEED(PholdOpts, seed_str, "Master seed"),
     {.name = "repeat", .type = SIM_OPT_INT, .offset = offsetof(PholdOpts, reps),
-     .help = "Repetitions (the median is printed last)", .arg = "R", .range = "[1, 101]", .min = 1, .max = 101},
+     .help = "Repetitions (the median is printed last)", .arg = "R", .range = "[1, 101]", .min = 1,
+     .max = 101},
 };
 
 static const SimOpt phold_only_opts[] = {
@@ -90,7 +91,8 @@ static void phold_opts_add(GOptionContext *ctx, PholdOpts *o, const SimOpt *extr
 
 /* Checks the options and fills `p` (all but threads); prints the usage error and returns FALSE if bad. */
 static gboolean phold_opts_check(const char *cmd, PholdOpts *o, SimPholdParams *p) {
-  if (!sim_cli_seed(cmd, o->seed_str, &o->seed) || !sim_cli_check_ranges(cmd, phold_opts, G_N_ELEMENTS(phold_opts), o))
+  if (!sim_cli_seed(cmd, o->seed_str, &o->seed) ||
+      !sim_cli_check_ranges(cmd, phold_opts, G_N_ELEMENTS(phold_opts), o))
     return FALSE;
   sim_phold_params_default(p);
   p->partitioning = SIM_PARTITION_BLOCKS;
@@ -315,7 +317,8 @@ typedef struct {
 
 static const SimOpt scenarios_opts[] = {
     {.name = "repeat", .type = SIM_OPT_INT, .offset = offsetof(ScenariosOpts, reps),
-     .help = "Runs per scenario; the medians are printed", .arg = "R", .range = "[1, 101]", .min = 1, .max = 101},
+     .help = "Runs per scenario; the medians are printed", .arg = "R", .range = "[1, 101]", .min = 1,
+     .max = 101},
 };
 
 static int bench_scenarios(int argc, char **argv) {
@@ -553,7 +556,8 @@ static int bench_scaling(int argc, char **argv) {
   char **sets = o.sets;
   const gint threads_max = o.threads_max;
   if (sets && !scenario) return sim_cli_usage_error("bench scaling", "--set needs --scenario");
-  if (!sim_cli_check_ranges("bench scaling", scaling_opts, G_N_ELEMENTS(scaling_opts), &o)) return SIM_EXIT_USAGE;
+  if (!sim_cli_check_ranges("bench scaling", scaling_opts, G_N_ELEMENTS(scaling_opts), &o))
+    return SIM_EXIT_USAGE;
   SimPholdParams p;
   if (!phold_opts_check("bench scaling", &o, &p)) return SIM_EXIT_USAGE;
   g_autoptr(SimScenario) sc = NULL;

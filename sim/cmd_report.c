@@ -16,12 +16,12 @@ static const SimOpt report_opts[] = {
     {.name = "metric", .type = SIM_OPT_STRINGS, .offset = offsetof(ReportOpts, metrics),
      .help = "Sweep: draw this metric of table.csv (repeatable; default: the key metrics)", .arg = "NAME"},
     {.name = "block", .type = SIM_OPT_STRING, .offset = offsetof(ReportOpts, block_str),
-     .help = "Run: show the journey of the block at this height (traced with sim run --trace-blocks; default: the "
-             "median-delay block of those traced); replay: of this height",
+     .help = "Run: show the journey of the block at this height (traced with sim run --trace-blocks; "
+             "default: the median-delay block of those traced); replay: of this height",
      .arg = "HEIGHT"},
     {.name = "measured", .type = SIM_OPT_FILENAME, .offset = offsetof(ReportOpts, measured),
-     .help = "Show beside the journey what the vantage points of this replay directory (sim replay) saw of its "
-             "median-delay block",
+     .help = "Show beside the journey what the vantage points of this replay directory (sim replay) saw of "
+             "its median-delay block",
      .arg = "DIR"},
     SIM_OPT_QUIET(ReportOpts, quiet, "Print nothing on success but warnings"),
 };

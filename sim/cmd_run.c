@@ -167,10 +167,10 @@ static const SimOpt run_opts[] = {
     {.name = "strict", .type = SIM_OPT_FLAG, .offset = offsetof(RunOpts, strict),
      .help = "With --mining-from: the first bad log line is fatal"},
     SIM_OPT_THREADS(RunOpts, threads,
-                    "Threads: each block's relay runs on N (at most 64), the partitioned engine on up to N workers "
-                    "(default: the CPUs this process may use, each block's relay on all of them or on one, whichever "
-                    "is measured faster; 0: the sequential engine and a one-thread relay). Outputs do not depend on "
-                    "it"),
+                    "Threads: each block's relay runs on N (at most 64), the partitioned engine on up to N "
+                    "workers (default: the CPUs this process may use, each block's relay on all of them or on "
+                    "one, whichever is measured faster; 0: the sequential engine and a one-thread relay). "
+                    "Outputs do not depend on it"),
     {.name = "stats", .type = SIM_OPT_FLAG, .offset = offsetof(RunOpts, stats),
      .help = "Print the engine's partitions, windows, events per window and barrier wait per worker, and the "
              "relay's "

@@ -1,6 +1,6 @@
 /* emc_read.c: the streaming EMC reader: opening the parts, lines from zfile, bad-line bookkeeping, the
- * records in turn, and what the reader saw. A line's fields and the file's layout are emc_read_layout.c's; the
- * values and records, emc_read_record.c's. */
+ * records in turn, and what the reader saw. A line's fields and the file's layout are emc_read_layout.c's;
+ * the values and records, emc_read_record.c's. */
 #include "emc-read-private.h"
 
 #include <string.h>

@@ -175,7 +175,8 @@ gboolean emc_read_setup_header(EmcReader *r, GError **error) {
     int c = column_by_name(r, name);
     size_t pl;
     if (c >= 0) {
-      if (r->map[c] >= 0) return header_error(r, error, "column %s appears twice", emc_read_kcols(r)->cols[c].name);
+      if (r->map[c] >= 0)
+        return header_error(r, error, "column %s appears twice", emc_read_kcols(r)->cols[c].name);
       r->map[c] = (int)i;
     } else if (r->kind == EMC_KIND_PROPAGATION && has_suffix_ci(name, "TimeStamp", &pl)) {
       char *v = g_strndup(name, pl);

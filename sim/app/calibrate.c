@@ -1,6 +1,6 @@
 /* calibrate.c: fits of the simulator's models to measured data (see calibrate.h): intervals, pools,
- * transactions, delays and work, from the inputs given or from a loaded replay. The report, the models file and
- * the table are calibrate_out.c's. */
+ * transactions, delays and work, from the inputs given or from a loaded replay. The report, the models file
+ * and the table are calibrate_out.c's. */
 #include "calibrate.h"
 
 #include <math.h>
@@ -286,7 +286,8 @@ static void fit_txs(const SimCalibInput *in, SimCalib *c) {
   /* Dispersion: counts in whole windows of SIM_CALIB_DISPERSION_WINDOW_S from the span's start. */
   c->dispersion = NAN;
   c->rate_quasi = nan_estimate();
-  size_t windows = c->have_rate && in->tx_arrival_s ? (size_t)floor(in->span_s / SIM_CALIB_DISPERSION_WINDOW_S) : 0;
+  size_t windows =
+      c->have_rate && in->tx_arrival_s ? (size_t)floor(in->span_s / SIM_CALIB_DISPERSION_WINDOW_S) : 0;
   if (windows >= 2) {
     g_autofree double *count = g_new0(double, windows);
     for (size_t i = 0; i < n; i++) {

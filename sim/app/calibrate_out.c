@@ -119,8 +119,9 @@ json_t *sim_calib_report_json(const SimCalib *c) {
   if (c->have_rate) {
     json_object_set_new(tx, "rate_per_s", est_json(&c->rate_per_s));
     if (c->dispersion_windows) {
-      json_object_set_new(tx, "dispersion", json_pack("{s:f, s:I, s:o}", "window_s", SIM_CALIB_DISPERSION_WINDOW_S, "windows",
-                                                      (json_int_t)c->dispersion_windows, "index", num(c->dispersion)));
+      json_object_set_new(tx, "dispersion",
+                          json_pack("{s:f, s:I, s:o}", "window_s", SIM_CALIB_DISPERSION_WINDOW_S, "windows",
+                                    (json_int_t)c->dispersion_windows, "index", num(c->dispersion)));
       json_object_set_new(tx, "rate_per_s_overdispersed", est_json(&c->rate_quasi));
     }
   }

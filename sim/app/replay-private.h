@@ -76,21 +76,22 @@ void sim_replay_input_error(GError **error, const char *fmt, ...) G_GNUC_PRINTF(
 /* A line that parses but cannot be right is a bad line too: with --strict the first is fatal (FALSE with
  * `error`); else it is counted (`n_lines`: a detached block takes all its lines with it) and the first few
  * messages are kept for sim_replay_flush_problems(). */
-gboolean sim_replay_line_problem(Replay *r, guint n_lines, GError **error, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
+gboolean sim_replay_line_problem(Replay *r, guint n_lines, GError **error, const char *fmt, ...)
+    G_GNUC_PRINTF(4, 5);
 
 /* Prints the problems kept, and their count in all after `where` when more were found; starts over. */
 void sim_replay_flush_problems(Replay *r, const char *where, const char *what);
 
 /* A defect of the logs' order or chain at vantage point v: with --strict a `fatal` one ends reading (FALSE
  * with `error`); else counted and the first few of this file kept for sim_replay_flush_anomalies(). */
-gboolean sim_replay_anomaly(Replay *r, guint v, int kind, gboolean fatal, GError **error, const char *fmt, ...)
-    G_GNUC_PRINTF(6, 7);
+gboolean sim_replay_anomaly(Replay *r, guint v, int kind, gboolean fatal, GError **error, const char *fmt,
+                            ...) G_GNUC_PRINTF(6, 7);
 
 /* Prints the anomalies kept, and the counts of this file past the first few (after `where`); starts over. */
 void sim_replay_flush_anomalies(Replay *r, const char *where);
 
-/* Reads the blocks of every vantage point (`dirs`: EmcDir *, one per vantage point), then their announcements,
- * then their transactions (unless opt->skip_txs) into r's tables. */
+/* Reads the blocks of every vantage point (`dirs`: EmcDir *, one per vantage point), then their
+ * announcements, then their transactions (unless opt->skip_txs) into r's tables. */
 gboolean sim_replay_read_records(Replay *r, GPtrArray *dirs, GError **error);
 
 /* Why `text` cannot be a name in summary.json and the CSVs, or NULL. */

@@ -1,6 +1,6 @@
 /* replay.c: the chain of a replay: the logged blocks placed (inconsistent Numbers taken out, missing
- * ancestors stood for by placeholders, gaps found), miners and pools, the chain and the transactions, and what
- * a loaded replay holds. */
+ * ancestors stood for by placeholders, gaps found), miners and pools, the chain and the transactions, and
+ * what a loaded replay holds. */
 #include "replay-private.h"
 
 #include <string.h>
@@ -96,16 +96,18 @@ static gboolean drop_inconsistent(Replay *r, GPtrArray *order, GError **error) {
     const RBlock *o = blamed_by[k];
     gboolean ok;
     if (to_genesis[k])
-      ok = sim_replay_line_problem(r, b->n_lines, error,
-                        "%s:%" G_GUINT64_FORMAT ": Number %" G_GUINT64_FORMAT
-                        " is not 1, but ParentHash is the genesis's (its first 8 bytes are zero)%s",
-                        b->file, b->line, b->number, left);
+      ok =
+          sim_replay_line_problem(r, b->n_lines, error,
+                                  "%s:%" G_GUINT64_FORMAT ": Number %" G_GUINT64_FORMAT
+                                  " is not 1, but ParentHash is the genesis's (its first 8 bytes are zero)%s",
+                                  b->file, b->line, b->number, left);
     else
       ok = sim_replay_line_problem(r, b->n_lines, error,
-                        "%s:%" G_GUINT64_FORMAT ": Number %" G_GUINT64_FORMAT
-                        " does not %s its %s's (%" G_GUINT64_FORMAT " at %s:%" G_GUINT64_FORMAT ")%s",
-                        b->file, b->line, b->number, as_parent[k] ? "precede" : "follow",
-                        as_parent[k] ? "child" : "parent", o->number, o->file, o->line, left);
+                                   "%s:%" G_GUINT64_FORMAT ": Number %" G_GUINT64_FORMAT
+                                   " does not %s its %s's (%" G_GUINT64_FORMAT " at %s:%" G_GUINT64_FORMAT
+                                   ")%s",
+                                   b->file, b->line, b->number, as_parent[k] ? "precede" : "follow",
+                                   as_parent[k] ? "child" : "parent", o->number, o->file, o->line, left);
     if (!ok) return FALSE;
     r->detached++;
   }
@@ -145,9 +147,10 @@ static void find_gaps(Replay *r) {
       if (any && x->number > prev + 1) {
         uint64_t missing = x->number - prev - 1;
         sim_replay_anomaly(r, v, AN_GAP, FALSE, NULL,
-                "%s:%" G_GUINT64_FORMAT ": gap: Number %" G_GUINT64_FORMAT " follows %" G_GUINT64_FORMAT
-                " in this vantage point's blocks (%" G_GUINT64_FORMAT " height%s missing)",
-                x->file, x->line, x->number, prev, missing, missing == 1 ? "" : "s");
+                           "%s:%" G_GUINT64_FORMAT ": gap: Number %" G_GUINT64_FORMAT
+                           " follows %" G_GUINT64_FORMAT " in this vantage point's blocks (%" G_GUINT64_FORMAT
+                           " height%s missing)",
+                           x->file, x->line, x->number, prev, missing, missing == 1 ? "" : "s");
         r->gap_heights += missing;
         r->vgap_heights[v] += missing;
       }
@@ -303,9 +306,10 @@ static gboolean order_blocks(SimReplayData *d, uint64_t *min_number, GError **er
 }
 
 /* Places the blocks of `order` still in the chain: heights from `min_number`, parents that were seen or
- * placeholders. Miners: one per coinbase, in first-seen order of the placed blocks (into `miners`, AnMiner, with
- * their hash shares), and their pools by name (into `pool_names`, first-seen order). */
-static void place_blocks(Replay *rp, GPtrArray *order, uint64_t min_number, GArray *miners, GPtrArray *pool_names) {
+ * placeholders. Miners: one per coinbase, in first-seen order of the placed blocks (into `miners`, AnMiner,
+ * with their hash shares), and their pools by name (into `pool_names`, first-seen order). */
+static void place_blocks(Replay *rp, GPtrArray *order, uint64_t min_number, GArray *miners,
+                         GPtrArray *pool_names) {
   rp->min_number = min_number;
   rp->at_number = g_hash_table_new(g_int64_hash, g_int64_equal);
   rp->placed = g_ptr_array_new();
@@ -350,11 +354,13 @@ static void place_blocks(Replay *rp, GPtrArray *order, uint64_t min_number, GArr
  * groups. */
 static void order_pools(const Replay *rp, GArray *miners, GPtrArray *pool_names) {
   if (!rp->pool_order->len) return;
-  g_autofree guint *rank = g_new(guint, MAX(pool_names->len, 1)), *remap = g_new(guint, MAX(pool_names->len, 1));
+  g_autofree guint *rank = g_new(guint, MAX(pool_names->len, 1)),
+                   *remap = g_new(guint, MAX(pool_names->len, 1));
   for (guint g = 0; g < pool_names->len; g++) {
     const char *nm = g_ptr_array_index(pool_names, g);
     guint j = 0;
-    while (j < rp->pool_order->len && strcmp(g_ptr_array_index(rp->pool_order, j), nm) != 0) j++;
+    while (j < rp->pool_order->len && strcmp(g_ptr_array_index(rp->pool_order, j), nm) != 0)
+      j++;
     rank[g] = j < rp->pool_order->len ? j : rp->pool_order->len + g;
   }
   g_autoptr(GPtrArray) sorted = g_ptr_array_new_with_free_func(g_free);
@@ -371,12 +377,13 @@ static void order_pools(const Replay *rp, GArray *miners, GPtrArray *pool_names)
     am->group = remap[am->group];
   }
   g_ptr_array_set_size(pool_names, 0);
-  for (guint g = 0; g < sorted->len; g++) g_ptr_array_add(pool_names, g_strdup(g_ptr_array_index(sorted, g)));
+  for (guint g = 0; g < sorted->len; g++)
+    g_ptr_array_add(pool_names, g_strdup(g_ptr_array_index(sorted, g)));
 }
 
 /* d->chain from the placed blocks (uncles the logs never showed dropped, counted), finalized. */
-static gboolean build_chain(SimReplayData *d, const SimReplayOptions *opt, GArray *miners, GPtrArray *pool_names,
-                            GError **error) {
+static gboolean build_chain(SimReplayData *d, const SimReplayOptions *opt, GArray *miners,
+                            GPtrArray *pool_names, GError **error) {
   Replay *rp = &d->r;
   GError *e = NULL;
   gboolean ok = TRUE;
@@ -465,7 +472,8 @@ SimReplayData *sim_replay_load(const SimReplayOptions *opt, GError **error) {
   if (ok) ok = sim_replay_read_records(rp, dirs, error);
   if (ok && g_hash_table_size(rp->blocks) == 0) {
     guint64 bad = rp->bad_lines[EMC_KIND_BLOCK] + rp->problem_lines;
-    sim_replay_input_error(error, "no block in the logs%s", bad ? " (every block line is bad: see above)" : "");
+    sim_replay_input_error(error, "no block in the logs%s",
+                           bad ? " (every block line is bad: see above)" : "");
     ok = FALSE;
   }
   if (!ok) return NULL;

@@ -67,7 +67,8 @@ void sim_replay_flush_problems(Replay *r, const char *where, const char *what) {
 
 /* A defect of the logs' order or chain at vantage point v: with --strict a `fatal` one ends reading (FALSE
  * with `error`); else counted and the first few of this file kept for sim_replay_flush_anomalies(). */
-gboolean sim_replay_anomaly(Replay *r, guint v, int kind, gboolean fatal, GError **error, const char *fmt, ...) {
+gboolean sim_replay_anomaly(Replay *r, guint v, int kind, gboolean fatal, GError **error, const char *fmt,
+                            ...) {
   va_list ap;
   va_start(ap, fmt);
   g_autofree char *msg = g_strdup_vprintf(fmt, ap);
@@ -156,15 +157,16 @@ static gboolean on_block(Replay *r, guint v, EmcReader *rd, const EmcRecord *rec
    * is inconsistent (which of the two is wrong, the chain may tell: see drop_inconsistent()). */
   if (b && b->number != eb->number)
     return sim_replay_line_problem(r, 1, error,
-                        "%s:%" G_GUINT64_FORMAT ": Number %" G_GUINT64_FORMAT
-                        " differs from the same block's first line (%s:%" G_GUINT64_FORMAT
-                        ": %" G_GUINT64_FORMAT ")",
-                        file, line, eb->number, b->file, b->line, b->number);
+                                   "%s:%" G_GUINT64_FORMAT ": Number %" G_GUINT64_FORMAT
+                                   " differs from the same block's first line (%s:%" G_GUINT64_FORMAT
+                                   ": %" G_GUINT64_FORMAT ")",
+                                   file, line, eb->number, b->file, b->line, b->number);
   if (b && b->b.parent != emc_hash_id(&eb->parent))
-    return sim_replay_line_problem(r, 1, error,
-                        "%s:%" G_GUINT64_FORMAT
-                        ": ParentHash differs from the same block's first line (%s:%" G_GUINT64_FORMAT ")",
-                        file, line, b->file, b->line);
+    return sim_replay_line_problem(
+        r, 1, error,
+        "%s:%" G_GUINT64_FORMAT ": ParentHash differs from the same block's first line (%s:%" G_GUINT64_FORMAT
+        ")",
+        file, line, b->file, b->line);
   if (!b) {
     b = g_new0(RBlock, 1);
     b->b.id = id;
@@ -271,19 +273,24 @@ static gboolean check_order(Replay *r, guint v, EmcReader *rd, const EmcRecord *
     double back = (double)(prev - t) / 1e9;
     if (prev - t <= REORDER_MAX_NS) {
       if (!sim_replay_anomaly(r, v, AN_REORDER, TRUE, error,
-                   "%s:%" G_GUINT64_FORMAT ": LocalTimestamp %.3f s before line %" G_GUINT64_FORMAT
-                   "'s: out of order (kept)", file, line, back, r->ord_prev_line))
+                              "%s:%" G_GUINT64_FORMAT ": LocalTimestamp %.3f s before line %" G_GUINT64_FORMAT
+                              "'s: out of order (kept)",
+                              file, line, back, r->ord_prev_line))
         return FALSE;
     } else if (!sim_replay_anomaly(r, v, AN_STEP, TRUE, error,
-                        "%s:%" G_GUINT64_FORMAT ": clock step back: LocalTimestamp %.3f s before line %"
-                        G_GUINT64_FORMAT "'s (kept)", file, line, back, r->ord_prev_line))
+                                   "%s:%" G_GUINT64_FORMAT
+                                   ": clock step back: LocalTimestamp %.3f s before line %" G_GUINT64_FORMAT
+                                   "'s (kept)",
+                                   file, line, back, r->ord_prev_line))
       return FALSE;
   } else if (prev != OBS_TIME_NONE && header_s >= 0 && r->ord_prev_header_s >= 0 && t - prev > STEP_SILENCE_NS &&
              (double)(t - prev) - (double)(header_s - r->ord_prev_header_s) * 1e9 > (double)STEP_EXCESS_NS) {
-    if (!sim_replay_anomaly(r, v, AN_STEP, TRUE, error,
-                 "%s:%" G_GUINT64_FORMAT ": clock step forward: LocalTimestamp %.3f s after line %" G_GUINT64_FORMAT
-                 "'s with no line between, while the header Time advanced %" G_GINT64_FORMAT " s (kept)",
-                 file, line, (double)(t - prev) / 1e9, r->ord_prev_line, header_s - r->ord_prev_header_s))
+    if (!sim_replay_anomaly(
+            r, v, AN_STEP, TRUE, error,
+            "%s:%" G_GUINT64_FORMAT
+            ": clock step forward: LocalTimestamp %.3f s after line %" G_GUINT64_FORMAT
+            "'s with no line between, while the header Time advanced %" G_GINT64_FORMAT " s (kept)",
+            file, line, (double)(t - prev) / 1e9, r->ord_prev_line, header_s - r->ord_prev_header_s))
       return FALSE;
   } else if (prev != OBS_TIME_NONE && t == prev) {
     uint64_t id = emc_hash_id(h);
@@ -291,8 +298,9 @@ static gboolean check_order(Replay *r, guint v, EmcReader *rd, const EmcRecord *
     if (g_hash_table_lookup_extended(r->same_ms, &id, NULL, &first)) {
       *skip = TRUE;
       return sim_replay_anomaly(r, v, AN_DUP, FALSE, error,
-                     "%s:%" G_GUINT64_FORMAT ": duplicate of line %" G_GUINT64_FORMAT " (same %s and LocalTimestamp): skipped",
-                     file, line, (guint64)GPOINTER_TO_SIZE(first), what);
+                                "%s:%" G_GUINT64_FORMAT ": duplicate of line %" G_GUINT64_FORMAT
+                                " (same %s and LocalTimestamp): skipped",
+                                file, line, (guint64)GPOINTER_TO_SIZE(first), what);
     }
   }
   if (g_hash_table_size(r->same_ms) < 100000) {
@@ -344,7 +352,6 @@ gboolean sim_replay_read_records(Replay *r, GPtrArray *dirs, GError **error) {
   return ok;
 }
 
-
 /* Why `text` cannot be a name in summary.json and the CSVs, or NULL: jansson refuses strings that are not
  * UTF-8 (the key or entry would silently go missing), and a control character breaks line-based reading. */
 const char *sim_replay_bad_text(const char *text) {
@@ -371,7 +378,8 @@ gboolean sim_replay_read_pools(Replay *r, const char *path, GError **error) {
   int addr_col = -1, name_col = -1;
   gboolean ok = TRUE;
   if (sim_csv_reader_next(f, fields, &e) <= 0) {
-    sim_replay_input_error(error, "%s:%s %s", path, e ? "1:" : "", e ? e->message : "empty file (expected a header with 'address')");
+    sim_replay_input_error(error, "%s:%s %s", path, e ? "1:" : "",
+                           e ? e->message : "empty file (expected a header with 'address')");
     g_clear_error(&e);
     return FALSE;
   }
@@ -393,7 +401,7 @@ gboolean sim_replay_read_pools(Replay *r, const char *path, GError **error) {
     if (fields->len == 1 && !*(const char *)g_ptr_array_index(fields, 0)) continue;
     if ((int)fields->len <= MAX(addr_col, name_col)) {
       sim_replay_input_error(error, "%s:%u: %u fields, expected at least %d", path, start, fields->len,
-                  MAX(addr_col, name_col) + 1);
+                             MAX(addr_col, name_col) + 1);
       ok = FALSE;
       break;
     }
@@ -415,7 +423,8 @@ gboolean sim_replay_read_pools(Replay *r, const char *path, GError **error) {
     if (!*pname) continue;
     /* One address in two pools: which one mined its blocks would depend on the order of the lines. */
     if (had && strcmp(had, pname) != 0) {
-      sim_replay_input_error(error, "%s:%u: address %s is already mapped to pool '%s'", path, start, text, had);
+      sim_replay_input_error(error, "%s:%u: address %s is already mapped to pool '%s'", path, start, text,
+                             had);
       ok = FALSE;
       break;
     }

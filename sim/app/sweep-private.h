@@ -61,4 +61,5 @@ void sim_sweep_base_pools_clear(SweepBasePools *bp);
 
 /* A {"generator", ...} parameter of the sweep file at `path` as one dimension `dim` (initialised on success);
  * FALSE with the problems in diag. */
-gboolean sim_sweep_gen_parse(json_t *o, const char *path, const SweepBasePools *bp, SweepDim *dim, SimDiag *diag);
+gboolean sim_sweep_gen_parse(json_t *o, const char *path, const SweepBasePools *bp, SweepDim *dim,
+                             SimDiag *diag);

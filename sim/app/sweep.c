@@ -120,7 +120,7 @@ void sim_sweep_check_keys(json_t *o, const char *path, const char *const *allowe
 /* A non-empty array of numbers in [min, max] (integers if `integer`) at obj[key]; NULL with problems in
  * diag otherwise. */
 GArray *sim_sweep_num_list(json_t *obj, const char *key, const char *path, double min, double max,
-                        gboolean min_open, gboolean max_open, gboolean integer, SimDiag *diag) {
+                           gboolean min_open, gboolean max_open, gboolean integer, SimDiag *diag) {
   g_autofree char *p = sim_json_child_path(path, key);
   json_t *arr = json_object_get(obj, key);
   if (!arr) {
@@ -437,8 +437,8 @@ static json_t *read_sweep_doc(const char *path, SimDiag *diag) {
   return g_steal_pointer(&doc);
 }
 
-/* The top-level keys of the sweep file `doc` (read from `path`): name (the file's base name if absent), base and
- * replicates into `top` (strings owned), comment, the fixed sets (appended to `fixed`), metrics, and that
+/* The top-level keys of the sweep file `doc` (read from `path`): name (the file's base name if absent), base
+ * and replicates into `top` (strings owned), comment, the fixed sets (appended to `fixed`), metrics, and that
  * parameters is an array. Problems go to diag. */
 static void check_top(json_t *doc, const char *path, SweepTop *top, GPtrArray *fixed, SimDiag *diag) {
   if (!json_object_get(doc, "name")) {
@@ -491,10 +491,11 @@ static void check_top(json_t *doc, const char *path, SweepTop *top, GPtrArray *f
   if (params && !json_is_array(params)) sim_diag_add(diag, "$.parameters", "must be an array");
 }
 
-/* The base scenario, first as it is, then with the fixed sets, so each problem is blamed on its key. Returns it
- * with the fixed sets, and the file's text in *data (free with g_free()) and *len; NULL with the problems in
- * diag. */
-static SimScenario *load_base(const char *base_file, GPtrArray *fixed, char **data, gsize *len, SimDiag *diag) {
+/* The base scenario, first as it is, then with the fixed sets, so each problem is blamed on its key. Returns
+ * it with the fixed sets, and the file's text in *data (free with g_free()) and *len; NULL with the problems
+ * in diag. */
+static SimScenario *load_base(const char *base_file, GPtrArray *fixed, char **data, gsize *len,
+                              SimDiag *diag) {
   SimInputProblem pb;
   g_autoptr(GError) ge = NULL;
   g_autofree char *base_data = sim_input_read_file(base_file, 0, len, &pb, &ge);
@@ -528,8 +529,8 @@ static SimScenario *load_base(const char *base_file, GPtrArray *fixed, char **da
   return g_steal_pointer(&bsc);
 }
 
-/* The dimensions of $.parameters `params` (paths, and at most one generator) over the base scenario `bsc` (with
- * the fixed sets). Problems go to diag; the dimensions parsed without problems are returned (free with
+/* The dimensions of $.parameters `params` (paths, and at most one generator) over the base scenario `bsc`
+ * (with the fixed sets). Problems go to diag; the dimensions parsed without problems are returned (free with
  * g_ptr_array_unref()). */
 static GPtrArray *parse_dims(json_t *params, const SimScenario *bsc, const char *base_file, SimDiag *diag) {
   GPtrArray *dims = g_ptr_array_new_with_free_func(dim_free);
@@ -574,8 +575,8 @@ static GPtrArray *parse_dims(json_t *params, const SimScenario *bsc, const char 
   return dims;
 }
 
-/* The number of points (the product of the dimensions' levels) in *n_points; FALSE, with the problem in diag, when
- * points × replicates pass SWEEP_MAX_RUNS. */
+/* The number of points (the product of the dimensions' levels) in *n_points; FALSE, with the problem in diag,
+ * when points × replicates pass SWEEP_MAX_RUNS. */
 static gboolean count_points(GPtrArray *dims, int64_t replicates, guint64 *n_points, SimDiag *diag) {
   *n_points = 1;
   for (guint d = 0; d < dims->len; d++) {
@@ -588,9 +589,9 @@ static gboolean count_points(GPtrArray *dims, int64_t replicates, guint64 *n_poi
   return TRUE;
 }
 
-/* The manifest's points, last dimension fastest: per point {"values", "sets"} (the dimensions' sets, after the
- * fixed ones on the command line of its runs). Each point's scenario is loaded to check it; its problems go to
- * diag under $.parameters. */
+/* The manifest's points, last dimension fastest: per point {"values", "sets"} (the dimensions' sets, after
+ * the fixed ones on the command line of its runs). Each point's scenario is loaded to check it; its problems
+ * go to diag under $.parameters. */
 static json_t *expand_points(GPtrArray *dims, guint64 n_points, GPtrArray *fixed, const char *base_data,
                              gsize base_len, const char *base_file, SimDiag *diag) {
   json_t *jpoints = json_array();

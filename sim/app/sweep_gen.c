@@ -144,8 +144,8 @@ static gboolean gen_hhi(json_t *o, const char *path, const SweepBasePools *bp, S
 }
 
 /* Zipf shares whose Nakamoto coefficient is each of "targets", over "n" pools. */
-static gboolean gen_nakamoto(json_t *o, const char *path, const SweepBasePools *bp, SweepDim *dim, SimDiag *diag,
-                             guint before) {
+static gboolean gen_nakamoto(json_t *o, const char *path, const SweepBasePools *bp, SweepDim *dim,
+                             SimDiag *diag, guint before) {
   static const char *const keys[] = {"generator", "n", "targets", "comment", NULL};
   sim_sweep_check_keys(o, path, keys, diag);
   guint n = 0;
@@ -161,8 +161,8 @@ static gboolean gen_nakamoto(json_t *o, const char *path, const SweepBasePools *
 }
 
 /* The top "k" pools' shares times each of "factors", the others scaled to make up the rest. */
-static gboolean gen_scale_top(json_t *o, const char *path, const SweepBasePools *bp, SweepDim *dim, SimDiag *diag,
-                              guint before) {
+static gboolean gen_scale_top(json_t *o, const char *path, const SweepBasePools *bp, SweepDim *dim,
+                              SimDiag *diag, guint before) {
   static const char *const keys[] = {"generator", "k", "factors", "comment", NULL};
   sim_sweep_check_keys(o, path, keys, diag);
   json_t *kv = json_object_get(o, "k");
@@ -188,9 +188,8 @@ static gboolean gen_scale_top(json_t *o, const char *path, const SweepBasePools 
     double x = g_array_index(f, double, i);
     if (x * top >= 1) {
       g_autofree char *p = g_strdup_printf("%s.factors[%u]", path, i);
-      sim_diag_add(diag, p,
-                   "the top %u pool%s would hold %g × %g = %g of the hash rate (must stay below 1)", k,
-                   k == 1 ? "" : "s", x, top, x * top);
+      sim_diag_add(diag, p, "the top %u pool%s would hold %g × %g = %g of the hash rate (must stay below 1)",
+                   k, k == 1 ? "" : "s", x, top, x * top);
     }
   }
   if (sim_diag_count(diag) != before) return FALSE;
@@ -206,9 +205,10 @@ static gboolean gen_scale_top(json_t *o, const char *path, const SweepBasePools 
   return TRUE;
 }
 
-/* The two largest pools merged into one (level 1), and the base as it is (level 0) unless "include_base" is false. */
-static gboolean gen_merge_top2(json_t *o, const char *path, const SweepBasePools *bp, SweepDim *dim, SimDiag *diag,
-                               guint before) {
+/* The two largest pools merged into one (level 1), and the base as it is (level 0) unless "include_base" is
+ * false. */
+static gboolean gen_merge_top2(json_t *o, const char *path, const SweepBasePools *bp, SweepDim *dim,
+                               SimDiag *diag, guint before) {
   static const char *const keys[] = {"generator", "include_base", "comment", NULL};
   sim_sweep_check_keys(o, path, keys, diag);
   json_t *ib = json_object_get(o, "include_base");
@@ -299,7 +299,8 @@ static const struct {
     {"split", gen_split},
 };
 
-gboolean sim_sweep_gen_parse(json_t *o, const char *path, const SweepBasePools *bp, SweepDim *dim, SimDiag *diag) {
+gboolean sim_sweep_gen_parse(json_t *o, const char *path, const SweepBasePools *bp, SweepDim *dim,
+                             SimDiag *diag) {
   const char *g = json_string_value(json_object_get(o, "generator"));
   guint before = sim_diag_count(diag);
   for (guint i = 0; g && i < G_N_ELEMENTS(generators); i++)
