@@ -65,6 +65,16 @@ typedef struct {
 #define SIM_OPT_OUT(T, field, help_, arg_) \
   {.name = "out", .short_name = 'o', .type = SIM_OPT_FILENAME, .offset = offsetof(T, field), .help = help_, \
    .arg = arg_}
+/* --seed N: the master seed, read one way by every subcommand: as text (so that "not given" stays apart from
+ * every seed), then by sim_cli_seed(). */
+#define SIM_OPT_SEED(T, field, help_) \
+  {.name = "seed", .type = SIM_OPT_STRING, .offset = offsetof(T, field), .help = help_, .arg = "N"}
+/* --threads N (-t): threads in [0, SIM_ENGINE_MAX_THREADS] (engine.h, which the user of the macro includes);
+ * what they run on, and what 0 means, is the subcommand's help. */
+#define SIM_OPT_THREADS(T, field, help_) \
+  {.name = "threads", .short_name = 't', .type = SIM_OPT_INT, .offset = offsetof(T, field), .help = help_, \
+   .arg = "N", .range = "[0, " G_STRINGIFY(SIM_ENGINE_MAX_THREADS) "]", .min = 0, \
+   .max = SIM_ENGINE_MAX_THREADS}
 /* --vantage NAME=DIR, the named log directories of replay and calibrate (see sim_cli_vantage_dirs()). */
 #define SIM_OPT_VANTAGE(T, field) \
   {.name = "vantage", .type = SIM_OPT_FILENAMES, .offset = offsetof(T, field), \
@@ -101,6 +111,11 @@ char *sim_cli_command_line(int argc, char **argv);
 /* Prints the header lines of a table on stdout: "# sim VERSION (GIT DESCRIBE) CMD", the library versions
  * and "# command: COMMAND_LINE". */
 void sim_cli_print_header(const char *cmd, const char *command_line);
+
+/* The value of --seed (SIM_OPT_SEED()): `text` is a decimal integer in [0, 2^63 - 1] (g_ascii_strtoll:
+ * leading blanks and a sign are allowed), stored in *seed. NULL (not given) leaves *seed as it is. Otherwise
+ * prints "sim CMD: --seed must be an integer >= 0" and the hint and returns FALSE. */
+gboolean sim_cli_seed(const char *cmd, const char *text, gint64 *seed);
 
 /* Parses a comma-separated list of integers ("4,7,10") in [min, max] into `out` (gint64). On a bad item
  * prints "sim CMD: OPT: 'x' is not an integer" or "sim CMD: OPT must be >= MIN UNIT (got V)" and returns

@@ -16,14 +16,59 @@
 #include "run.h"
 #include "scenario.h"
 
-/* The PHOLD options shared by `bench phold` and `bench scaling`. */
+/* The options of `bench phold` and `bench scaling`: PHOLD's (phold_opts), and each one's own. */
 typedef struct {
   gint lps;
   gint64 pending, events, seed;
   double remote, mean, lookahead;
   gint reps;
-  char *partition;
+  char *partition, *seed_str;
+  gint threads, threads_max; /* phold; scaling */
+  char *scenario;            /* scaling */
+  char **sets;               /* scaling */
 } PholdOpts;
+
+static const SimOpt phold_opts[] = {
+    {.name = "lps", .type = SIM_OPT_INT, .offset = offsetof(PholdOpts, lps),
+     .help = "Logical processes (entities)", .arg = "N", .range = "[1, 2147483647]", .min = 1, .max = G_MAXINT},
+    {.name = "pending", .type = SIM_OPT_INT64, .offset = offsetof(PholdOpts, pending),
+     .help = "Events in the system", .arg = "K", .range = "[1, 9223372036854775807]", .min = 1, .max = (double)G_MAXINT64},
+    {.name = "remote", .type = SIM_OPT_DOUBLE, .offset = offsetof(PholdOpts, remote),
+     .help = "Probability an event goes to another LP", .arg = "P"},
+    {.name = "mean-delay", .type = SIM_OPT_DOUBLE, .offset = offsetof(PholdOpts, mean),
+     .help = "Mean of the exponential delay, seconds", .arg = "S"},
+    {.name = "lookahead", .type = SIM_OPT_DOUBLE, .offset = offsetof(PholdOpts, lookahead),
+     .help = "Least delay of every event, seconds (the engine's lookahead; 0: classic PHOLD)", .arg = "S"},
+    {.name = "partition", .type = SIM_OPT_STRING, .offset = offsetof(PholdOpts, partition),
+     .help = "How LPs are dealt to workers: blocks (default) or round-robin", .arg = "HOW"},
+    {.name = "events", .type = SIM_OPT_INT64, .offset = offsetof(PholdOpts, events),
+     .help = "Events to process", .arg = "E", .range = "[1, 9223372036854775807]", .min = 1, .max = (double)G_MAXINT64},
+    SIM_OPT_SEED(PholdOpts, seed_str, "Master seed"),
+    {.name = "repeat", .type = SIM_OPT_INT, .offset = offsetof(PholdOpts, reps),
+     .help = "Repetitions (the median is printed last)", .arg = "R", .range = "[1, 101]", .min = 1,
+     .max = 101},
+};
+
+static const SimOpt phold_only_opts[] = {
+    SIM_OPT_THREADS(PholdOpts, threads,
+                    "Workers of the partitioned engine (0: the sequential engine, the default; >= 1 needs "
+                    "--lookahead)"),
+};
+
+static const SimOpt scaling_opts[] = {
+    {.name = "threads-max", .type = SIM_OPT_INT, .offset = offsetof(PholdOpts, threads_max),
+     .help = "Largest thread count (default: the CPUs, at least 2)", .arg = "N",
+     .range = "[1, " G_STRINGIFY(SIM_ENGINE_MAX_THREADS) "]", .min = 1, .max = SIM_ENGINE_MAX_THREADS},
+    {.name = "scenario", .type = SIM_OPT_FILENAME, .offset = offsetof(PholdOpts, scenario),
+     .help = "Run this scenario (as sim run does) instead of PHOLD", .arg = "FILE"},
+    SIM_OPT_SET(PholdOpts, sets, "With --scenario: override a value, e.g. stop.heights=20000", "PATH=VALUE"),
+};
+
+static void phold_opts_clear(PholdOpts *o) {
+  sim_cli_options_clear(phold_opts, G_N_ELEMENTS(phold_opts), o);
+  sim_cli_options_clear(scaling_opts, G_N_ELEMENTS(scaling_opts), o);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(PholdOpts, phold_opts_clear)
 
 static void phold_opts_default(PholdOpts *o) {
   SimPholdParams p;
@@ -38,30 +83,17 @@ static void phold_opts_default(PholdOpts *o) {
                    .reps = 1};
 }
 
-static void phold_opts_add(GOptionContext *ctx, PholdOpts *o, GOptionEntry *extra) {
-  GOptionEntry entries[] = {
-      {"lps", 0, 0, G_OPTION_ARG_INT, &o->lps, "Logical processes (entities)", "N"},
-      {"pending", 0, 0, G_OPTION_ARG_INT64, &o->pending, "Events in the system", "K"},
-      {"remote", 0, 0, G_OPTION_ARG_DOUBLE, &o->remote, "Probability an event goes to another LP", "P"},
-      {"mean-delay", 0, 0, G_OPTION_ARG_DOUBLE, &o->mean, "Mean of the exponential delay, seconds", "S"},
-      {"lookahead", 0, 0, G_OPTION_ARG_DOUBLE, &o->lookahead,
-       "Least delay of every event, seconds (the engine's lookahead; 0: classic PHOLD)", "S"},
-      {"partition", 0, 0, G_OPTION_ARG_STRING, &o->partition,
-       "How LPs are dealt to workers: blocks (default) or round-robin", "HOW"},
-      {"events", 0, 0, G_OPTION_ARG_INT64, &o->events, "Events to process", "E"},
-      {"seed", 0, 0, G_OPTION_ARG_INT64, &o->seed, "Master seed", "N"},
-      {"repeat", 0, 0, G_OPTION_ARG_INT, &o->reps, "Repetitions (the median is printed last)", "R"},
-      G_OPTION_ENTRY_NULL};
-  g_option_context_add_main_entries(ctx, entries, NULL);
-  if (extra) g_option_context_add_main_entries(ctx, extra, NULL);
+/* PHOLD's options, then the subcommand's own (`extra`, n_extra rows). */
+static void phold_opts_add(GOptionContext *ctx, PholdOpts *o, const SimOpt *extra, gsize n_extra) {
+  sim_cli_add_options(ctx, phold_opts, G_N_ELEMENTS(phold_opts), o);
+  sim_cli_add_options(ctx, extra, n_extra, o);
 }
 
 /* Checks the options and fills `p` (all but threads); prints the usage error and returns FALSE if bad. */
-static gboolean phold_opts_check(const char *cmd, const PholdOpts *o, SimPholdParams *p) {
-  if (o->lps < 1 || o->pending < 1 || o->events < 1 || o->seed < 0 || o->reps < 1 || o->reps > 101) {
-    sim_cli_usage_error(cmd, "--lps, --pending, --events must be >= 1, --seed >= 0, --repeat in [1, 101]");
+static gboolean phold_opts_check(const char *cmd, PholdOpts *o, SimPholdParams *p) {
+  if (!sim_cli_seed(cmd, o->seed_str, &o->seed) ||
+      !sim_cli_check_ranges(cmd, phold_opts, G_N_ELEMENTS(phold_opts), o))
     return FALSE;
-  }
   sim_phold_params_default(p);
   p->partitioning = SIM_PARTITION_BLOCKS;
   if (o->partition && strcmp(o->partition, "round-robin") == 0) {
@@ -91,35 +123,27 @@ static double median(double *v, gint n) {
 }
 
 static int bench_phold(int argc, char **argv) {
-  PholdOpts o;
+  g_auto(PholdOpts) o = {0};
   phold_opts_default(&o);
-  gint threads = 0;
-  GOptionEntry extra[] = {
-      {"threads", 't', 0, G_OPTION_ARG_INT, &threads,
-       "Workers of the partitioned engine (0: the sequential engine, the default; >= 1 needs --lookahead)",
-       "N"},
-      G_OPTION_ENTRY_NULL};
   g_autoptr(GOptionContext) ctx = g_option_context_new("- the PHOLD benchmark on the event engine");
-  phold_opts_add(ctx, &o, extra);
+  phold_opts_add(ctx, &o, phold_only_opts, G_N_ELEMENTS(phold_only_opts));
   g_option_context_set_description(ctx, "Defaults: --lps 1000 --pending 1000 --remote 0.25 --mean-delay 1 "
                                         "--lookahead 0 --events 10000000 --threads 0.\n"
                                         "Targets on a 2-core machine: >= 8 M events/s at 1 k "
                                         "pending, >= 5 M at 16 k, >= 2.5 M at 250 k.\n"
                                         "With --threads the checksum is the same at every thread count and "
                                         "partitioning; the budget is met at the end of a window.");
-  g_autofree char *partition = NULL;
   if (!sim_cli_parse(ctx, "bench phold", &argc, &argv)) return SIM_EXIT_USAGE;
-  partition = o.partition;
   if (argc != 1) return sim_cli_usage_error("bench phold", "unexpected argument '%s'", argv[1]);
   SimPholdParams p;
   if (!phold_opts_check("bench phold", &o, &p)) return SIM_EXIT_USAGE;
-  if (threads < 0 || threads > SIM_ENGINE_MAX_THREADS)
-    return sim_cli_usage_error("bench phold", "--threads must be in [0, %d]", SIM_ENGINE_MAX_THREADS);
-  if (threads > 0 && !(o.lookahead > 0))
+  if (!sim_cli_check_ranges("bench phold", phold_only_opts, G_N_ELEMENTS(phold_only_opts), &o))
+    return SIM_EXIT_USAGE;
+  if (o.threads > 0 && !(o.lookahead > 0))
     return sim_cli_usage_error("bench phold",
                                "--threads needs --lookahead S > 0 (the least delay of every event is the windows' "
                                "length; with 0 the engine cannot make windows)");
-  p.threads = (guint)threads;
+  p.threads = (guint)o.threads;
   gint reps = o.reps;
   g_autofree double *rates = g_new(double, reps);
   for (gint i = 0; i < reps; i++) {
@@ -287,13 +311,20 @@ static GPtrArray *default_bench_files(void) {
   return files;
 }
 
+typedef struct {
+  gint reps;
+} ScenariosOpts;
+
+static const SimOpt scenarios_opts[] = {
+    {.name = "repeat", .type = SIM_OPT_INT, .offset = offsetof(ScenariosOpts, reps),
+     .help = "Runs per scenario; the medians are printed", .arg = "R", .range = "[1, 101]", .min = 1,
+     .max = 101},
+};
+
 static int bench_scenarios(int argc, char **argv) {
-  gint reps = 1;
-  GOptionEntry entries[] = {
-      {"repeat", 0, 0, G_OPTION_ARG_INT, &reps, "Runs per scenario; the medians are printed", "R"},
-      G_OPTION_ENTRY_NULL};
+  ScenariosOpts o = {.reps = 1};
   g_autoptr(GOptionContext) ctx = g_option_context_new("[FILE...] - BENCH.md's workloads, one line each");
-  g_option_context_add_main_entries(ctx, entries, NULL);
+  sim_cli_add_options(ctx, scenarios_opts, G_N_ELEMENTS(scenarios_opts), &o);
   g_option_context_set_description(
       ctx,
       "Default files: scenarios/bench/*.json in name order (workloads A-D of BENCH.md).\n"
@@ -303,7 +334,9 @@ static int bench_scenarios(int argc, char **argv) {
       "reaching nodes) are per wall second. With --repeat the medians are printed (peak RSS: the largest).\n"
       "The peers' figures from BENCH.md follow on the same line. Nothing is asserted.");
   if (!sim_cli_parse(ctx, "bench scenarios", &argc, &argv)) return SIM_EXIT_USAGE;
-  if (reps < 1 || reps > 101) return sim_cli_usage_error("bench scenarios", "--repeat must be in [1, 101]");
+  if (!sim_cli_check_ranges("bench scenarios", scenarios_opts, G_N_ELEMENTS(scenarios_opts), &o))
+    return SIM_EXIT_USAGE;
+  const gint reps = o.reps;
   g_autoptr(GPtrArray) files = NULL;
   if (argc > 1) {
     files = g_ptr_array_new_with_free_func(g_free);
@@ -483,26 +516,17 @@ static void scaling_on_engine(void *user, SimEngine *engine, const char *note) {
 }
 
 static int bench_scaling(int argc, char **argv) {
-  PholdOpts o;
+  g_auto(PholdOpts) o = {0};
   phold_opts_default(&o);
   o.lps = 16000;
   o.pending = 16000;
   o.lookahead = 0.1;
   o.events = 20000000;
-  gint threads_max = MAX(2, (gint)sysconf(_SC_NPROCESSORS_ONLN));
-  g_autofree char *scenario = NULL;
-  g_auto(GStrv) sets = NULL;
-  GOptionEntry extra[] = {{"threads-max", 0, 0, G_OPTION_ARG_INT, &threads_max,
-                           "Largest thread count (default: the CPUs, at least 2)", "N"},
-                          {"scenario", 0, 0, G_OPTION_ARG_FILENAME, &scenario,
-                           "Run this scenario (as sim run does) instead of PHOLD", "FILE"},
-                          {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets,
-                           "With --scenario: override a value, e.g. stop.heights=20000", "PATH=VALUE"},
-                          G_OPTION_ENTRY_NULL};
+  o.threads_max = MAX(2, (gint)sysconf(_SC_NPROCESSORS_ONLN));
   g_autofree char *rest = sim_cli_command_line(argc, argv);
   g_autofree char *command = g_strconcat("sim bench", rest + strlen("sim"), NULL);
   g_autoptr(GOptionContext) ctx = g_option_context_new("- one workload at 1..N worker threads");
-  phold_opts_add(ctx, &o, extra);
+  phold_opts_add(ctx, &o, scaling_opts, G_N_ELEMENTS(scaling_opts));
   g_option_context_set_description(
       ctx,
       "Runs PHOLD (defaults here: --lps 16000 --pending 16000 --lookahead 0.1 --events 20000000) or a "
@@ -527,11 +551,13 @@ static int bench_scaling(int argc, char **argv) {
       "balance, the relay's work over the busiest thread's work per window, summed (the speedup dedicated\n"
       "cores and a free barrier would give); and the barrier wait per relay thread. Nothing is asserted.");
   if (!sim_cli_parse(ctx, "bench scaling", &argc, &argv)) return SIM_EXIT_USAGE;
-  g_autofree char *partition = o.partition;
   if (argc != 1) return sim_cli_usage_error("bench scaling", "unexpected argument '%s'", argv[1]);
+  const char *scenario = o.scenario;
+  char **sets = o.sets;
+  const gint threads_max = o.threads_max;
   if (sets && !scenario) return sim_cli_usage_error("bench scaling", "--set needs --scenario");
-  if (threads_max < 1 || threads_max > SIM_ENGINE_MAX_THREADS)
-    return sim_cli_usage_error("bench scaling", "--threads-max must be in [1, %d]", SIM_ENGINE_MAX_THREADS);
+  if (!sim_cli_check_ranges("bench scaling", scaling_opts, G_N_ELEMENTS(scaling_opts), &o))
+    return SIM_EXIT_USAGE;
   SimPholdParams p;
   if (!phold_opts_check("bench scaling", &o, &p)) return SIM_EXIT_USAGE;
   g_autoptr(SimScenario) sc = NULL;

@@ -33,16 +33,26 @@ static gboolean write_json_atomic(const char *path, const json_t *doc, GError **
   return f && sim_outfile_commit(f, error);
 }
 
+typedef struct {
+  char *json_path, *filter;
+} CompareOpts;
+
+static const SimOpt compare_opts[] = {
+    {.name = "json", .type = SIM_OPT_FILENAME, .offset = offsetof(CompareOpts, json_path),
+     .help = "Also write the comparison as JSON to FILE (atomically)", .arg = "FILE"},
+    {.name = "filter", .type = SIM_OPT_STRING, .offset = offsetof(CompareOpts, filter),
+     .help = "Only keys that start with PREFIX (e.g. chain. or pools[)", .arg = "PREFIX"},
+};
+
+static void compare_opts_clear(CompareOpts *o) {
+  sim_cli_options_clear(compare_opts, G_N_ELEMENTS(compare_opts), o);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(CompareOpts, compare_opts_clear)
+
 int sim_cmd_compare(int argc, char **argv) {
-  g_autofree char *json_path = NULL;
-  g_autofree char *filter = NULL;
-  GOptionEntry entries[] = {{"json", 0, 0, G_OPTION_ARG_FILENAME, &json_path,
-                             "Also write the comparison as JSON to FILE (atomically)", "FILE"},
-                            {"filter", 0, 0, G_OPTION_ARG_STRING, &filter,
-                             "Only keys that start with PREFIX (e.g. chain. or pools[)", "PREFIX"},
-                            G_OPTION_ENTRY_NULL};
+  g_auto(CompareOpts) o = {0};
   g_autoptr(GOptionContext) ctx = g_option_context_new("A B - compare two result sets");
-  g_option_context_add_main_entries(ctx, entries, NULL);
+  sim_cli_add_options(ctx, compare_opts, G_N_ELEMENTS(compare_opts), &o);
   g_option_context_set_description(
       ctx,
       "A and B are each a summary.json, a results directory of 'sim run' (summary.json, observations.csv),\n"
@@ -61,6 +71,7 @@ int sim_cmd_compare(int argc, char **argv) {
   if (!sim_cli_parse(ctx, "compare", &argc, &argv)) return SIM_EXIT_USAGE;
   if (argc < 3) return sim_cli_usage_error("compare", "expected two result sets A and B");
   if (argc > 3) return sim_cli_usage_error("compare", "unexpected argument '%s'", argv[3]);
+  const char *json_path = o.json_path, *filter = o.filter;
   if (filter && filter[0] == '\0') return sim_cli_usage_error("compare", "--filter must not be empty");
 
   g_autoptr(GError) e = NULL;

@@ -153,8 +153,7 @@ typedef struct {
 
 static const SimOpt run_opts[] = {
     SIM_OPT_OUT(RunOpts, out_dir, "Write results into DIR (default results/<name>)", "DIR"),
-    {.name = "seed", .type = SIM_OPT_STRING, .offset = offsetof(RunOpts, seed_str),
-     .help = "Master seed (overrides the scenario's)", .arg = "N"},
+    SIM_OPT_SEED(RunOpts, seed_str, "Master seed (overrides the scenario's)"),
     SIM_OPT_SET(RunOpts, sets, "Override a scenario value, e.g. stop.heights=1000", "PATH=VALUE"),
     SIM_OPT_QUIET(RunOpts, quiet, "No progress line and no report"),
     {.name = "emc-logs", .type = SIM_OPT_FLAG, .offset = offsetof(RunOpts, emc_logs),
@@ -167,11 +166,11 @@ static const SimOpt run_opts[] = {
      .help = "With --mining-from: coinbase -> pool map (CSV)", .arg = "CSV"},
     {.name = "strict", .type = SIM_OPT_FLAG, .offset = offsetof(RunOpts, strict),
      .help = "With --mining-from: the first bad log line is fatal"},
-    {.name = "threads", .short_name = 't', .type = SIM_OPT_INT, .offset = offsetof(RunOpts, threads),
-     .help = "Threads: each block's relay runs on N (at most 64), the partitioned engine on up to N workers "
-             "(default: the CPUs this process may use, each block's relay on all of them or on one, whichever is "
-             "measured faster; 0: the sequential engine and a one-thread relay). Outputs do not depend on it",
-     .arg = "N", .range = "[0, " G_STRINGIFY(SIM_ENGINE_MAX_THREADS) "]", .min = 0, .max = SIM_ENGINE_MAX_THREADS},
+    SIM_OPT_THREADS(RunOpts, threads,
+                    "Threads: each block's relay runs on N (at most 64), the partitioned engine on up to N "
+                    "workers (default: the CPUs this process may use, each block's relay on all of them or on "
+                    "one, whichever is measured faster; 0: the sequential engine and a one-thread relay). "
+                    "Outputs do not depend on it"),
     {.name = "stats", .type = SIM_OPT_FLAG, .offset = offsetof(RunOpts, stats),
      .help = "Print the engine's partitions, windows, events per window and barrier wait per worker, and the "
              "relay's "
@@ -240,13 +239,8 @@ int sim_cmd_run(int argc, char **argv) {
                  numa_report = o.numa_report;
   if (pools_csv && !mining_from) return sim_cli_usage_error("run", "--pools needs --mining-from");
   if (strict && !mining_from) return sim_cli_usage_error("run", "--strict needs --mining-from");
-  if (seed_str) {
-    char *end = NULL;
-    errno = 0;
-    seed = g_ascii_strtoll(seed_str, &end, 10);
-    if (!*seed_str || *end || errno || seed < 0) return sim_cli_usage_error("run", "--seed must be an integer >= 0");
-    have_seed = TRUE;
-  }
+  if (!sim_cli_seed("run", seed_str, &seed)) return SIM_EXIT_USAGE;
+  have_seed = seed_str != NULL;
 
   g_autoptr(GArray) trace_heights = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   if (trace_str) {

@@ -39,6 +39,27 @@ typedef struct {
   gboolean speak; /* print validation problems and the table report (rank 0, or no MPI) */
 } SweepOpts;
 
+/* The command line's part of SweepOpts (out_dir to quiet). */
+static const SimOpt sweep_opts[] = {
+    SIM_OPT_OUT(SweepOpts, out_dir, "Results directory (default results/<name>)", "DIR"),
+    {.name = "jobs", .short_name = 'j', .type = SIM_OPT_INT, .offset = offsetof(SweepOpts, jobs),
+     .help = "Runs at a time (default: the number of processors)", .arg = "N", .range = "[1, 2147483647]",
+     .min = 1, .max = G_MAXINT},
+    {.name = "shard", .type = SIM_OPT_STRING, .offset = offsetof(SweepOpts, shard),
+     .help = "Run only the runs whose index % N is i; 'mpi' takes i and N from the MPI rank and size",
+     .arg = "i/N"},
+    {.name = "dry-run", .short_name = 'n', .type = SIM_OPT_FLAG, .offset = offsetof(SweepOpts, dry_run),
+     .help = "List the runs and their commands; run nothing"},
+    {.name = "merge-only", .type = SIM_OPT_FLAG, .offset = offsetof(SweepOpts, merge_only),
+     .help = "Only rebuild the table from the complete runs"},
+    SIM_OPT_QUIET(SweepOpts, quiet, "No progress line and no report"),
+};
+
+static void sweep_opts_clear(SweepOpts *o) {
+  sim_cli_options_clear(sweep_opts, G_N_ELEMENTS(sweep_opts), o);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(SweepOpts, sweep_opts_clear)
+
 static void json_free(gpointer p) {
   json_decref(p);
 }
@@ -550,23 +571,11 @@ static int merge_main(char **dirs, guint n_dirs, const SweepOpts *o) {
 }
 
 int sim_cmd_sweep(int argc, char **argv) {
-  SweepOpts o = {.jobs = -1, .shard_n = 1, .speak = TRUE};
-  g_autofree char *out_dir = NULL, *shard = NULL;
-  GOptionEntry entries[] = {
-      {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir, "Results directory (default results/<name>)", "DIR"},
-      {"jobs", 'j', 0, G_OPTION_ARG_INT, &o.jobs, "Runs at a time (default: the number of processors)", "N"},
-      {"shard", 0, 0, G_OPTION_ARG_STRING, &shard,
-       "Run only the runs whose index % N is i; 'mpi' takes i and N from the MPI rank and size", "i/N"},
-      {"dry-run", 'n', 0, G_OPTION_ARG_NONE, &o.dry_run, "List the runs and their commands; run nothing",
-       NULL},
-      {"merge-only", 0, 0, G_OPTION_ARG_NONE, &o.merge_only, "Only rebuild the table from the complete runs",
-       NULL},
-      {"quiet", 'q', 0, G_OPTION_ARG_NONE, &o.quiet, "No progress line and no report", NULL},
-      G_OPTION_ENTRY_NULL};
+  g_auto(SweepOpts) o = {.jobs = -1, .shard_n = 1, .speak = TRUE};
   g_autoptr(GOptionContext) ctx =
       g_option_context_new("SWEEP.json | merge DIR... - run a study over many runs");
   g_option_context_set_strict_posix(ctx, FALSE);
-  g_option_context_add_main_entries(ctx, entries, NULL);
+  sim_cli_add_options(ctx, sweep_opts, G_N_ELEMENTS(sweep_opts), &o);
   g_option_context_set_description(
       ctx,
       "Runs every point (the Cartesian product of the sweep's parameters) x replicate of a base scenario as\n"
@@ -584,23 +593,22 @@ int sim_cmd_sweep(int argc, char **argv) {
       "Exit codes: 0 ok, 1 a run failed (the others still ran), 2 bad usage or input, 130 interrupted.");
   if (!sim_cli_parse(ctx, "sweep", &argc, &argv)) return SIM_EXIT_USAGE;
   /* "DIR/" and "DIR" are the same directory; messages name it once. */
-  for (gsize n = out_dir ? strlen(out_dir) : 0; n > 1 && out_dir[n - 1] == '/'; n--)
-    out_dir[n - 1] = '\0';
-  o.out_dir = out_dir;
+  for (gsize n = o.out_dir ? strlen(o.out_dir) : 0; n > 1 && o.out_dir[n - 1] == '/'; n--)
+    o.out_dir[n - 1] = '\0';
   gboolean merge = argc >= 2 && strcmp(argv[1], "merge") == 0;
   if (merge) {
     if (argc < 3) return sim_cli_usage_error("sweep", "merge: missing DIR");
-    if (shard || o.jobs != -1 || o.dry_run || o.merge_only)
+    if (o.shard || o.jobs != -1 || o.dry_run || o.merge_only)
       return sim_cli_usage_error("sweep", "merge takes only --out and --quiet");
     return merge_main(argv + 2, (guint)(argc - 2), &o);
   }
   if (argc != 2)
     return sim_cli_usage_error("sweep", argc < 2 ? "missing SWEEP.json" : "expected one SWEEP.json");
   if (o.jobs == -1) o.jobs = (int)MAX(1u, g_get_num_processors());
-  if (o.jobs < 1) return sim_cli_usage_error("sweep", "--jobs must be >= 1");
-  if (shard) {
+  if (!sim_cli_check_ranges("sweep", sweep_opts, G_N_ELEMENTS(sweep_opts), &o)) return SIM_EXIT_USAGE;
+  if (o.shard) {
     g_autofree char *msg = NULL;
-    if (!parse_shard(shard, &o, &msg)) return sim_cli_usage_error("sweep", "%s", msg);
+    if (!parse_shard(o.shard, &o, &msg)) return sim_cli_usage_error("sweep", "%s", msg);
   }
 #ifdef SIM_HAVE_MPI
   if (o.mpi) {

@@ -147,6 +147,19 @@ char *sim_cli_command_line(int argc, char **argv) {
   return g_string_free(s, FALSE);
 }
 
+gboolean sim_cli_seed(const char *cmd, const char *text, gint64 *seed) {
+  if (!text) return TRUE;
+  char *end = NULL;
+  errno = 0;
+  gint64 v = g_ascii_strtoll(text, &end, 10);
+  if (!*text || *end || errno || v < 0) {
+    sim_cli_usage_error(cmd, "--seed must be an integer >= 0");
+    return FALSE;
+  }
+  *seed = v;
+  return TRUE;
+}
+
 gboolean sim_cli_parse_int_list(const char *cmd, const char *opt, const char *text, gint64 min, gint64 max,
                                 const char *unit, GArray *out) {
   g_auto(GStrv) items = g_strsplit(text, ",", -1);

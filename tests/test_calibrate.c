@@ -1,4 +1,4 @@
-/* test_calibrate.c: unit tests of the calibration (sim/app/calibrate.c): self-consistency on data drawn in
+/* test_calibrate.c: unit tests of the calibration (sim/app/calibrate*.c): self-consistency on data drawn in
  * memory with known parameters at fixed seeds (every parameter recovered inside its interval), the choice
  * of family by AIC, the histogram density, hand-worked cases, the models file loaded through a scenario's
  * "include", and the real Rinkeby logs through sim_replay_load(). */

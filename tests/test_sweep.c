@@ -1,4 +1,4 @@
-/* test_sweep.c: unit tests of sim/app/sweep.c: seed derivation, point expansion, the pool-share
+/* test_sweep.c: unit tests of sim/app/sweep*.c: seed derivation, point expansion, the pool-share
  * generators, confidence intervals against independently computed values, summary flattening, the
  * table and the manifest identity. */
 #include "cunit-main.h"

@@ -87,6 +87,7 @@ G_BEGIN_DECLS
 #define SIM_CALIB_N_TYPES 3         /* TX, MC, CC (OBS_TX_*) */
 #define SIM_CALIB_N_PRICE_CLASSES 5 /* 0, (0,20), [20,25), [25,105), >=105 gwei */
 #define SIM_CALIB_WORK_SIGMA 1.0    /* sigma of the work-distribution lognormal written (not identified) */
+#define SIM_CALIB_DISPERSION_WINDOW_S 60.0 /* the windows of the transactions' dispersion index, seconds */
 
 /* Which key of the network section takes the work-distribution delay in the models file. */
 typedef enum {

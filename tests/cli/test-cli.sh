@@ -523,7 +523,7 @@ contains "$tmp/err" "$tmp/none.json: cannot open: No such file or directory" "be
 expect_rc 2 "bench scenarios bad repeat" -- "$SIM" bench scenarios --repeat 0
 contains "$tmp/err" "sim bench scenarios: --repeat must be in [1, 101]" "bench scenarios bad repeat message"
 expect_rc 2 "bench phold bad lps" -- "$SIM" bench phold --lps 0
-contains "$tmp/err" "sim bench phold: --lps, --pending, --events must be >= 1" "bench phold bad lps message"
+contains "$tmp/err" "sim bench phold: --lps must be in [1, 2147483647] (got 0)" "bench phold bad lps message"
 expect_rc 2 "bench without name" -- "$SIM" bench
 contains "$tmp/err" "sim bench: missing benchmark name (phold, scenarios, scaling)" "bench without name message"
 expect_rc 2 "bench unknown" -- "$SIM" bench nosuch
