@@ -1,5 +1,5 @@
-/* engine_layout.c: the partitioned engine's layout: which entities must stay together (groups) and which links
- * bound the lookahead, groups cut into partitions, and sim_engine_prepare(), which lays the engine out. */
+/* engine_layout.c: the partitioned engine's layout: which entities must stay together (groups) and which
+ * links bound the lookahead, groups cut into partitions, and sim_engine_prepare(), which lays it out. */
 #include "engine.h"
 
 #include <string.h>
