@@ -24,89 +24,20 @@ char *net_fmt_num(double v) {
  * Parameter tables
  * ====================================================================================================== */
 
+/* clang-format off */
 const SimParamSpec net_geo_param_specs[] = {
-    {.name = "nodes",
-     .type = SIM_PARAM_INT,
-     .unit = "",
-     .min = 1,
-     .max = 1e6,
-     .def = 4000,
-     .offset = offsetof(NetGeoParams, nodes),
-     .help = "ordinary (home) nodes"},
-    {.name = "out_peers",
-     .type = SIM_PARAM_INT,
-     .unit = "",
-     .min = 1,
-     .max = 1000,
-     .def = 8,
-     .offset = offsetof(NetGeoParams, out_peers),
-     .help = "peers each ordinary node dials (Geth 1.8.23: max_peers / 3)"},
-    {.name = "max_peers",
-     .type = SIM_PARAM_INT,
-     .unit = "",
-     .min = 1,
-     .max = 100000,
-     .def = 25,
-     .offset = offsetof(NetGeoParams, max_peers),
-     .help = "links an ordinary node accepts from ordinary nodes and vantage points (Geth default 25)"},
-    {.name = "geo_bias",
-     .type = SIM_PARAM_NUMBER,
-     .unit = "",
-     .min = 0,
-     .max = 1,
-     .def = 0.5,
-     .offset = offsetof(NetGeoParams, geo_bias),
-     .help = "probability that a dial picks a node of the dialler's own region (else any node)"},
-    {.name = "dc_upload_bps",
-     .type = SIM_PARAM_NUMBER,
-     .unit = "bit/s",
-     .min = 0,
-     .max = INFINITY,
-     .min_open = TRUE,
-     .def = 1e9,
-     .offset = offsetof(NetGeoParams, dc_upload_bps),
-     .help = "upload bandwidth of data-centre nodes (vantage points, gateways)"},
-    {.name = "dc_download_bps",
-     .type = SIM_PARAM_NUMBER,
-     .unit = "bit/s",
-     .min = 0,
-     .max = INFINITY,
-     .min_open = TRUE,
-     .def = 1e9,
-     .offset = offsetof(NetGeoParams, dc_download_bps),
-     .help = "download bandwidth of data-centre nodes"},
-    {.name = "gateway_peers",
-     .type = SIM_PARAM_INT,
-     .unit = "",
-     .min = 1,
-     .max = 100000,
-     .def = 50,
-     .offset = offsetof(NetGeoParams, gateway_peers),
-     .help = "ordinary nodes a pool gateway dials when its entry gives no \"peers\""},
-    {.name = "gateway_mesh",
-     .type = SIM_PARAM_BOOL,
-     .def = 1,
-     .offset = offsetof(NetGeoParams, gateway_mesh),
-     .help =
-         "pools peer with each other: every two gateways of different pools are linked (latency from their "
-         "cities); false: only gateways in the same city"},
-    {.name = "inter_region_bps",
-     .type = SIM_PARAM_NUMBER,
-     .unit = "bit/s",
-     .min = 0,
-     .max = INFINITY,
-     .def = 0,
-     .offset = offsetof(NetGeoParams, inter_region_bps),
-     .help = "cap on the bandwidth of links between two different regions; 0: none (SimBlock: 6e6)"},
-    {.name = "dc_stack",
-     .type = SIM_PARAM_ENUM,
-     .def_str = "none",
-     .choices = net_dc_stack_names,
-     .offset = offsetof(NetGeoParams, dc_stack),
-     .help =
-         "messaging stack between two data-centre nodes (the gateway mesh): each message there also "
-         "pays the stack's host overheads o_s + o_r (tcp 5 us, rdma-channel 0.16 us); none: nothing added"},
+    {.name = "nodes",            .type = SIM_PARAM_INT,    .unit = "",      .min = 1, .max = 1e6,      .def = 4000,                                      .offset = offsetof(NetGeoParams, nodes),            .help = "ordinary (home) nodes"},
+    {.name = "out_peers",        .type = SIM_PARAM_INT,    .unit = "",      .min = 1, .max = 1000,     .def = 8,                                         .offset = offsetof(NetGeoParams, out_peers),        .help = "peers each ordinary node dials (Geth 1.8.23: max_peers / 3)"},
+    {.name = "max_peers",        .type = SIM_PARAM_INT,    .unit = "",      .min = 1, .max = 100000,   .def = 25,                                        .offset = offsetof(NetGeoParams, max_peers),        .help = "links an ordinary node accepts from ordinary nodes and vantage points (Geth default 25)"},
+    {.name = "geo_bias",         .type = SIM_PARAM_NUMBER, .unit = "",      .min = 0, .max = 1,        .def = 0.5,                                       .offset = offsetof(NetGeoParams, geo_bias),         .help = "probability that a dial picks a node of the dialler's own region (else any node)"},
+    {.name = "dc_upload_bps",    .type = SIM_PARAM_NUMBER, .unit = "bit/s", .min = 0, .max = INFINITY, .def = 1e9,        .min_open = TRUE,              .offset = offsetof(NetGeoParams, dc_upload_bps),    .help = "upload bandwidth of data-centre nodes (vantage points, gateways)"},
+    {.name = "dc_download_bps",  .type = SIM_PARAM_NUMBER, .unit = "bit/s", .min = 0, .max = INFINITY, .def = 1e9,        .min_open = TRUE,              .offset = offsetof(NetGeoParams, dc_download_bps),  .help = "download bandwidth of data-centre nodes"},
+    {.name = "gateway_peers",    .type = SIM_PARAM_INT,    .unit = "",      .min = 1, .max = 100000,   .def = 50,                                        .offset = offsetof(NetGeoParams, gateway_peers),    .help = "ordinary nodes a pool gateway dials when its entry gives no \"peers\""},
+    {.name = "gateway_mesh",     .type = SIM_PARAM_BOOL,                                               .def = 1,                                         .offset = offsetof(NetGeoParams, gateway_mesh),     .help = "pools peer with each other: every two gateways of different pools are linked (latency from their cities); false: only gateways in the same city"},
+    {.name = "inter_region_bps", .type = SIM_PARAM_NUMBER, .unit = "bit/s", .min = 0, .max = INFINITY, .def = 0,                                         .offset = offsetof(NetGeoParams, inter_region_bps), .help = "cap on the bandwidth of links between two different regions; 0: none (SimBlock: 6e6)"},
+    {.name = "dc_stack",         .type = SIM_PARAM_ENUM,                                               .def_str = "none", .choices = net_dc_stack_names, .offset = offsetof(NetGeoParams, dc_stack),         .help = "messaging stack between two data-centre nodes (the gateway mesh): each message there also pays the stack's host overheads o_s + o_r (tcp 5 us, rdma-channel 0.16 us); none: nothing added"},
 };
+/* clang-format on */
 G_STATIC_ASSERT(G_N_ELEMENTS(net_geo_param_specs) == NET_GEO_N_PARAMS);
 const guint net_geo_n_param_specs = G_N_ELEMENTS(net_geo_param_specs);
 
@@ -114,50 +45,22 @@ const guint net_geo_n_param_specs = G_N_ELEMENTS(net_geo_param_specs);
 const char *const net_dc_stack_names[] = {"none", "tcp", "rdma-send", "rdma-write", "rdma-channel", NULL};
 const char *const net_joining_machine_names[] = {"high-end", "mid-end", "old-spec", NULL};
 
+/* clang-format off */
 const SimParamSpec net_geo_joining_specs[] = {
-    {.name = "share",
-     .type = SIM_PARAM_NUMBER,
-     .unit = "",
-     .min = 0,
-     .max = 1,
-     .required = TRUE,
-     .offset = offsetof(NetJoining, share),
-     .help = "share of the ordinary nodes that join during the run (round(share x nodes) of them)"},
-    {.name = "window_s",
-     .type = SIM_PARAM_NUMBER,
-     .unit = "s",
-     .min = 0,
-     .max = 1e9,
-     .required = TRUE,
-     .offset = offsetof(NetJoining, window_s),
-     .help = "join times are uniform in [0, window_s] of simulated time"},
-    {.name = "machine",
-     .type = SIM_PARAM_ENUM,
-     .def_str = "mid-end",
-     .choices = net_joining_machine_names,
-     .offset = offsetof(NetJoining, machine),
-     .help = "machine class of the joining nodes (sim sync): a node is unavailable until join + its snap "
-             "sync time to the head (high-end 127 min, mid-end 355, old-spec 300)"},
+    {.name = "share",    .type = SIM_PARAM_NUMBER, .unit = "",  .min = 0, .max = 1,                         .required = TRUE,                     .offset = offsetof(NetJoining, share),    .help = "share of the ordinary nodes that join during the run (round(share x nodes) of them)"},
+    {.name = "window_s", .type = SIM_PARAM_NUMBER, .unit = "s", .min = 0, .max = 1e9,                       .required = TRUE,                     .offset = offsetof(NetJoining, window_s), .help = "join times are uniform in [0, window_s] of simulated time"},
+    {.name = "machine",  .type = SIM_PARAM_ENUM,                                      .def_str = "mid-end", .choices = net_joining_machine_names, .offset = offsetof(NetJoining, machine),  .help = "machine class of the joining nodes (sim sync): a node is unavailable until join + its snap sync time to the head (high-end 127 min, mid-end 355, old-spec 300)"},
 };
+/* clang-format on */
 const guint net_geo_n_joining_specs = G_N_ELEMENTS(net_geo_joining_specs);
 
+/* clang-format off */
 const SimSubmodelSpec net_geo_submodels[] = {
-    {.key = "jitter",
-     .family = "jitter",
-     .default_model = "pareto",
-     .offset = offsetof(NetGeoParams, jitter),
-     .help = "spread of one message's latency around its pair mean"},
-    {.key = "relay",
-     .family = "relay",
-     .default_model = "geth-1.8.23",
-     .offset = offsetof(NetGeoParams, relay),
-     .help = "block relay protocol of the nodes"},
-    {.key = "stratum",
-     .family = "delay",
-     .default_model = "lognormal",
-     .offset = offsetof(NetGeoParams, stratum),
-     .help = "work distribution: a pool gateway's new head -> its miners working on it"},
+    {.key = "jitter",  .family = "jitter", .default_model = "pareto",      .offset = offsetof(NetGeoParams, jitter),  .help = "spread of one message's latency around its pair mean"},
+    {.key = "relay",   .family = "relay",  .default_model = "geth-1.8.23", .offset = offsetof(NetGeoParams, relay),   .help = "block relay protocol of the nodes"},
+    {.key = "stratum", .family = "delay",  .default_model = "lognormal",   .offset = offsetof(NetGeoParams, stratum), .help = "work distribution: a pool gateway's new head -> its miners working on it"},
 };
+/* clang-format on */
 G_STATIC_ASSERT(G_N_ELEMENTS(net_geo_submodels) == NET_GEO_N_SUBMODELS);
 const guint net_geo_n_submodels = G_N_ELEMENTS(net_geo_submodels);
 

@@ -32,25 +32,12 @@ typedef struct {
   double shape_per_ms;
 } ParetoParams;
 
+/* clang-format off */
 static const SimParamSpec pareto_params[] = {
-    {.name = "floor_ms",
-     .type = SIM_PARAM_NUMBER,
-     .unit = "ms",
-     .min = 0,
-     .max = INFINITY,
-     .def = 5,
-     .offset = offsetof(ParetoParams, floor_ms),
-     .help = "scale = mean - floor_ms (SimBlock: 5)"},
-    {.name = "shape_per_ms",
-     .type = SIM_PARAM_NUMBER,
-     .unit = "1/ms",
-     .min = 0,
-     .max = INFINITY,
-     .min_open = TRUE,
-     .def = 0.2,
-     .offset = offsetof(ParetoParams, shape_per_ms),
-     .help = "shape = shape_per_ms x mean in ms (SimBlock: 0.2)"},
+    {.name = "floor_ms",     .type = SIM_PARAM_NUMBER, .unit = "ms",   .min = 0, .max = INFINITY, .def = 5,                     .offset = offsetof(ParetoParams, floor_ms),     .help = "scale = mean - floor_ms (SimBlock: 5)"},
+    {.name = "shape_per_ms", .type = SIM_PARAM_NUMBER, .unit = "1/ms", .min = 0, .max = INFINITY, .def = 0.2, .min_open = TRUE, .offset = offsetof(ParetoParams, shape_per_ms), .help = "shape = shape_per_ms x mean in ms (SimBlock: 0.2)"},
 };
+/* clang-format on */
 
 /* The distribution for pair mean `mean_ns`; FALSE where it is degenerate and the mean itself is used
  * (shape <= 1 has no finite mean and scale <= 0 degenerates to 0: both would distort the pair mean). */
@@ -209,16 +196,11 @@ typedef struct {
   double sigma;
 } LognormalJitterParams;
 
+/* clang-format off */
 static const SimParamSpec lognormal_params[] = {
-    {.name = "sigma",
-     .type = SIM_PARAM_NUMBER,
-     .unit = "",
-     .min = 0,
-     .max = 10,
-     .def = 0.3,
-     .offset = offsetof(LognormalJitterParams, sigma),
-     .help = "standard deviation of log(latency)"},
+    {.name = "sigma", .type = SIM_PARAM_NUMBER, .unit = "", .min = 0, .max = 10, .def = 0.3, .offset = offsetof(LognormalJitterParams, sigma), .help = "standard deviation of log(latency)"},
 };
+/* clang-format on */
 
 static SimTime lognormal_sample(const void *params, SimTime mean_ns, SimRng *rng) {
   const LognormalJitterParams *p = params;
@@ -251,40 +233,14 @@ typedef struct {
   double p99_factor;
 } EmpiricalParams;
 
+/* clang-format off */
 static const SimParamSpec empirical_params[] = {
-    {.name = "p10_factor",
-     .type = SIM_PARAM_NUMBER,
-     .unit = "",
-     .min = 0,
-     .max = INFINITY,
-     .def = 0.8,
-     .offset = offsetof(EmpiricalParams, p10_factor),
-     .help = "10th percentile of latency / pair mean"},
-    {.name = "p50_factor",
-     .type = SIM_PARAM_NUMBER,
-     .unit = "",
-     .min = 0,
-     .max = INFINITY,
-     .def = 1.0,
-     .offset = offsetof(EmpiricalParams, p50_factor),
-     .help = "median of latency / pair mean"},
-    {.name = "p90_factor",
-     .type = SIM_PARAM_NUMBER,
-     .unit = "",
-     .min = 0,
-     .max = INFINITY,
-     .def = 1.5,
-     .offset = offsetof(EmpiricalParams, p90_factor),
-     .help = "90th percentile of latency / pair mean"},
-    {.name = "p99_factor",
-     .type = SIM_PARAM_NUMBER,
-     .unit = "",
-     .min = 0,
-     .max = INFINITY,
-     .def = 3.0,
-     .offset = offsetof(EmpiricalParams, p99_factor),
-     .help = "99th percentile of latency / pair mean"},
+    {.name = "p10_factor", .type = SIM_PARAM_NUMBER, .unit = "", .min = 0, .max = INFINITY, .def = 0.8, .offset = offsetof(EmpiricalParams, p10_factor), .help = "10th percentile of latency / pair mean"},
+    {.name = "p50_factor", .type = SIM_PARAM_NUMBER, .unit = "", .min = 0, .max = INFINITY, .def = 1.0, .offset = offsetof(EmpiricalParams, p50_factor), .help = "median of latency / pair mean"},
+    {.name = "p90_factor", .type = SIM_PARAM_NUMBER, .unit = "", .min = 0, .max = INFINITY, .def = 1.5, .offset = offsetof(EmpiricalParams, p90_factor), .help = "90th percentile of latency / pair mean"},
+    {.name = "p99_factor", .type = SIM_PARAM_NUMBER, .unit = "", .min = 0, .max = INFINITY, .def = 3.0, .offset = offsetof(EmpiricalParams, p99_factor), .help = "99th percentile of latency / pair mean"},
 };
+/* clang-format on */
 
 #define EMPIRICAL_POINTS 6
 static void empirical_points(const EmpiricalParams *p, double q[EMPIRICAL_POINTS],
