@@ -1,4 +1,4 @@
-/* test_numa.c: unit tests of the NUMA model (models/numa_model.c) and of the staircase and placement
+/* test_numa.c: unit tests of the NUMA model (models/numa_model*.c) and of the staircase and placement
  * (sim/core/numa_hw.c): the published STREAM figures of the weighted-interleave patch series, the policy
  * ordering BWAP reports on the asymmetric machine file, closed forms on hand-worked 2- and 4-node machines,
  * the staircase arithmetic, the tuner against the oracle, and machine files. */
