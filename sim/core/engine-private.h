@@ -380,25 +380,25 @@ static inline const SimEvent *batch_ev(const Batch *bt, guint32 i) {
 /* ---- Between the engine's files ---- */
 
 /* engine.c */
-void engine_part_clear(SimPart *p);
-SimPart *engine_parts_new(SimEngine *engine, guint n);
-SimTime engine_now(const SimEngine *engine);
-void engine_place_event(SimEngine *engine, const SimEvent *ev);
+void engine_part_clear(SimPart *p);                     /* frees what a partition holds, not the partition */
+SimPart *engine_parts_new(SimEngine *engine, guint n);  /* n empty partitions; free with g_aligned_free() */
+SimTime engine_now(const SimEngine *engine);            /* time of the last event processed anywhere */
+void engine_place_event(SimEngine *engine, const SimEvent *ev); /* into its partition, outside any handler */
 
 /* engine_queue.c */
-void engine_heap_alloc(SimPart *p, guint64 cap);
-void engine_part_heap_build(SimPart *p);
-SimStopReason engine_part_run_until(SimPart *p, uint64_t limit, SimTime bound);
+void engine_heap_alloc(SimPart *p, guint64 cap);        /* (re)allocates the queue: first touch */
+void engine_part_heap_build(SimPart *p);                /* the queue from the staged events */
+SimStopReason engine_part_run_until(SimPart *p, uint64_t limit, SimTime bound); /* the event loop */
 SimStopReason engine_run_sequential(SimEngine *engine, gint64 t0_us);
 
 /* engine_windows.c */
-G_GNUC_NO_INLINE void engine_part_send_remote(SimPart *p, guint dp, const SimEvent *ev);
+G_GNUC_NO_INLINE void engine_part_send_remote(SimPart *p, guint dp, const SimEvent *ev); /* to a mailbox */
 SimStopReason engine_run_windowed(SimEngine *engine, gint64 t0_us);
 void engine_free_mailboxes(SimEngine *engine);
 
 /* engine_numa.c */
-void *engine_node_alloc(gsize bytes, int node);
-void engine_placements_clear(SimEngine *engine);
-void engine_numa_assign_workers(SimEngine *engine);
-void engine_numa_move_entities(SimEngine *engine);
-void engine_numa_place_tables(SimEngine *engine);
+void *engine_node_alloc(gsize bytes, int node);         /* a mapping preferring `node`; free with munmap() */
+void engine_placements_clear(SimEngine *engine);        /* forgets the regions of the last report */
+void engine_numa_assign_workers(SimEngine *engine);     /* pins workers node by node (several nodes only) */
+void engine_numa_move_entities(SimEngine *engine);      /* entity records and states to their worker's node */
+void engine_numa_place_tables(SimEngine *engine);       /* spreads the shared tables with the weights */
