@@ -78,7 +78,8 @@ extern const char *const net_joining_machine_names[];
 extern const SimParamSpec net_geo_joining_specs[];
 extern const guint net_geo_n_joining_specs;
 
-/* The "network": {"model": "geo", ...} parameters, parsed and validated (see net.c for the JSON shape). */
+/* The "network": {"model": "geo", ...} parameters, parsed and validated (see net_geo.c for the JSON
+ * shape). */
 typedef struct {
   /* scalars (param table) */
   int64_t nodes;         /* ordinary nodes */
@@ -309,7 +310,7 @@ extern const double net_pareto_g[NET_PARETO_T];    /* 1 + log2(net_pareto_invc[i
  *    of the sums, below 4e-16 + 2.3e-16 |log2 u|.
  *  - net_exp2_pos(y) = 2^y for 0 <= y < 1000: 2^(n/128) from a 128-entry table (correctly rounded) times
  *    2^f, |f| <= 1/256, by its Taylor series to f^5 (the rest is below 6e-19): relative error below 4e-16.
- * The tables are net.c's constants; none changes at run time. */
+ * The tables are net_jitter.c's constants; none changes at run time. */
 #define NET_LOG2_TABLE_SIZE 64
 #define NET_EXP2_TABLE_SIZE 128
 typedef struct {
@@ -449,7 +450,7 @@ static inline SimTime net_latency_draw(const NetLatencyDraw *d, SimRng *rng) {
 }
 
 /* The geo network's parameter handling, used by the "geo" network model's table (geo.c defines the model). */
-/* Sizes of the two tables below, as constants so model tables can be initialised statically; net.c
+/* Sizes of the two tables below, as constants so model tables can be initialised statically; net_geo.c
  * checks them with G_STATIC_ASSERT. */
 #define NET_GEO_N_PARAMS 10
 #define NET_GEO_N_SUBMODELS 3

@@ -23,86 +23,87 @@
 
 G_BEGIN_DECLS
 
-#define SIM_NUMA_ERROR (sim_numa_error_quark())
-GQuark sim_numa_error_quark(void);
+#define NUMA_MODEL_ERROR (numa_model_error_quark())
+GQuark numa_model_error_quark(void);
 typedef enum {
-  SIM_NUMA_ERROR_WORKERS, /* a worker set that does not fit the machine */
-} SimNumaError;
+  NUMA_MODEL_ERROR_WORKERS, /* a worker set that does not fit the machine */
+} NumaModelError;
 
 /* ---- Machines ---- */
 
-typedef struct SimNumaMachine SimNumaMachine;
+typedef struct NumaModelMachine NumaModelMachine;
 
 /* Loads a machine file (JSON; format in docs/perf-numa.md, "Performance models: NUMA"). Strict: duplicate and
  * unknown keys are errors. Problems go to `diag` as "file:line:col: message" (syntax) or
  * "file: $.path: message" (content), all of them in one pass; then NULL is returned. Free with
- * sim_numa_machine_free(). */
-SimNumaMachine *sim_numa_machine_load_file(const char *path, SimDiag *diag);
+ * numa_model_machine_free(). */
+NumaModelMachine *numa_model_machine_load_file(const char *path, SimDiag *diag);
 /* The same from a parsed document (borrowed, not modified). */
-SimNumaMachine *sim_numa_machine_from_json(json_t *root, SimDiag *diag);
+NumaModelMachine *numa_model_machine_from_json(json_t *root, SimDiag *diag);
 
 /* A machine from arrays (copied): cpus[n], bw_gbps[n*n] and latency_ns[n*n] row-major as [mem * n + cpu]
  * (NAN in the columns of nodes without CPUs, positive elsewhere), capacity_gbps[n] positive. Programming
  * errors (bad shapes or values) are caught with g_return_val_if_fail. */
-SimNumaMachine *sim_numa_machine_new(const char *name, guint n, const guint *cpus, const double *bw_gbps,
-                                     const double *capacity_gbps, const double *latency_ns);
-void sim_numa_machine_free(SimNumaMachine *m);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimNumaMachine, sim_numa_machine_free)
+NumaModelMachine *numa_model_machine_new(const char *name, guint n, const guint *cpus, const double *bw_gbps,
+                                         const double *capacity_gbps, const double *latency_ns);
+void numa_model_machine_free(NumaModelMachine *m);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(NumaModelMachine, numa_model_machine_free)
 
-const char *sim_numa_machine_name(const SimNumaMachine *m);
-guint sim_numa_machine_n_nodes(const SimNumaMachine *m);
-guint sim_numa_machine_cpus(const SimNumaMachine *m, guint node);
+const char *numa_model_machine_name(const NumaModelMachine *m);
+guint numa_model_machine_n_nodes(const NumaModelMachine *m);
+guint numa_model_machine_cpus(const NumaModelMachine *m, guint node);
 /* NAN when `cpu` has no CPUs. */
-double sim_numa_machine_bw_gbps(const SimNumaMachine *m, guint mem, guint cpu);
-double sim_numa_machine_capacity_gbps(const SimNumaMachine *m, guint mem);
-double sim_numa_machine_latency_ns(const SimNumaMachine *m, guint mem, guint cpu);
+double numa_model_machine_bw_gbps(const NumaModelMachine *m, guint mem, guint cpu);
+double numa_model_machine_capacity_gbps(const NumaModelMachine *m, guint mem);
+double numa_model_machine_latency_ns(const NumaModelMachine *m, guint mem, guint cpu);
 /* The file's "workers", else every node with CPUs, into workers[] (room for n); returns how many. */
-guint sim_numa_machine_default_workers(const SimNumaMachine *m, guint *workers);
+guint numa_model_machine_default_workers(const NumaModelMachine *m, guint *workers);
 
 /* The machine as a machine file (a new reference), with `comment` lines (NULL-terminated, may be NULL). */
-json_t *sim_numa_machine_to_json(const SimNumaMachine *m, const char *const *comment);
+json_t *numa_model_machine_to_json(const NumaModelMachine *m, const char *const *comment);
 
 /* Parses a worker set: "all" (every node with CPUs) or node numbers separated by commas ("0,2"). Errors
- * (SIM_NUMA_ERROR_WORKERS): empty, not a node number, a node the machine lacks or without CPUs, a node
+ * (NUMA_MODEL_ERROR_WORKERS): empty, not a node number, a node the machine lacks or without CPUs, a node
  * listed twice. workers[] needs room for n entries. */
-gboolean sim_numa_workers_parse(const SimNumaMachine *m, const char *text, guint *workers, guint *n_workers,
-                                GError **error);
+gboolean numa_model_workers_parse(const NumaModelMachine *m, const char *text, guint *workers,
+                                  guint *n_workers, GError **error);
 
 /* ---- The bandwidth bound ---- */
 
 /* m_i = min(min_{j in W} B[i][j], C_i / |W|): what each worker can draw from node i per unit of weight. */
-void sim_numa_limits_gbps(const SimNumaMachine *m, const guint *workers, guint n_workers, double *limits);
+void numa_model_limits_gbps(const NumaModelMachine *m, const guint *workers, guint n_workers, double *limits);
 
 /* The bandwidth bound of symmetric workers, X(w) = |W| min_{i: w_i > 0} m_i / w_i (w is normalised here). */
-double sim_numa_predict_gbps(const SimNumaMachine *m, const guint *workers, guint n_workers, const double *w);
+double numa_model_predict_gbps(const NumaModelMachine *m, const guint *workers, guint n_workers,
+                               const double *w);
 
 /* Linux's automatic weighted-interleave weights: iw_i = max(1, floor(32 bw_i / sum bw)), then all divided by
  * their greatest common divisor. bw[n] > 0; iw[n] receives the integers. */
-void sim_numa_kernel_weights(const double *bw, guint n, guint *iw);
+void numa_model_kernel_weights(const double *bw, guint n, guint *iw);
 
 /* ---- Placement policies (the "numa_policy" model family) ---- */
 
 typedef struct {
   SimModelInfo info; /* no parameters */
   /* Fills w[n] (on the simplex) for the worker set. */
-  void (*weights)(const SimNumaMachine *m, const guint *workers, guint n_workers, double *w);
-} SimNumaPolicy;
+  void (*weights)(const NumaModelMachine *m, const guint *workers, guint n_workers, double *w);
+} NumaModelPolicy;
 
-extern const SimNumaPolicy sim_numa_first_touch;     /* every page on the first worker node */
-extern const SimNumaPolicy sim_numa_uniform_workers; /* equal shares on the worker nodes */
-extern const SimNumaPolicy sim_numa_uniform_all;     /* equal shares on every node */
-extern const SimNumaPolicy sim_numa_canonical;       /* w_i = m_i / sum m_k: the max-min optimum */
-extern const SimNumaPolicy sim_numa_sum_rule;        /* w_i proportional to sum_{j in W} B[i][j] */
-extern const SimNumaPolicy sim_numa_kernel_auto;     /* the kernel's integer weights over every node, from
-                                                      * each node's best bandwidth max_j B[i][j] */
+extern const NumaModelPolicy numa_model_first_touch;     /* every page on the first worker node */
+extern const NumaModelPolicy numa_model_uniform_workers; /* equal shares on the worker nodes */
+extern const NumaModelPolicy numa_model_uniform_all;     /* equal shares on every node */
+extern const NumaModelPolicy numa_model_canonical;       /* w_i = m_i / sum m_k: the max-min optimum */
+extern const NumaModelPolicy numa_model_sum_rule;        /* w_i proportional to sum_{j in W} B[i][j] */
+extern const NumaModelPolicy numa_model_kernel_auto;     /* the kernel's integer weights over every node, from
+                                                          * each node's best bandwidth max_j B[i][j] */
 
 /* Every policy in presentation order (NULL-terminated); the registry's "numa_policy" family. */
-extern const SimModelInfo *const sim_numa_policy_list[];
+extern const SimModelInfo *const numa_model_policy_list[];
 /* A policy by name, or NULL. */
-const SimNumaPolicy *sim_numa_policy_find(const char *name);
+const NumaModelPolicy *numa_model_policy_find(const char *name);
 
 /* For the kernel-auto policy: the integer weights it uses, into iw[n]. */
-void sim_numa_kernel_auto_integers(const SimNumaMachine *m, guint *iw);
+void numa_model_kernel_auto_integers(const NumaModelMachine *m, guint *iw);
 
 /* ---- The application model (the "numa_app" model family) ----
  *
@@ -123,38 +124,38 @@ typedef struct {
   double util_linear;
   double latency_factor_linear;
   double latency_factor_saturated;
-} SimNumaAppParams;
+} NumaModelAppParams;
 
 typedef struct {
   SimModelInfo info;
   /* The application's aggregate traffic (GB/s) with weights w. */
-  double (*throughput_gbps)(const void *params, const SimNumaMachine *m, const guint *workers,
+  double (*throughput_gbps)(const void *params, const NumaModelMachine *m, const guint *workers,
                             guint n_workers, const double *w);
-} SimNumaAppModel;
+} NumaModelApp;
 
-extern const SimNumaAppModel sim_numa_app_mlp;
+extern const NumaModelApp numa_model_app_mlp;
 /* Every application model (NULL-terminated); the registry's "numa_app" family. */
-extern const SimModelInfo *const sim_numa_app_list[];
+extern const SimModelInfo *const numa_model_app_list[];
 
 /* f(u) of the application model (u clamped to [0, 1]). */
-double sim_numa_latency_factor(const SimNumaAppParams *p, double utilisation);
+double numa_model_latency_factor(const NumaModelAppParams *p, double utilisation);
 
 /* ---- Tuning ---- */
 
-/* The on-line tuner's and the oracle's settings (a parameter table: sim_numa_tuner_params). */
+/* The on-line tuner's and the oracle's settings (a parameter table: numa_model_tuner_params). */
 typedef struct {
   double step_share;     /* BWAP: 0.1 (10 percentage points) */
   double stop_worsening; /* BWAP: 0.001 (0.1%) */
   double oracle_min_step;
-} SimNumaTunerParams;
+} NumaModelTunerParams;
 
-extern const SimParamSpec sim_numa_tuner_params[];
-extern const guint sim_numa_tuner_n_params;
+extern const SimParamSpec numa_model_tuner_params[];
+extern const guint numa_model_tuner_n_params;
 
 typedef struct {
   double share; /* of pages on the worker nodes */
   double throughput_gbps;
-} SimNumaTuneStep;
+} NumaModelTuneStep;
 
 typedef struct {
   double start_weights[SIM_NUMA_MAX_NODES];
@@ -163,30 +164,30 @@ typedef struct {
   double start_share, share;
   guint evaluations; /* objective evaluations, the start included */
   gboolean tunable;  /* FALSE when every node is a worker: no scalar to move */
-  GArray *steps;     /* SimNumaTuneStep, in the order tried, the start first */
-} SimNumaTuneResult;
+  GArray *steps;     /* NumaModelTuneStep, in the order tried, the start first */
+} NumaModelTuneResult;
 
 /* BWAP's second stage from `start` weights (normally canonical): moves the share of pages on worker nodes,
  * s_W + d, in steps of step_share, scaling worker weights by (s_W+d)/s_W and the others by (1-s_W-d)/s_N;
  * first towards the workers, and the other way only when the first step worsens the objective; it stops when
  * the objective is worse than the best by more than stop_worsening and keeps the best. Clear the result with
- * sim_numa_tune_result_clear(). */
-void sim_numa_tune(const SimNumaAppModel *app, const void *app_params, const SimNumaTunerParams *tp,
-                   const SimNumaMachine *m, const guint *workers, guint n_workers, const double *start,
-                   SimNumaTuneResult *out);
-void sim_numa_tune_result_clear(SimNumaTuneResult *r);
+ * numa_model_tune_result_clear(). */
+void numa_model_tune(const NumaModelApp *app, const void *app_params, const NumaModelTunerParams *tp,
+                     const NumaModelMachine *m, const guint *workers, guint n_workers, const double *start,
+                     NumaModelTuneResult *out);
+void numa_model_tune_result_clear(NumaModelTuneResult *r);
 
 typedef struct {
   double weights[SIM_NUMA_MAX_NODES];
   double gbps;
   guint evaluations;
-} SimNumaOracleResult;
+} NumaModelOracleResult;
 
 /* The offline search over all n weights: steepest-ascent hill climbing from three starts (uniform over all
  * nodes, canonical, first-touch) with moves of a step of weight from one node to another, from all others to
  * one, and from one to all others; the step halves when nothing improves, down to oracle_min_step. */
-void sim_numa_oracle(const SimNumaAppModel *app, const void *app_params, const SimNumaTunerParams *tp,
-                     const SimNumaMachine *m, const guint *workers, guint n_workers,
-                     SimNumaOracleResult *out);
+void numa_model_oracle(const NumaModelApp *app, const void *app_params, const NumaModelTunerParams *tp,
+                       const NumaModelMachine *m, const guint *workers, guint n_workers,
+                       NumaModelOracleResult *out);
 
 G_END_DECLS

@@ -34,8 +34,8 @@ static const SimModelInfo *const stack_models[] = {&sim_stack_tcp.info, &sim_sta
   X("relay", relay_models)                                                                                      \
   X("jitter", jitter_models)                                                                                    \
   X("stack", stack_models)                                                                                      \
-  X("numa_policy", sim_numa_policy_list)                                                                        \
-  X("numa_app", sim_numa_app_list)                                                                              \
+  X("numa_policy", numa_model_policy_list)                                                                      \
+  X("numa_app", numa_model_app_list)                                                                            \
   X("strategy", pow_strategy_list)
 
 #define FAMILY_ROW(name, list) {name, list},

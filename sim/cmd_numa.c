@@ -44,9 +44,9 @@ static void print_json(json_t *doc) {
 }
 
 /* Loads MACHINE.json; problems on stderr. */
-static SimNumaMachine *load_machine(const char *path) {
+static NumaModelMachine *load_machine(const char *path) {
   g_autoptr(SimDiag) diag = sim_diag_new(path);
-  SimNumaMachine *m = sim_numa_machine_load_file(path, diag);
+  NumaModelMachine *m = numa_model_machine_load_file(path, diag);
   if (!m) {
     g_autofree char *msgs = sim_diag_join(diag);
     fprintf(stderr, "%s\n", msgs);
@@ -54,14 +54,14 @@ static SimNumaMachine *load_machine(const char *path) {
   return m;
 }
 
-static gboolean parse_workers(const char *cmd, const SimNumaMachine *m, const char *text, guint *workers,
+static gboolean parse_workers(const char *cmd, const NumaModelMachine *m, const char *text, guint *workers,
                               guint *n_workers) {
   if (!text) {
-    *n_workers = sim_numa_machine_default_workers(m, workers);
+    *n_workers = numa_model_machine_default_workers(m, workers);
     return TRUE;
   }
   g_autoptr(GError) e = NULL;
-  if (!sim_numa_workers_parse(m, text, workers, n_workers, &e)) {
+  if (!numa_model_workers_parse(m, text, workers, n_workers, &e)) {
     sim_cli_usage_error(cmd, "--workers: %s", e->message);
     return FALSE;
   }
@@ -90,29 +90,29 @@ static json_t *weights_json(const double *w, guint n) {
 }
 
 /* The workers' mean idle latency (ns) under weights w. */
-static double mean_idle_latency_ns(const SimNumaMachine *m, const guint *workers, guint n_workers,
+static double mean_idle_latency_ns(const NumaModelMachine *m, const guint *workers, guint n_workers,
                                    const double *w) {
   double sum = 0;
-  guint n = sim_numa_machine_n_nodes(m);
+  guint n = numa_model_machine_n_nodes(m);
   for (guint k = 0; k < n_workers; k++)
     for (guint i = 0; i < n; i++)
-      if (w[i] > 0) sum += w[i] * sim_numa_machine_latency_ns(m, i, workers[k]);
+      if (w[i] > 0) sum += w[i] * numa_model_machine_latency_ns(m, i, workers[k]);
   return sum / n_workers;
 }
 
-static void print_machine_line(const SimNumaMachine *m, const char *path, const guint *workers,
+static void print_machine_line(const NumaModelMachine *m, const char *path, const guint *workers,
                                guint n_workers) {
-  guint n = sim_numa_machine_n_nodes(m);
-  printf("machine: %s (%s): %u node%s, CPUs", sim_numa_machine_name(m), path, n, n == 1 ? "" : "s");
+  guint n = numa_model_machine_n_nodes(m);
+  printf("machine: %s (%s): %u node%s, CPUs", numa_model_machine_name(m), path, n, n == 1 ? "" : "s");
   for (guint i = 0; i < n; i++)
-    printf(" %u", sim_numa_machine_cpus(m, i));
+    printf(" %u", numa_model_machine_cpus(m, i));
   g_autofree char *wt = workers_text(workers, n_workers);
   printf("; workers %s\n", wt);
 }
 
 static char *policy_names(void) {
   GString *s = g_string_new(NULL);
-  for (const SimModelInfo *const *p = sim_numa_policy_list; *p; p++)
+  for (const SimModelInfo *const *p = numa_model_policy_list; *p; p++)
     g_string_append_printf(s, "%s%s", s->len ? ", " : "", (*p)->name);
   return g_string_free(s, FALSE);
 }
@@ -129,16 +129,16 @@ static const SimParamSpec *find_spec(const SimParamSpec *specs, guint n, const c
 static gboolean apply_set(const char *cmd, const char *assignment, json_t *app, json_t *tuner) {
   const char *eq = strchr(assignment, '=');
   g_autofree char *name = g_strndup(assignment, eq ? (gsize)(eq - assignment) : strlen(assignment));
-  const SimModelInfo *ai = &sim_numa_app_mlp.info;
+  const SimModelInfo *ai = &numa_model_app_mlp.info;
   json_t *target = find_spec(ai->params, ai->n_params, name)                         ? app
-                   : find_spec(sim_numa_tuner_params, sim_numa_tuner_n_params, name) ? tuner
+                   : find_spec(numa_model_tuner_params, numa_model_tuner_n_params, name) ? tuner
                                                                                      : NULL;
   if (!eq || !target) {
     GString *known = g_string_new(NULL);
     for (guint i = 0; i < ai->n_params; i++)
       g_string_append_printf(known, "%s%s", i ? ", " : "", ai->params[i].name);
-    for (guint i = 0; i < sim_numa_tuner_n_params; i++)
-      g_string_append_printf(known, ", %s", sim_numa_tuner_params[i].name);
+    for (guint i = 0; i < numa_model_tuner_n_params; i++)
+      g_string_append_printf(known, ", %s", numa_model_tuner_params[i].name);
     if (!eq)
       sim_cli_usage_error(cmd, "--set %s: expected NAME=VALUE", assignment);
     else
@@ -158,12 +158,12 @@ static gboolean apply_set(const char *cmd, const char *assignment, json_t *app, 
 typedef struct {
   json_t *app_obj; /* the echo, defaults filled */
   json_t *tuner_obj;
-  SimNumaAppParams app;
-  SimNumaTunerParams tp;
+  NumaModelAppParams app;
+  NumaModelTunerParams tp;
 } ModelOpts;
 
 static void model_opts_clear(ModelOpts *o) {
-  sim_params_clear(sim_numa_app_mlp.info.params, sim_numa_app_mlp.info.n_params, &o->app);
+  sim_params_clear(numa_model_app_mlp.info.params, numa_model_app_mlp.info.n_params, &o->app);
   g_clear_pointer(&o->app_obj, json_decref);
   g_clear_pointer(&o->tuner_obj, json_decref);
 }
@@ -187,10 +187,10 @@ static gboolean model_opts_parse(const char *cmd, const char *mlp, const char *s
   for (guint i = 0; sets && sets[i]; i++)
     if (!apply_set(cmd, sets[i], o->app_obj, o->tuner_obj)) return FALSE;
   g_autoptr(SimDiag) diag = sim_diag_new(NULL);
-  const SimModelInfo *ai = &sim_numa_app_mlp.info;
+  const SimModelInfo *ai = &numa_model_app_mlp.info;
   if (sim_params_parse(ai->params, ai->n_params, o->app_obj, "app", NULL, &o->app, diag))
     ai->check(&o->app, diag, "app");
-  sim_params_parse(sim_numa_tuner_params, sim_numa_tuner_n_params, o->tuner_obj, "tuner", NULL, &o->tp, diag);
+  sim_params_parse(numa_model_tuner_params, numa_model_tuner_n_params, o->tuner_obj, "tuner", NULL, &o->tp, diag);
   for (guint i = 0; i < sim_diag_count(diag); i++)
     fprintf(stderr, "sim %s: %s\n", cmd, sim_diag_get(diag, i));
   return sim_diag_count(diag) == 0;
@@ -276,18 +276,18 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(PredictOpts, predict_opts_clear)
 
 /* The pick: the policies (not --weights' row) with the best application throughput, ties within rounding,
  * into `text` ("a, b") and `names`; returns that throughput. */
-static double predict_pick(const GArray *rows, const ModelOpts *mo, const SimNumaMachine *m, const guint *workers,
+static double predict_pick(const GArray *rows, const ModelOpts *mo, const NumaModelMachine *m, const guint *workers,
                            guint n_workers, GString *text, json_t *names) {
   double best = 0;
   for (guint k = 0; k < rows->len; k++) {
     const PredictRow *r = &g_array_index(rows, PredictRow, k);
     if (strcmp(r->name, "weights") != 0)
-      best = MAX(best, sim_numa_app_mlp.throughput_gbps(&mo->app, m, workers, n_workers, r->w));
+      best = MAX(best, numa_model_app_mlp.throughput_gbps(&mo->app, m, workers, n_workers, r->w));
   }
   for (guint k = 0; k < rows->len; k++) {
     const PredictRow *r = &g_array_index(rows, PredictRow, k);
     if (strcmp(r->name, "weights") == 0 ||
-        sim_numa_app_mlp.throughput_gbps(&mo->app, m, workers, n_workers, r->w) < best * (1 - 1e-12))
+        numa_model_app_mlp.throughput_gbps(&mo->app, m, workers, n_workers, r->w) < best * (1 - 1e-12))
       continue;
     g_string_append_printf(text, "%s%s", text->len ? ", " : "", r->name);
     json_array_append_new(names, json_string(r->name));
@@ -296,11 +296,11 @@ static double predict_pick(const GArray *rows, const ModelOpts *mo, const SimNum
 }
 
 /* --mix sim: the mix's parameters, then --mlp, --latency-sensitivity and --set over them. */
-static gboolean sim_mix_model_parse(const PredictOpts *o, const SimNumaMachine *m, const guint *workers,
+static gboolean sim_mix_model_parse(const PredictOpts *o, const NumaModelMachine *m, const guint *workers,
                                     guint n_workers, ModelOpts *mo) {
   guint cpus = 1;
   for (guint k = 0; k < n_workers; k++)
-    cpus = MAX(cpus, sim_numa_machine_cpus(m, workers[k]));
+    cpus = MAX(cpus, numa_model_machine_cpus(m, workers[k]));
   char tpc[G_ASCII_DTOSTR_BUF_SIZE];
   g_ascii_dtostr(tpc, sizeof tpc, MIN(1.0, SIM_MIX_RELAY_THREADS / cpus));
   g_autoptr(GPtrArray) sets = g_ptr_array_new_with_free_func(g_free);
@@ -332,9 +332,9 @@ static int numa_predict(const CmdLine *cl, int argc, char **argv) {
   if (!sim_cli_parse(ctx, "numa predict", &argc, &argv)) return SIM_EXIT_USAGE;
   if (argc < 2) return sim_cli_usage_error("numa predict", "missing MACHINE.json");
   if (argc > 2) return sim_cli_usage_error("numa predict", "unexpected argument '%s'", argv[2]);
-  const SimNumaPolicy *only = NULL;
+  const NumaModelPolicy *only = NULL;
   if (o.policy && strcmp(o.policy, "all") != 0) {
-    only = sim_numa_policy_find(o.policy);
+    only = numa_model_policy_find(o.policy);
     if (!only)
       return sim_cli_usage_error("numa predict", "unknown policy '%s' (expected one of: all, %s)", o.policy,
                                  names);
@@ -346,18 +346,18 @@ static int numa_predict(const CmdLine *cl, int argc, char **argv) {
   /* A mix depends on the machine's CPUs: its model is parsed once the machine and workers are known. */
   if (!o.mix && !model_opts_parse("numa predict", o.mlp, o.sens, o.sets, &mo)) return SIM_EXIT_USAGE;
   const char *path = argv[1];
-  g_autoptr(SimNumaMachine) m = load_machine(path);
+  g_autoptr(NumaModelMachine) m = load_machine(path);
   if (!m) return SIM_EXIT_USAGE;
-  guint n = sim_numa_machine_n_nodes(m);
+  guint n = numa_model_machine_n_nodes(m);
   guint workers[SIM_NUMA_MAX_NODES], n_workers = 0;
   if (!parse_workers("numa predict", m, o.workers, workers, &n_workers)) return SIM_EXIT_USAGE;
   if (o.mix && !sim_mix_model_parse(&o, m, workers, n_workers, &mo)) return SIM_EXIT_USAGE;
 
   g_autoptr(GArray) rows = g_array_new(FALSE, TRUE, sizeof(PredictRow));
-  for (const SimModelInfo *const *pi = sim_numa_policy_list; *pi; pi++) {
-    const SimNumaPolicy *p = (const SimNumaPolicy *)*pi;
+  for (const SimModelInfo *const *pi = numa_model_policy_list; *pi; pi++) {
+    const NumaModelPolicy *p = (const NumaModelPolicy *)*pi;
     if (only && p != only) continue;
-    PredictRow r = {.name = p->info.name, .kernel_integers = p == &sim_numa_kernel_auto};
+    PredictRow r = {.name = p->info.name, .kernel_integers = p == &numa_model_kernel_auto};
     p->weights(m, workers, n_workers, r.w);
     g_array_append_val(rows, r);
   }
@@ -377,11 +377,11 @@ static int numa_predict(const CmdLine *cl, int argc, char **argv) {
   }
 
   double lim[SIM_NUMA_MAX_NODES], wc[SIM_NUMA_MAX_NODES];
-  sim_numa_limits_gbps(m, workers, n_workers, lim);
-  sim_numa_canonical.weights(m, workers, n_workers, wc);
-  double canonical = sim_numa_predict_gbps(m, workers, n_workers, wc);
+  numa_model_limits_gbps(m, workers, n_workers, lim);
+  numa_model_canonical.weights(m, workers, n_workers, wc);
+  double canonical = numa_model_predict_gbps(m, workers, n_workers, wc);
   guint iw[SIM_NUMA_MAX_NODES];
-  sim_numa_kernel_auto_integers(m, iw);
+  numa_model_kernel_auto_integers(m, iw);
 
   g_autoptr(json_t) jrows = json_array();
   if (!o.json) {
@@ -401,9 +401,9 @@ static int numa_predict(const CmdLine *cl, int argc, char **argv) {
   }
   for (guint k = 0; k < rows->len; k++) {
     const PredictRow *r = &g_array_index(rows, PredictRow, k);
-    double x = sim_numa_predict_gbps(m, workers, n_workers, r->w);
+    double x = numa_model_predict_gbps(m, workers, n_workers, r->w);
     double lat = mean_idle_latency_ns(m, workers, n_workers, r->w);
-    double app = with_app ? sim_numa_app_mlp.throughput_gbps(&mo.app, m, workers, n_workers, r->w) : NAN;
+    double app = with_app ? numa_model_app_mlp.throughput_gbps(&mo.app, m, workers, n_workers, r->w) : NAN;
     if (o.json) {
       json_t *row = json_object();
       json_object_set_new(row, "policy", json_string(r->name));
@@ -442,7 +442,7 @@ static int numa_predict(const CmdLine *cl, int argc, char **argv) {
   if (o.json) {
     g_autoptr(json_t) doc = json_object();
     json_object_set_new(doc, "header", numa_header(cl, path));
-    json_object_set_new(doc, "machine", sim_numa_machine_to_json(m, NULL));
+    json_object_set_new(doc, "machine", numa_model_machine_to_json(m, NULL));
     json_t *wj = json_array();
     for (guint k = 0; k < n_workers; k++)
       json_array_append_new(wj, json_integer(workers[k]));
@@ -492,16 +492,16 @@ static int numa_tune(const CmdLine *cl, int argc, char **argv) {
       "(BWAP's second stage), with the objective given by the application model; then searches all\n"
       "weights by hill climbing (the oracle) and reports how close the tuner came and at what cost.\n\n"
       "Application model (numa_app mlp-latency):\n");
-  sim_params_describe(sim_numa_app_mlp.info.params, sim_numa_app_mlp.info.n_params, 2, desc);
+  sim_params_describe(numa_model_app_mlp.info.params, numa_model_app_mlp.info.n_params, 2, desc);
   g_string_append(desc, "Tuner and oracle:\n");
-  sim_params_describe(sim_numa_tuner_params, sim_numa_tuner_n_params, 2, desc);
+  sim_params_describe(numa_model_tuner_params, numa_model_tuner_n_params, 2, desc);
   g_option_context_set_description(ctx, desc->str);
   if (!sim_cli_parse(ctx, "numa tune", &argc, &argv)) return SIM_EXIT_USAGE;
   if (argc < 2) return sim_cli_usage_error("numa tune", "missing MACHINE.json");
   if (argc > 2) return sim_cli_usage_error("numa tune", "unexpected argument '%s'", argv[2]);
-  const SimNumaPolicy *start_policy = &sim_numa_canonical;
+  const NumaModelPolicy *start_policy = &numa_model_canonical;
   if (o.start) {
-    start_policy = sim_numa_policy_find(o.start);
+    start_policy = numa_model_policy_find(o.start);
     if (!start_policy) {
       g_autofree char *names = policy_names();
       return sim_cli_usage_error("numa tune", "unknown policy '%s' (expected one of: %s)", o.start, names);
@@ -511,24 +511,24 @@ static int numa_tune(const CmdLine *cl, int argc, char **argv) {
   if (!model_opts_parse("numa tune", o.mlp, o.sens, o.sets, &mo)) return SIM_EXIT_USAGE;
 
   const char *path = argv[1];
-  g_autoptr(SimNumaMachine) m = load_machine(path);
+  g_autoptr(NumaModelMachine) m = load_machine(path);
   if (!m) return SIM_EXIT_USAGE;
-  guint n = sim_numa_machine_n_nodes(m);
+  guint n = numa_model_machine_n_nodes(m);
   guint workers[SIM_NUMA_MAX_NODES], n_workers = 0;
   if (!parse_workers("numa tune", m, o.workers, workers, &n_workers)) return SIM_EXIT_USAGE;
 
   double start[SIM_NUMA_MAX_NODES];
   start_policy->weights(m, workers, n_workers, start);
-  SimNumaTuneResult tr;
-  sim_numa_tune(&sim_numa_app_mlp, &mo.app, &mo.tp, m, workers, n_workers, start, &tr);
-  SimNumaOracleResult orc;
-  sim_numa_oracle(&sim_numa_app_mlp, &mo.app, &mo.tp, m, workers, n_workers, &orc);
-  double bw_start = sim_numa_predict_gbps(m, workers, n_workers, start);
+  NumaModelTuneResult tr;
+  numa_model_tune(&numa_model_app_mlp, &mo.app, &mo.tp, m, workers, n_workers, start, &tr);
+  NumaModelOracleResult orc;
+  numa_model_oracle(&numa_model_app_mlp, &mo.app, &mo.tp, m, workers, n_workers, &orc);
+  double bw_start = numa_model_predict_gbps(m, workers, n_workers, start);
 
   if (o.json) {
     g_autoptr(json_t) doc = json_object();
     json_object_set_new(doc, "header", numa_header(cl, path));
-    json_object_set_new(doc, "machine", sim_numa_machine_to_json(m, NULL));
+    json_object_set_new(doc, "machine", numa_model_machine_to_json(m, NULL));
     json_t *wj = json_array();
     for (guint k = 0; k < n_workers; k++)
       json_array_append_new(wj, json_integer(workers[k]));
@@ -543,7 +543,7 @@ static int numa_tune(const CmdLine *cl, int argc, char **argv) {
     json_object_set_new(t, "tunable", json_boolean(tr.tunable));
     json_t *steps = json_array();
     for (guint s = 0; s < tr.steps->len; s++) {
-      SimNumaTuneStep *st = &g_array_index(tr.steps, SimNumaTuneStep, s);
+      NumaModelTuneStep *st = &g_array_index(tr.steps, NumaModelTuneStep, s);
       json_t *step = json_object();
       json_object_set_new(step, "share", json_real(st->share));
       json_object_set_new(step, "gbps", json_real(st->throughput_gbps));
@@ -577,7 +577,7 @@ static int numa_tune(const CmdLine *cl, int argc, char **argv) {
     if (tr.steps->len > 1) {
       printf("%-5s %7s %9s %9s\n", "step", "share", "GB/s", "vs_start");
       for (guint s = 0; s < tr.steps->len; s++) {
-        SimNumaTuneStep *st = &g_array_index(tr.steps, SimNumaTuneStep, s);
+        NumaModelTuneStep *st = &g_array_index(tr.steps, NumaModelTuneStep, s);
         printf("%-5u %7.3f %9.2f %+8.2f%%\n", s, st->share, st->throughput_gbps,
                100 * (st->throughput_gbps / tr.start_gbps - 1));
       }
@@ -590,7 +590,7 @@ static int numa_tune(const CmdLine *cl, int argc, char **argv) {
     printf("the tuner reaches %.1f%% of the oracle with %.2f%% of its evaluations\n",
            100 * tr.gbps / orc.gbps, 100.0 * tr.evaluations / orc.evaluations);
   }
-  sim_numa_tune_result_clear(&tr);
+  numa_model_tune_result_clear(&tr);
   return SIM_EXIT_OK;
 }
 
@@ -689,8 +689,8 @@ static int numa_measure(const CmdLine *cl, int argc, char **argv) {
         if (!isnan(r.bw_gbps[i * n + j])) best = MAX(best, r.bw_gbps[i * n + j]);
       r.capacity_gbps[i] = best;
     }
-  g_autoptr(SimNumaMachine) m =
-      sim_numa_machine_new(o.name ? o.name : "measured", n, r.cpus, r.bw_gbps, r.capacity_gbps, r.latency_ns);
+  g_autoptr(NumaModelMachine) m =
+      numa_model_machine_new(o.name ? o.name : "measured", n, r.cpus, r.bw_gbps, r.capacity_gbps, r.latency_ns);
   if (!m) {
     fprintf(stderr, "sim numa measure: the measurement does not form a machine (no node with CPUs?)\n");
     sim_numa_measurement_clear(&r);
@@ -723,7 +723,7 @@ static int numa_measure(const CmdLine *cl, int argc, char **argv) {
                       opt.chase_loads, (double)opt.size_bytes / 1048576.0);
   comment[4] = NULL;
   g_string_free(cmd, TRUE);
-  g_autoptr(json_t) doc = sim_numa_machine_to_json(m, (const char *const *)comment);
+  g_autoptr(json_t) doc = numa_model_machine_to_json(m, (const char *const *)comment);
   for (guint i = 0; comment[i]; i++)
     g_free(comment[i]);
   sim_numa_measurement_clear(&r);
@@ -741,11 +741,11 @@ static int numa_measure(const CmdLine *cl, int argc, char **argv) {
   print_text_header(cl);
   printf("wrote %s: %u node%s\n", o.out, n, n == 1 ? "" : "s");
   for (guint i = 0; i < n; i++) {
-    printf("memory node %u: capacity %.1f GB/s; from CPU nodes:", i, sim_numa_machine_capacity_gbps(m, i));
+    printf("memory node %u: capacity %.1f GB/s; from CPU nodes:", i, numa_model_machine_capacity_gbps(m, i));
     for (guint j = 0; j < n; j++) {
-      if (!sim_numa_machine_cpus(m, j)) continue;
-      printf("  %u: %.1f GB/s %.0f ns", j, sim_numa_machine_bw_gbps(m, i, j),
-             sim_numa_machine_latency_ns(m, i, j));
+      if (!numa_model_machine_cpus(m, j)) continue;
+      printf("  %u: %.1f GB/s %.0f ns", j, numa_model_machine_bw_gbps(m, i, j),
+             numa_model_machine_latency_ns(m, i, j));
     }
     printf("\n");
   }

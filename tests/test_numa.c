@@ -1,4 +1,4 @@
-/* test_numa.c: unit tests of the NUMA model (models/numa_model.c) and of the staircase and placement
+/* test_numa.c: unit tests of the NUMA model (models/numa_model*.c) and of the staircase and placement
  * (sim/core/numa_hw.c): the published STREAM figures of the weighted-interleave patch series, the policy
  * ordering BWAP reports on the asymmetric machine file, closed forms on hand-worked 2- and 4-node machines,
  * the staircase arithmetic, the tuner against the oracle, and machine files. */
@@ -19,9 +19,9 @@
 
 /* ---- Fixtures ---------------------------------------------------------------------------------------- */
 
-static SimNumaMachine *load(const char *path) {
+static NumaModelMachine *load(const char *path) {
   g_autoptr(SimDiag) diag = sim_diag_new(path);
-  SimNumaMachine *m = sim_numa_machine_load_file(path, diag);
+  NumaModelMachine *m = numa_model_machine_load_file(path, diag);
   if (!m) {
     g_autofree char *msgs = sim_diag_join(diag);
     fprintf(stderr, "%s\n", msgs);
@@ -60,44 +60,44 @@ static gboolean published(const char *kernel, Stream *out) {
 
 /* One socket's DRAM with the CPUs and a CPU-less CXL node, from one STREAM kernel's two single-node rates;
  * latencies as in models/machines/dram-cxl.json. */
-static SimNumaMachine *dram_cxl(const Stream *s) {
+static NumaModelMachine *dram_cxl(const Stream *s) {
   guint cpus[2] = {64, 0};
   double bw[4] = {s->dram, NAN, s->cxl, NAN}, cap[2] = {s->dram, s->cxl}, lat[4] = {115, NAN, 250, NAN};
-  return sim_numa_machine_new("dram-cxl", 2, cpus, bw, cap, lat);
+  return numa_model_machine_new("dram-cxl", 2, cpus, bw, cap, lat);
 }
 
 /* Hand-worked 2-node machine: B = [[20, 8], [10, 16]] GB/s, C = [24, 18]. */
-static SimNumaMachine *two_node(void) {
+static NumaModelMachine *two_node(void) {
   guint cpus[2] = {8, 8};
   double bw[4] = {20, 8, 10, 16}, cap[2] = {24, 18}, lat[4] = {80, 130, 130, 80};
-  return sim_numa_machine_new("two", 2, cpus, bw, cap, lat);
+  return numa_model_machine_new("two", 2, cpus, bw, cap, lat);
 }
 
 /* Hand-worked 4-node machine, node 3 memory only:
  *   B = [[30, 12, 10, -], [12, 30, 12, -], [10, 12, 24, -], [6, 6, 6, -]], C = [30, 30, 24, 8]. */
-static SimNumaMachine *four_node(void) {
+static NumaModelMachine *four_node(void) {
   guint cpus[4] = {4, 4, 4, 0};
   double bw[16] = {30, 12, 10, NAN, 12, 30, 12, NAN, 10, 12, 24, NAN, 6, 6, 6, NAN};
   double cap[4] = {30, 30, 24, 8};
   double lat[16] = {90, 140, 150, NAN, 140, 90, 140, NAN, 150, 140, 90, NAN, 250, 250, 250, NAN};
-  return sim_numa_machine_new("four", 4, cpus, bw, cap, lat);
+  return numa_model_machine_new("four", 4, cpus, bw, cap, lat);
 }
 
-static double policy_gbps(const SimNumaPolicy *p, const SimNumaMachine *m, const guint *w, guint nw) {
+static double policy_gbps(const NumaModelPolicy *p, const NumaModelMachine *m, const guint *w, guint nw) {
   double wt[SIM_NUMA_MAX_NODES];
   p->weights(m, w, nw, wt);
-  return sim_numa_predict_gbps(m, w, nw, wt);
+  return numa_model_predict_gbps(m, w, nw, wt);
 }
 
-static SimNumaAppParams app_defaults(void) {
-  SimNumaAppParams p;
-  sim_params_defaults(sim_numa_app_mlp.info.params, sim_numa_app_mlp.info.n_params, &p);
+static NumaModelAppParams app_defaults(void) {
+  NumaModelAppParams p;
+  sim_params_defaults(numa_model_app_mlp.info.params, numa_model_app_mlp.info.n_params, &p);
   return p;
 }
 
-static SimNumaTunerParams tuner_defaults(void) {
-  SimNumaTunerParams p;
-  sim_params_defaults(sim_numa_tuner_params, sim_numa_tuner_n_params, &p);
+static NumaModelTunerParams tuner_defaults(void) {
+  NumaModelTunerParams p;
+  sim_params_defaults(numa_model_tuner_params, numa_model_tuner_n_params, &p);
   return p;
 }
 
@@ -111,10 +111,10 @@ static void test_stream_interleave_1_1(void) {
   for (guint k = 0; k < G_N_ELEMENTS(kernels); k++) {
     Stream s;
     CU_ASSERT_TRUE_FATAL(published(kernels[k], &s));
-    g_autoptr(SimNumaMachine) m = dram_cxl(&s);
+    g_autoptr(NumaModelMachine) m = dram_cxl(&s);
     guint w0[] = {0};
     double w[2] = {0.5, 0.5};
-    double pred = sim_numa_predict_gbps(m, w0, 1, w);
+    double pred = numa_model_predict_gbps(m, w0, 1, w);
     CLOSE(pred, 2 * s.cxl, EPS);
     CU_ASSERT_TRUE(fabs(pred / s.il11 - 1) < 0.02);
     if (k == 0) {
@@ -131,10 +131,10 @@ static void test_stream_weighted_9_1_overpredicts(void) {
   for (guint k = 0; k < G_N_ELEMENTS(kernels); k++) {
     Stream s;
     CU_ASSERT_TRUE_FATAL(published(kernels[k], &s));
-    g_autoptr(SimNumaMachine) m = dram_cxl(&s);
+    g_autoptr(NumaModelMachine) m = dram_cxl(&s);
     guint w0[] = {0};
     double w[2] = {9, 1}; /* normalised by the model */
-    double pred = sim_numa_predict_gbps(m, w0, 1, w);
+    double pred = numa_model_predict_gbps(m, w0, 1, w);
     CLOSE(pred, MIN(s.dram / 0.9, s.cxl / 0.1), 1e-9);
     CU_ASSERT_TRUE(pred > s.w91);
     if (k == 0) {
@@ -153,27 +153,27 @@ static void test_kernel_weights_28_3(void) {
   CU_ASSERT_TRUE_FATAL(published("Triad", &s));
   double bw[2] = {s.dram, s.cxl};
   guint iw[2];
-  sim_numa_kernel_weights(bw, 2, iw);
+  numa_model_kernel_weights(bw, 2, iw);
   CU_ASSERT_EQUAL(iw[0], 28);
   CU_ASSERT_EQUAL(iw[1], 3);
-  g_autoptr(SimNumaMachine) m = load("models/machines/dram-cxl.json");
+  g_autoptr(NumaModelMachine) m = load("models/machines/dram-cxl.json");
   if (!m) return;
-  sim_numa_kernel_auto_integers(m, iw);
+  numa_model_kernel_auto_integers(m, iw);
   CU_ASSERT_EQUAL(iw[0], 28);
   CU_ASSERT_EQUAL(iw[1], 3);
   /* The floor, the gcd and the minimum of 1: 64:32:8 -> floor(19.7), floor(9.8), floor(2.5) = 19:9:2;
    * 3:1 -> 24:8 -> 3:1; 1000:1 -> floor(31.97), max(1, floor(0.03)) = 31:1; 50:50 -> 16:16 -> 1:1. */
   double b3[3] = {64, 32, 8}, b2[2] = {1000, 1}, b31[2] = {3, 1};
   guint i3[3], i2[2], i31[2];
-  sim_numa_kernel_weights(b3, 3, i3);
+  numa_model_kernel_weights(b3, 3, i3);
   CU_ASSERT_TRUE(i3[0] == 19 && i3[1] == 9 && i3[2] == 2);
-  sim_numa_kernel_weights(b31, 2, i31);
+  numa_model_kernel_weights(b31, 2, i31);
   CU_ASSERT_TRUE(i31[0] == 3 && i31[1] == 1);
-  sim_numa_kernel_weights(b2, 2, i2);
+  numa_model_kernel_weights(b2, 2, i2);
   CU_ASSERT_TRUE(i2[0] == 31 && i2[1] == 1);
   double b4[2] = {50, 50};
   guint i4[2];
-  sim_numa_kernel_weights(b4, 2, i4);
+  numa_model_kernel_weights(b4, 2, i4);
   CU_ASSERT_TRUE(i4[0] == 1 && i4[1] == 1);
 }
 
@@ -181,13 +181,13 @@ static void test_kernel_weights_28_3(void) {
 static void test_shipped_cxl_file(void) {
   Stream s;
   CU_ASSERT_TRUE_FATAL(published("Triad", &s));
-  g_autoptr(SimNumaMachine) m = load("models/machines/dram-cxl.json");
+  g_autoptr(NumaModelMachine) m = load("models/machines/dram-cxl.json");
   if (!m) return;
-  CLOSE(sim_numa_machine_bw_gbps(m, 0, 0), s.dram, 1e-9);
-  CLOSE(sim_numa_machine_bw_gbps(m, 1, 0), s.cxl, 1e-9);
-  CU_ASSERT_TRUE(isnan(sim_numa_machine_bw_gbps(m, 0, 1)));
+  CLOSE(numa_model_machine_bw_gbps(m, 0, 0), s.dram, 1e-9);
+  CLOSE(numa_model_machine_bw_gbps(m, 1, 0), s.cxl, 1e-9);
+  CU_ASSERT_TRUE(isnan(numa_model_machine_bw_gbps(m, 0, 1)));
   guint w[SIM_NUMA_MAX_NODES];
-  CU_ASSERT_EQUAL(sim_numa_machine_default_workers(m, w), 1);
+  CU_ASSERT_EQUAL(numa_model_machine_default_workers(m, w), 1);
   CU_ASSERT_EQUAL(w[0], 0);
 }
 
@@ -196,19 +196,19 @@ static void test_shipped_cxl_file(void) {
 static void test_loaded_latency_closes_9_1(void) {
   Stream s;
   CU_ASSERT_TRUE_FATAL(published("Triad", &s));
-  g_autoptr(SimNumaMachine) m = dram_cxl(&s);
-  SimNumaAppParams p = app_defaults();
+  g_autoptr(NumaModelMachine) m = dram_cxl(&s);
+  NumaModelAppParams p = app_defaults();
   p.mlp = 12;
   guint w0[] = {0};
   double w91[2] = {0.9, 0.1}, w11[2] = {0.5, 0.5}, wd[2] = {1, 0};
-  double x91 = sim_numa_app_mlp.throughput_gbps(&p, m, w0, 1, w91);
-  double x11 = sim_numa_app_mlp.throughput_gbps(&p, m, w0, 1, w11);
-  double xd = sim_numa_app_mlp.throughput_gbps(&p, m, w0, 1, wd);
+  double x91 = numa_model_app_mlp.throughput_gbps(&p, m, w0, 1, w91);
+  double x11 = numa_model_app_mlp.throughput_gbps(&p, m, w0, 1, w11);
+  double xd = numa_model_app_mlp.throughput_gbps(&p, m, w0, 1, wd);
   CU_ASSERT_TRUE(fabs(x91 / s.w91 - 1) < 0.01);
   CU_ASSERT_TRUE(fabs(x11 / s.il11 - 1) < 0.02);
   CU_ASSERT_TRUE(fabs(xd / s.dram - 1) < 0.01);
   /* Never above the bandwidth bound. */
-  CU_ASSERT_TRUE(x91 <= sim_numa_predict_gbps(m, w0, 1, w91) * (1 + EPS));
+  CU_ASSERT_TRUE(x91 <= numa_model_predict_gbps(m, w0, 1, w91) * (1 + EPS));
 }
 
 /* ---- BWAP's ordering on the asymmetric machine ------------------------------------------------------- */
@@ -216,7 +216,7 @@ static void test_loaded_latency_closes_9_1(void) {
 /* For a bandwidth-bound run: canonical >= uniform-workers >= first-touch for every worker set, canonical is
  * at least every other policy, and strictly better than uniform-workers where the asymmetry matters. */
 static void test_policy_ordering_asymmetric(void) {
-  g_autoptr(SimNumaMachine) m = load("models/machines/amd-opteron-8node.json");
+  g_autoptr(NumaModelMachine) m = load("models/machines/amd-opteron-8node.json");
   if (!m) return;
   const guint sets[][8] = {{0},    {6},          {0, 1},    {0, 2},
                            {6, 7}, {0, 2, 4, 6}, {1, 3, 5}, {0, 1, 2, 3, 4, 5, 6, 7}};
@@ -225,15 +225,15 @@ static void test_policy_ordering_asymmetric(void) {
   for (guint k = 0; k < G_N_ELEMENTS(sizes); k++) {
     const guint *w = sets[k];
     guint nw = sizes[k];
-    double canon = policy_gbps(&sim_numa_canonical, m, w, nw);
-    double uw = policy_gbps(&sim_numa_uniform_workers, m, w, nw);
-    double ft = policy_gbps(&sim_numa_first_touch, m, w, nw);
+    double canon = policy_gbps(&numa_model_canonical, m, w, nw);
+    double uw = policy_gbps(&numa_model_uniform_workers, m, w, nw);
+    double ft = policy_gbps(&numa_model_first_touch, m, w, nw);
     CU_ASSERT_TRUE(canon >= uw * (1 - EPS));
     CU_ASSERT_TRUE(uw >= ft * (1 - EPS));
-    for (const SimModelInfo *const *p = sim_numa_policy_list; *p; p++)
-      CU_ASSERT_TRUE(canon >= policy_gbps((const SimNumaPolicy *)*p, m, w, nw) * (1 - EPS));
+    for (const SimModelInfo *const *p = numa_model_policy_list; *p; p++)
+      CU_ASSERT_TRUE(canon >= policy_gbps((const NumaModelPolicy *)*p, m, w, nw) * (1 - EPS));
     double lim[SIM_NUMA_MAX_NODES], sum = 0;
-    sim_numa_limits_gbps(m, w, nw, lim);
+    numa_model_limits_gbps(m, w, nw, lim);
     for (guint i = 0; i < 8; i++)
       sum += lim[i];
     CLOSE(canon, nw * sum, 1e-9);
@@ -243,24 +243,24 @@ static void test_policy_ordering_asymmetric(void) {
   /* One worker node: spreading over all eight nodes' links beats local-only by 36.1 / 10.5 = 3.44x
    * (BWAP: up to 4x over first-touch). */
   guint w0[] = {0};
-  CLOSE(policy_gbps(&sim_numa_canonical, m, w0, 1), 36.1, 1e-9);
-  CLOSE(policy_gbps(&sim_numa_first_touch, m, w0, 1), 10.5, 1e-9);
+  CLOSE(policy_gbps(&numa_model_canonical, m, w0, 1), 36.1, 1e-9);
+  CLOSE(policy_gbps(&numa_model_first_touch, m, w0, 1), 10.5, 1e-9);
 }
 
 /* The hill-climbing oracle on a bandwidth-bound application lands on the closed-form optimum. */
 static void test_oracle_finds_canonical(void) {
-  g_autoptr(SimNumaMachine) m = load("models/machines/amd-opteron-8node.json");
+  g_autoptr(NumaModelMachine) m = load("models/machines/amd-opteron-8node.json");
   if (!m) return;
-  SimNumaAppParams p = app_defaults();
+  NumaModelAppParams p = app_defaults();
   p.mlp = 1000; /* demand far above any bandwidth: the bound decides */
-  SimNumaTunerParams tp = tuner_defaults();
+  NumaModelTunerParams tp = tuner_defaults();
   guint w[] = {0, 1};
   double wc[SIM_NUMA_MAX_NODES];
-  sim_numa_canonical.weights(m, w, 2, wc);
-  double canon = sim_numa_predict_gbps(m, w, 2, wc);
-  CLOSE(sim_numa_app_mlp.throughput_gbps(&p, m, w, 2, wc), canon, 1e-9 * canon);
-  SimNumaOracleResult o;
-  sim_numa_oracle(&sim_numa_app_mlp, &p, &tp, m, w, 2, &o);
+  numa_model_canonical.weights(m, w, 2, wc);
+  double canon = numa_model_predict_gbps(m, w, 2, wc);
+  CLOSE(numa_model_app_mlp.throughput_gbps(&p, m, w, 2, wc), canon, 1e-9 * canon);
+  NumaModelOracleResult o;
+  numa_model_oracle(&numa_model_app_mlp, &p, &tp, m, w, 2, &o);
   CU_ASSERT_TRUE(o.gbps <= canon * (1 + 1e-9));
   CU_ASSERT_TRUE(o.gbps >= canon * 0.995);
   double dist = 0;
@@ -280,29 +280,29 @@ static void test_oracle_finds_canonical(void) {
  * = 34. Uniform-workers: 2 min(8/.5, 9/.5) = 32; first-touch: 2 x 8 = 16; sum rule (28, 26)/54: 2 x 8 x 54/28
  * = 216/7 = 30.857143; kernel-auto 17:14: 2 x 8 x 31/17 = 496/17 = 29.176471. */
 static void test_closed_form_two_nodes(void) {
-  g_autoptr(SimNumaMachine) m = two_node();
+  g_autoptr(NumaModelMachine) m = two_node();
   guint a[] = {0}, b[] = {0, 1};
   double w[2];
-  sim_numa_canonical.weights(m, a, 1, w);
+  numa_model_canonical.weights(m, a, 1, w);
   CLOSE(w[0], 2.0 / 3, EPS);
   CLOSE(w[1], 1.0 / 3, EPS);
-  CLOSE(policy_gbps(&sim_numa_canonical, m, a, 1), 30, EPS);
-  CLOSE(policy_gbps(&sim_numa_first_touch, m, a, 1), 20, EPS);
-  CLOSE(policy_gbps(&sim_numa_uniform_workers, m, a, 1), 20, EPS);
-  CLOSE(policy_gbps(&sim_numa_uniform_all, m, a, 1), 20, EPS);
-  CLOSE(policy_gbps(&sim_numa_sum_rule, m, a, 1), 30, EPS);
-  CLOSE(policy_gbps(&sim_numa_kernel_auto, m, a, 1), 155.0 / 7, EPS);
-  sim_numa_canonical.weights(m, b, 2, w);
+  CLOSE(policy_gbps(&numa_model_canonical, m, a, 1), 30, EPS);
+  CLOSE(policy_gbps(&numa_model_first_touch, m, a, 1), 20, EPS);
+  CLOSE(policy_gbps(&numa_model_uniform_workers, m, a, 1), 20, EPS);
+  CLOSE(policy_gbps(&numa_model_uniform_all, m, a, 1), 20, EPS);
+  CLOSE(policy_gbps(&numa_model_sum_rule, m, a, 1), 30, EPS);
+  CLOSE(policy_gbps(&numa_model_kernel_auto, m, a, 1), 155.0 / 7, EPS);
+  numa_model_canonical.weights(m, b, 2, w);
   CLOSE(w[0], 8.0 / 17, EPS);
   CLOSE(w[1], 9.0 / 17, EPS);
-  CLOSE(policy_gbps(&sim_numa_canonical, m, b, 2), 34, EPS);
-  CLOSE(policy_gbps(&sim_numa_uniform_workers, m, b, 2), 32, EPS);
-  CLOSE(policy_gbps(&sim_numa_first_touch, m, b, 2), 16, EPS);
-  CLOSE(policy_gbps(&sim_numa_sum_rule, m, b, 2), 216.0 / 7, EPS);
-  CLOSE(policy_gbps(&sim_numa_kernel_auto, m, b, 2), 496.0 / 17, EPS);
+  CLOSE(policy_gbps(&numa_model_canonical, m, b, 2), 34, EPS);
+  CLOSE(policy_gbps(&numa_model_uniform_workers, m, b, 2), 32, EPS);
+  CLOSE(policy_gbps(&numa_model_first_touch, m, b, 2), 16, EPS);
+  CLOSE(policy_gbps(&numa_model_sum_rule, m, b, 2), 216.0 / 7, EPS);
+  CLOSE(policy_gbps(&numa_model_kernel_auto, m, b, 2), 496.0 / 17, EPS);
   /* first-touch follows the order given: workers {1, 0} put everything on node 1: 2 x 9 = 18. */
   guint c[] = {1, 0};
-  CLOSE(policy_gbps(&sim_numa_first_touch, m, c, 2), 18, EPS);
+  CLOSE(policy_gbps(&numa_model_first_touch, m, c, 2), 18, EPS);
 }
 
 /* 4 nodes (node 3 memory only), workers {0, 2}: m_i = min(B[i][0], B[i][2], C_i/2) = (10, 12, 10, 4);
@@ -311,27 +311,27 @@ static void test_closed_form_two_nodes(void) {
  * 2 x min(27.5, 55, 32.35, 36.67) = 55; kernel-auto from best bandwidths (30, 30, 24, 6): floor(10.67),
  * floor(10.67), floor(8.53), floor(2.13) = 10:10:8:2, gcd 2: 5:5:4:1, 2 x min(30, 36, 37.5, 60) = 60. */
 static void test_closed_form_four_nodes(void) {
-  g_autoptr(SimNumaMachine) m = four_node();
+  g_autoptr(NumaModelMachine) m = four_node();
   guint w[] = {0, 2};
   double lim[4], wc[4];
-  sim_numa_limits_gbps(m, w, 2, lim);
+  numa_model_limits_gbps(m, w, 2, lim);
   CLOSE(lim[0], 10, EPS);
   CLOSE(lim[1], 12, EPS);
   CLOSE(lim[2], 10, EPS);
   CLOSE(lim[3], 4, EPS);
-  sim_numa_canonical.weights(m, w, 2, wc);
+  numa_model_canonical.weights(m, w, 2, wc);
   CLOSE(wc[0], 5.0 / 18, EPS);
   CLOSE(wc[1], 1.0 / 3, EPS);
   CLOSE(wc[2], 5.0 / 18, EPS);
   CLOSE(wc[3], 1.0 / 9, EPS);
-  CLOSE(policy_gbps(&sim_numa_canonical, m, w, 2), 72, EPS);
-  CLOSE(policy_gbps(&sim_numa_uniform_workers, m, w, 2), 40, EPS);
-  CLOSE(policy_gbps(&sim_numa_first_touch, m, w, 2), 20, EPS);
-  CLOSE(policy_gbps(&sim_numa_uniform_all, m, w, 2), 32, EPS);
-  CLOSE(policy_gbps(&sim_numa_sum_rule, m, w, 2), 55, EPS);
-  CLOSE(policy_gbps(&sim_numa_kernel_auto, m, w, 2), 60, EPS);
+  CLOSE(policy_gbps(&numa_model_canonical, m, w, 2), 72, EPS);
+  CLOSE(policy_gbps(&numa_model_uniform_workers, m, w, 2), 40, EPS);
+  CLOSE(policy_gbps(&numa_model_first_touch, m, w, 2), 20, EPS);
+  CLOSE(policy_gbps(&numa_model_uniform_all, m, w, 2), 32, EPS);
+  CLOSE(policy_gbps(&numa_model_sum_rule, m, w, 2), 55, EPS);
+  CLOSE(policy_gbps(&numa_model_kernel_auto, m, w, 2), 60, EPS);
   guint iw[4];
-  sim_numa_kernel_auto_integers(m, iw);
+  numa_model_kernel_auto_integers(m, iw);
   CU_ASSERT_TRUE(iw[0] == 5 && iw[1] == 5 && iw[2] == 4 && iw[3] == 1);
   /* The canonical weights are the max-min optimum: any move of weight between two nodes loses. */
   for (guint a = 0; a < 4; a++)
@@ -341,7 +341,7 @@ static void test_closed_form_four_nodes(void) {
       memcpy(t, wc, sizeof t);
       t[a] -= 0.01;
       t[b] += 0.01;
-      CU_ASSERT_TRUE(sim_numa_predict_gbps(m, w, 2, t) < 72);
+      CU_ASSERT_TRUE(numa_model_predict_gbps(m, w, 2, t) < 72);
     }
 }
 
@@ -349,32 +349,32 @@ static void test_closed_form_four_nodes(void) {
 
 /* f(u): 1 up to 0.4, linear to 1.3 at 0.8, to 2.0 at saturation. */
 static void test_latency_factor(void) {
-  SimNumaAppParams p = app_defaults();
-  CLOSE(sim_numa_latency_factor(&p, 0), 1, EPS);
-  CLOSE(sim_numa_latency_factor(&p, 0.4), 1, EPS);
-  CLOSE(sim_numa_latency_factor(&p, 0.6), 1.15, EPS);
-  CLOSE(sim_numa_latency_factor(&p, 0.8), 1.3, EPS);
-  CLOSE(sim_numa_latency_factor(&p, 0.9), 1.65, EPS);
-  CLOSE(sim_numa_latency_factor(&p, 1), 2, EPS);
-  CLOSE(sim_numa_latency_factor(&p, 1.5), 2, EPS);
+  NumaModelAppParams p = app_defaults();
+  CLOSE(numa_model_latency_factor(&p, 0), 1, EPS);
+  CLOSE(numa_model_latency_factor(&p, 0.4), 1, EPS);
+  CLOSE(numa_model_latency_factor(&p, 0.6), 1.15, EPS);
+  CLOSE(numa_model_latency_factor(&p, 0.8), 1.3, EPS);
+  CLOSE(numa_model_latency_factor(&p, 0.9), 1.65, EPS);
+  CLOSE(numa_model_latency_factor(&p, 1), 2, EPS);
+  CLOSE(numa_model_latency_factor(&p, 1.5), 2, EPS);
 }
 
 /* Little's law at low load: 8 threads x 1 dependent miss x 64 B / 80 ns = 6.4 GB/s on node 0's own memory
  * (utilisation 6.4/24 = 0.27 < 0.4: idle latency). Half the pages 130 ns away: 512 / 105 ns = 4.876 GB/s. */
 static void test_app_littles_law(void) {
-  g_autoptr(SimNumaMachine) m = two_node();
-  SimNumaAppParams p = app_defaults();
+  g_autoptr(NumaModelMachine) m = two_node();
+  NumaModelAppParams p = app_defaults();
   p.mlp = 1;
   p.latency_sensitivity = 1;
   guint w0[] = {0};
   double local[2] = {1, 0}, half[2] = {1, 1};
-  CLOSE(sim_numa_app_mlp.throughput_gbps(&p, m, w0, 1, local), 6.4, 1e-9);
-  CLOSE(sim_numa_app_mlp.throughput_gbps(&p, m, w0, 1, half), 512.0 / 105, 1e-9);
+  CLOSE(numa_model_app_mlp.throughput_gbps(&p, m, w0, 1, local), 6.4, 1e-9);
+  CLOSE(numa_model_app_mlp.throughput_gbps(&p, m, w0, 1, half), 512.0 / 105, 1e-9);
   /* Streaming (no dependent loads): mlp 10 gives 10x as much, until the bound (20) with loaded latency:
    * demand at the bound is 8 x 10 x 64 / (80 x 2) = 32 > 20, so the bound holds. */
   p.latency_sensitivity = 0;
   p.mlp = 10;
-  CLOSE(sim_numa_app_mlp.throughput_gbps(&p, m, w0, 1, local), 20, 1e-9);
+  CLOSE(numa_model_app_mlp.throughput_gbps(&p, m, w0, 1, local), 20, 1e-9);
 }
 
 /* ---- The tuner and the oracle ------------------------------------------------------------------------ */
@@ -383,79 +383,79 @@ static void test_app_littles_law(void) {
  * canonical weights put 25% of the pages across UPI for bandwidth it cannot use; the tuner moves them home
  * (share 0.746 -> 1.0 in three steps) and matches the oracle at a few percent of its evaluations. */
 static void test_tuner_moves_local_when_latency_bound(void) {
-  g_autoptr(SimNumaMachine) m = load("models/machines/intel-xeon-2s.json");
+  g_autoptr(NumaModelMachine) m = load("models/machines/intel-xeon-2s.json");
   if (!m) return;
-  SimNumaAppParams p = app_defaults();
+  NumaModelAppParams p = app_defaults();
   p.mlp = 1;
   p.latency_sensitivity = 1;
-  SimNumaTunerParams tp = tuner_defaults();
+  NumaModelTunerParams tp = tuner_defaults();
   guint w0[] = {0};
   double start[2];
-  sim_numa_canonical.weights(m, w0, 1, start);
-  SimNumaTuneResult r;
-  sim_numa_tune(&sim_numa_app_mlp, &p, &tp, m, w0, 1, start, &r);
+  numa_model_canonical.weights(m, w0, 1, start);
+  NumaModelTuneResult r;
+  numa_model_tune(&numa_model_app_mlp, &p, &tp, m, w0, 1, start, &r);
   CU_ASSERT_TRUE(r.tunable);
   CLOSE(r.start_share, 100.0 / 134, 1e-9);
   CLOSE(r.share, 1.0, 1e-12);
   CU_ASSERT_TRUE(r.gbps > r.start_gbps * 1.10);
   CU_ASSERT_EQUAL(r.evaluations, r.steps->len);
   CU_ASSERT_EQUAL(r.evaluations, 4);
-  SimNumaOracleResult o;
-  sim_numa_oracle(&sim_numa_app_mlp, &p, &tp, m, w0, 1, &o);
+  NumaModelOracleResult o;
+  numa_model_oracle(&numa_model_app_mlp, &p, &tp, m, w0, 1, &o);
   CU_ASSERT_TRUE(o.gbps >= r.gbps * (1 - 1e-9));
   CU_ASSERT_TRUE(r.gbps >= o.gbps * 0.999);
   CU_ASSERT_TRUE(o.weights[0] > 0.999);
   CU_ASSERT_TRUE(r.evaluations * 10 < o.evaluations);
-  sim_numa_tune_result_clear(&r);
+  numa_model_tune_result_clear(&r);
 }
 
 /* The same on the asymmetric machine with two worker nodes: the tuner scales worker and non-worker weights
  * as blocks, the oracle reshapes them freely; the tuner still moves toward local pages and gets within 5%. */
 static void test_tuner_vs_oracle_asymmetric(void) {
-  g_autoptr(SimNumaMachine) m = load("models/machines/amd-opteron-8node.json");
+  g_autoptr(NumaModelMachine) m = load("models/machines/amd-opteron-8node.json");
   if (!m) return;
-  SimNumaAppParams p = app_defaults();
+  NumaModelAppParams p = app_defaults();
   p.mlp = 2;
   p.latency_sensitivity = 0.5;
-  SimNumaTunerParams tp = tuner_defaults();
+  NumaModelTunerParams tp = tuner_defaults();
   guint w[] = {0, 1};
   double start[8];
-  sim_numa_canonical.weights(m, w, 2, start);
-  SimNumaTuneResult r;
-  sim_numa_tune(&sim_numa_app_mlp, &p, &tp, m, w, 2, start, &r);
+  numa_model_canonical.weights(m, w, 2, start);
+  NumaModelTuneResult r;
+  numa_model_tune(&numa_model_app_mlp, &p, &tp, m, w, 2, start, &r);
   CU_ASSERT_TRUE(r.share > r.start_share + 0.05);
   CU_ASSERT_TRUE(r.gbps > r.start_gbps);
-  SimNumaOracleResult o;
-  sim_numa_oracle(&sim_numa_app_mlp, &p, &tp, m, w, 2, &o);
+  NumaModelOracleResult o;
+  numa_model_oracle(&numa_model_app_mlp, &p, &tp, m, w, 2, &o);
   CU_ASSERT_TRUE(o.gbps >= r.gbps * (1 - 1e-9));
   CU_ASSERT_TRUE(r.gbps >= o.gbps * 0.95);
   CU_ASSERT_TRUE(r.evaluations * 10 < o.evaluations);
-  sim_numa_tune_result_clear(&r);
+  numa_model_tune_result_clear(&r);
 }
 
 /* A bandwidth-bound application: canonical is already best; the tuner tries one step each way and stays. */
 static void test_tuner_stays_when_bandwidth_bound(void) {
-  g_autoptr(SimNumaMachine) m = load("models/machines/intel-xeon-2s.json");
+  g_autoptr(NumaModelMachine) m = load("models/machines/intel-xeon-2s.json");
   if (!m) return;
-  SimNumaAppParams p = app_defaults();
+  NumaModelAppParams p = app_defaults();
   p.mlp = 1000;
-  SimNumaTunerParams tp = tuner_defaults();
+  NumaModelTunerParams tp = tuner_defaults();
   guint w0[] = {0};
   double start[2];
-  sim_numa_canonical.weights(m, w0, 1, start);
-  SimNumaTuneResult r;
-  sim_numa_tune(&sim_numa_app_mlp, &p, &tp, m, w0, 1, start, &r);
+  numa_model_canonical.weights(m, w0, 1, start);
+  NumaModelTuneResult r;
+  numa_model_tune(&numa_model_app_mlp, &p, &tp, m, w0, 1, start, &r);
   CLOSE(r.share, r.start_share, 1e-12);
   CLOSE(r.gbps, 134, 1e-9);
   CU_ASSERT_EQUAL(r.evaluations, 3);
-  sim_numa_tune_result_clear(&r);
+  numa_model_tune_result_clear(&r);
   /* Every node a worker: no scalar to move. */
   guint all[] = {0, 1};
-  sim_numa_canonical.weights(m, all, 2, start);
-  sim_numa_tune(&sim_numa_app_mlp, &p, &tp, m, all, 2, start, &r);
+  numa_model_canonical.weights(m, all, 2, start);
+  numa_model_tune(&numa_model_app_mlp, &p, &tp, m, all, 2, start, &r);
   CU_ASSERT_FALSE(r.tunable);
   CU_ASSERT_EQUAL(r.evaluations, 1);
-  sim_numa_tune_result_clear(&r);
+  numa_model_tune_result_clear(&r);
 }
 
 /* ---- The staircase ----------------------------------------------------------------------------------- */
@@ -622,33 +622,33 @@ static void test_shipped_files_round_trip(void) {
   const char *files[] = {"models/machines/intel-xeon-2s.json", "models/machines/amd-opteron-8node.json",
                          "models/machines/dram-cxl.json"};
   for (guint f = 0; f < G_N_ELEMENTS(files); f++) {
-    g_autoptr(SimNumaMachine) m = load(files[f]);
+    g_autoptr(NumaModelMachine) m = load(files[f]);
     if (!m) continue;
-    g_autoptr(json_t) doc = sim_numa_machine_to_json(m, NULL);
+    g_autoptr(json_t) doc = numa_model_machine_to_json(m, NULL);
     g_autoptr(SimDiag) diag = sim_diag_new("echo");
-    g_autoptr(SimNumaMachine) m2 = sim_numa_machine_from_json(doc, diag);
+    g_autoptr(NumaModelMachine) m2 = numa_model_machine_from_json(doc, diag);
     CU_ASSERT_PTR_NOT_NULL_FATAL(m2);
-    guint n = sim_numa_machine_n_nodes(m);
-    CU_ASSERT_EQUAL(sim_numa_machine_n_nodes(m2), n);
-    CU_ASSERT_STRING_EQUAL(sim_numa_machine_name(m2), sim_numa_machine_name(m));
+    guint n = numa_model_machine_n_nodes(m);
+    CU_ASSERT_EQUAL(numa_model_machine_n_nodes(m2), n);
+    CU_ASSERT_STRING_EQUAL(numa_model_machine_name(m2), numa_model_machine_name(m));
     for (guint i = 0; i < n; i++) {
-      CU_ASSERT_EQUAL(sim_numa_machine_cpus(m2, i), sim_numa_machine_cpus(m, i));
-      CU_ASSERT_EQUAL(sim_numa_machine_capacity_gbps(m2, i), sim_numa_machine_capacity_gbps(m, i));
+      CU_ASSERT_EQUAL(numa_model_machine_cpus(m2, i), numa_model_machine_cpus(m, i));
+      CU_ASSERT_EQUAL(numa_model_machine_capacity_gbps(m2, i), numa_model_machine_capacity_gbps(m, i));
       for (guint j = 0; j < n; j++) {
-        double a = sim_numa_machine_bw_gbps(m, i, j), b = sim_numa_machine_bw_gbps(m2, i, j);
+        double a = numa_model_machine_bw_gbps(m, i, j), b = numa_model_machine_bw_gbps(m2, i, j);
         CU_ASSERT_TRUE((isnan(a) && isnan(b)) || a == b);
-        a = sim_numa_machine_latency_ns(m, i, j), b = sim_numa_machine_latency_ns(m2, i, j);
+        a = numa_model_machine_latency_ns(m, i, j), b = numa_model_machine_latency_ns(m2, i, j);
         CU_ASSERT_TRUE((isnan(a) && isnan(b)) || a == b);
       }
     }
   }
 }
 
-static void expect_workers_error(const SimNumaMachine *m, const char *text, const char *message) {
+static void expect_workers_error(const NumaModelMachine *m, const char *text, const char *message) {
   guint w[SIM_NUMA_MAX_NODES], n = 99;
   g_autoptr(GError) e = NULL;
-  CU_ASSERT_FALSE(sim_numa_workers_parse(m, text, w, &n, &e));
-  CU_ASSERT_TRUE(g_error_matches(e, SIM_NUMA_ERROR, SIM_NUMA_ERROR_WORKERS));
+  CU_ASSERT_FALSE(numa_model_workers_parse(m, text, w, &n, &e));
+  CU_ASSERT_TRUE(g_error_matches(e, NUMA_MODEL_ERROR, NUMA_MODEL_ERROR_WORKERS));
   if (e && strcmp(e->message, message) != 0) {
     CU_FAIL("worker-set message");
     fprintf(stderr, "'%s': got '%s', expected '%s'\n", text, e->message, message);
@@ -657,12 +657,12 @@ static void expect_workers_error(const SimNumaMachine *m, const char *text, cons
 
 static void test_workers_parse(void) {
   Stream s = {.dram = 200, .cxl = 20};
-  g_autoptr(SimNumaMachine) cxl = dram_cxl(&s);
-  g_autoptr(SimNumaMachine) four = four_node();
+  g_autoptr(NumaModelMachine) cxl = dram_cxl(&s);
+  g_autoptr(NumaModelMachine) four = four_node();
   guint w[SIM_NUMA_MAX_NODES], n = 0;
-  CU_ASSERT_TRUE(sim_numa_workers_parse(four, " 2, 0 ", w, &n, NULL));
+  CU_ASSERT_TRUE(numa_model_workers_parse(four, " 2, 0 ", w, &n, NULL));
   CU_ASSERT_TRUE(n == 2 && w[0] == 2 && w[1] == 0);
-  CU_ASSERT_TRUE(sim_numa_workers_parse(four, "all", w, &n, NULL));
+  CU_ASSERT_TRUE(numa_model_workers_parse(four, "all", w, &n, NULL));
   CU_ASSERT_TRUE(n == 3 && w[0] == 0 && w[1] == 1 && w[2] == 2);
   expect_workers_error(four, "", "empty worker set");
   expect_workers_error(four, "  ", "empty worker set");
@@ -682,7 +682,7 @@ static void test_machine_json_errors(void) {
   g_autoptr(json_t) root = json_loads(doc, 0, NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL(root);
   g_autoptr(SimDiag) diag = sim_diag_new("m.json");
-  CU_ASSERT_PTR_NULL(sim_numa_machine_from_json(root, diag));
+  CU_ASSERT_PTR_NULL(numa_model_machine_from_json(root, diag));
   const char *want[] = {
       "m.json: $.extra: unknown key (expected one of: name, nodes, comment, cpus_per_node, bandwidth_gbps, "
       "capacity_gbps, latency_ns, workers)",

@@ -185,7 +185,7 @@ static void warn_trace(const SimRunOptions *opt, const PowNetworkModel *net, gpo
  * local) as bandwidth 100 GB/s x 10 / distance, capacity the local bandwidth and latency 10 ns x distance.
  * Only the ratios matter to the canonical weights; a measured machine file (sim numa measure) would be
  * better, and this is the fallback that needs nothing. NULL without NUMA. */
-static SimNumaMachine *numa_machine_detect(void) {
+static NumaModelMachine *numa_machine_detect(void) {
   if (numa_available() < 0) return NULL;
   guint n = MIN((guint)numa_max_node() + 1, SIM_NUMA_MAX_NODES);
   guint cpus[SIM_NUMA_MAX_NODES];
@@ -208,26 +208,26 @@ static SimNumaMachine *numa_machine_detect(void) {
       lat[i * n + j] = cpus[j] > 0 ? 10.0 * d : NAN;
     }
   }
-  return sim_numa_machine_new("this host (libnuma distances)", n, cpus, bw, cap, lat);
+  return numa_model_machine_new("this host (libnuma distances)", n, cpus, bw, cap, lat);
 }
 
 /* The NUMA model's canonical weights for the worker nodes (SimNumaWeightsFn); `user` is the machine. */
 static void canonical_weights(void *user, const guint *workers, guint n_workers, double *w, guint n_nodes) {
-  const SimNumaMachine *m = user;
+  const NumaModelMachine *m = user;
   guint uniq[SIM_NUMA_MAX_NODES], nu = 0;
   for (guint i = 0; i < n_workers; i++) {
     gboolean seen = FALSE;
     for (guint k = 0; k < nu && !seen; k++)
       seen = uniq[k] == workers[i];
-    if (!seen && workers[i] < sim_numa_machine_n_nodes(m) && sim_numa_machine_cpus(m, workers[i]) > 0)
+    if (!seen && workers[i] < numa_model_machine_n_nodes(m) && numa_model_machine_cpus(m, workers[i]) > 0)
       uniq[nu++] = workers[i];
   }
   memset(w, 0, n_nodes * sizeof *w);
-  if (nu == 0 || sim_numa_machine_n_nodes(m) != n_nodes) {
+  if (nu == 0 || numa_model_machine_n_nodes(m) != n_nodes) {
     w[0] = 1;
     return;
   }
-  sim_numa_canonical.weights(m, uniq, nu, w);
+  numa_model_canonical.weights(m, uniq, nu, w);
 }
 
 guint sim_run_default_threads(void) {
@@ -285,8 +285,8 @@ static gboolean fail(GError **error, int code, const char *what, GError *e) {
 }
 
 /* Threads, NUMA weights, --trace-blocks and the stop conditions, before the engine runs. */
-static gboolean run_prepare(const SimScenario *sc, const SimRunOptions *opt, SimEngine *engine, PowWorld *world,
-                            SimNumaMachine **numa_machine, GError **error) {
+static gboolean run_prepare(const SimScenario *sc, const SimRunOptions *opt, SimEngine *engine,
+                            PowWorld *world, NumaModelMachine **numa_machine, GError **error) {
   GError *e = NULL;
   sim_engine_set_threads(engine, opt->threads, SIM_PARTITION_BLOCKS);
   /* The world is one engine group; each block's relay runs on the network's own threads. */
@@ -459,7 +459,7 @@ gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summa
   gboolean ok = FALSE;
   g_autoptr(json_t) summary = NULL;
   g_autoptr(SimEngine) engine = sim_engine_new(sc->seed);
-  g_autoptr(SimNumaMachine) numa_machine = NULL;
+  g_autoptr(NumaModelMachine) numa_machine = NULL;
   PowWorld *world = pow_world_new(&cfg, engine, &e);
   if (!world) {
     fail(error, SIM_RUN_ERROR_INPUT, NULL, e);
