@@ -66,7 +66,7 @@ static const char *city_region(json_t *net, const char *city) {
   return NULL;
 }
 
-/* The geo network as the scenario describes it: the specials in net.c's order (vantage points, then each
+/* The geo network as the scenario describes it: the specials in net_topology.c's order (vantage points, then each
  * gateway entry's places), then the ordinary nodes per region by largest-remainder rounding of nodes x
  * node_share (ties to the lower region), as net_topology_build() counts them. */
 static NetData *net_from_scenario(json_t *net) {
