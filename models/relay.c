@@ -59,6 +59,10 @@ enum { DONE_NO = 0, DONE_YES = 1, DONE_UNAVAILABLE = 2 };
 #define EDGE_STATE_MASK (EDGE_SENT_BIT | EDGE_HEARD_NONE)
 #define EDGE_RESET_MASK (EDGE_LAZY_BIT | EDGE_SENT_BIT | EDGE_HEARD_NONE)
 
+/* Pruning keeps each node's least floor path to each target (4 bytes each): a stop with more targets than
+ * fit in this many entries is not pruned (its watched values are as exact, the relay just does more). */
+#define PRUNE_MAX_ENTRIES (UINT64_C(32) << 20)
+
 /* Kernel.stop_prev before the first window's end. */
 #define STOP_NO_PREV INT64_MIN
 
@@ -2074,7 +2078,8 @@ static void geth_propagate(const void *params, const NetGeoParams *gp, const Net
   /* arriveTimeout and five messages, each at least the lookahead (capped: a lower bound stays one). */
   bs->step_lb_announce = bs->wait + 5 * MIN(relay_groups_lookahead(w->groups, NULL, NULL), 60 * SIM_NS_PER_S);
   stop_prepare(k, t, stop);
-  k->pruning = p->prune && bs->stop_n > 0;
+  k->pruning = p->prune && bs->stop_n > 0 &&
+               (guint64)(bs->stop_groups + bs->stop_msgs) * k->n_nodes <= PRUNE_MAX_ENTRIES;
   if (k->pruning) {
     if (!k->tg_built || k->tg_group != bs->stop_group || k->tg_n != bs->stop_n || k->tg_groups != bs->stop_groups ||
         k->tg_msgs != bs->stop_msgs)
