@@ -88,6 +88,7 @@ typedef struct {
   uint32_t entry_tree[TX_MAX_ENTRY_NODES];
   gboolean has_prev;
   int64_t *prev;   /* region: per target previous reception and last hop (2 T); flood: per node availability */
+  int64_t *links;  /* flood with peer_fifo: the session's connections (txw_links_new) */
 } Session;
 
 typedef struct {
@@ -158,6 +159,8 @@ struct TxWorld {
   guint32 *dj_epoch;
   guint32 epoch;
   GArray *djheap;   /* uint64 keys: time << 22 | node ... see txw_dj_push */
+  guint64 lists_dropped; /* flood: lists dropped at a full per-peer queue */
+  guint64 never_received; /* receptions (vantage points and pools) that never happen (every path dropped) */
 
   /* results */
   guint64 *pool_included, *pool_censored_included, *pool_blocks;
@@ -189,7 +192,9 @@ int txw_bin_at_or_below(const TxWorld *w, int b);
 void txw_sender_unlink(TxWorld *w, uint32_t i);
 void txw_evict_one(TxWorld *w);
 void txw_dj_push(GArray *h, int64_t t, guint32 v);
-void txw_flood(TxWorld *w, guint32 src, double bytes, int64_t *avail, int64_t t0);
+void txw_flood(TxWorld *w, guint32 src, double bytes, int64_t *avail, int64_t t0, int64_t *links);
+int64_t *txw_links_new(const TxWorld *w);
+int64_t txw_link_send(int64_t *l, int64_t fwd, int64_t lat, int64_t s, int64_t max_q, guint64 *dropped);
 void txw_flood_targets(const TxWorld *w, int64_t *d, int64_t *hop);
 void txw_sample_regions(TxWorld *w);
 SimTime txw_exp_ns(SimRng *r, double mean_s);

@@ -109,7 +109,10 @@ void tx_world_free(TxWorld *w) {
     g_array_unref(w->log_recv);
     g_hash_table_unref(w->log_blocks);
   }
-  for (guint i = 0; i < w->sessions->len; i++) g_free(g_array_index(w->sessions, Session, i).prev);
+  for (guint i = 0; i < w->sessions->len; i++) {
+    g_free(g_array_index(w->sessions, Session, i).prev);
+    g_free(g_array_index(w->sessions, Session, i).links);
+  }
   g_array_free(w->sessions, TRUE);
   GHashTableIter it;
   gpointer k, v;
@@ -302,6 +305,8 @@ void tx_world_add_json(const TxWorld *w, json_t *summary, const char *const *poo
   json_object_set_new(tx, "mempool_at_end", json_integer((json_int_t)w->in_index));
   json_object_set_new(tx, "finality_mismatches", json_integer((json_int_t)w->finality_mismatches));
   json_object_set_new(tx, "reorgs_past_settle_depth", json_integer((json_int_t)w->deep_reorgs));
+  json_object_set_new(tx, "lists_dropped", json_integer((json_int_t)w->lists_dropped));
+  json_object_set_new(tx, "never_received", json_integer((json_int_t)w->never_received));
   json_t *by_pool = json_array();
   for (guint p = 0; p < w->n_pools; p++) {
     json_t *o = json_object();

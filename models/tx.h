@@ -87,6 +87,8 @@ typedef struct {
   int64_t mempool_capacity;
   int propagation; /* TX_PROP_* */
   int64_t region_samples;
+  gboolean peer_fifo;       /* each connection delivers in order, one list at a time */
+  int64_t max_queued_lists; /* flood: a connection's queue of lists (Geth 1.8: 128); 0: unbounded */
 } TxParams;
 
 extern const SimParamSpec tx_params[];

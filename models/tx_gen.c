@@ -35,6 +35,7 @@ static void session_heap_fix_top(TxWorld *w) {
 static void session_heap_pop(TxWorld *w) {
   Session *a = (Session *)w->sessions->data;
   g_free(a[0].prev);
+  g_free(a[0].links);
   a[0] = a[w->sessions->len - 1];
   g_array_set_size(w->sessions, w->sessions->len - 1);
   if (w->sessions->len) session_heap_fix_top(w);
@@ -118,9 +119,10 @@ static void emit(TxWorld *w, Session *s) {
         s->prev = g_new(int64_t, w->netc.topo->n_nodes);
         for (guint32 n = 0; n < w->netc.topo->n_nodes; n++) s->prev[n] = INT64_MIN / 4;
       }
-      txw_flood(w, s->burst ? s->entry_node[session_part(s)] : s->node, bytes, s->prev, s->t);
+      if (p->peer_fifo && !s->links) s->links = txw_links_new(w);
+      txw_flood(w, s->burst ? s->entry_node[session_part(s)] : s->node, bytes, s->prev, s->t, s->links);
       txw_flood_targets(w, dd, hh);
-      for (guint j = 0; j < T; j++) dd[j] += s->t;
+      for (guint j = 0; j < T; j++) dd[j] = dd[j] >= INT64_MAX / 4 ? INT64_MAX / 4 : dd[j] + s->t;
     } else {
       const RegionSamples *rs;
       guint k;
@@ -137,14 +139,23 @@ static void emit(TxWorld *w, Session *s) {
         int64_t d = rs->d[(gsize)k * T + j], h = rs->hop[(gsize)k * T + j];
         int64_t at = s->t + d;
         if (s->has_prev && s->prev[2 * j] - s->prev[2 * j + 1] + h > at) at = s->prev[2 * j] - s->prev[2 * j + 1] + h;
+        /* In-order connections and the gap hold at every node: a node that is not the entry node receives a
+         * sender's transactions in nonce order (no drops in "region"). */
+        if (p->peer_fifo && s->has_prev && s->prev[2 * j] > at) at = s->prev[2 * j];
         s->prev[2 * j] = at;
         s->prev[2 * j + 1] = h;
         dd[j] = at;
         hh[j] = h;
       }
     }
-    for (guint v = 0; v < w->n_vantages; v++) w->recv[v] = dd[v];
-    for (guint q = 0; q < w->n_pools; q++) arr[q] = dd[w->n_vantages + q];
+    for (guint v = 0; v < w->n_vantages; v++) {
+      w->recv[v] = dd[v] >= INT64_MAX / 4 ? OBS_TIME_NONE : dd[v];
+      w->never_received += dd[v] >= INT64_MAX / 4;
+    }
+    for (guint q = 0; q < w->n_pools; q++) {
+      arr[q] = dd[w->n_vantages + q];
+      w->never_received += arr[q] >= INT64_MAX / 4;
+    }
   } else {
     for (guint q = 0; q < w->n_pools; q++) arr[q] = s->t + sim_delay_sample(&w->cfg.pool_delay, &w->rng);
   }
