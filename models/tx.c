@@ -33,6 +33,8 @@ TxWorld *tx_world_new(const TxConfig *cfg, const TxNetView *net, double block_ga
   w->free_head = NONE;
   for (guint b = 0; b < N_BINS; b++) w->bin_head[b] = w->bin_tail[b] = NONE;
   w->sessions = g_array_new(FALSE, FALSE, sizeof(Session));
+  w->acct_prop = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, txw_acct_prop_free);
+  w->retired = g_array_new(FALSE, FALSE, sizeof(AcctProp *));
   w->heap = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   w->sel = g_array_new(FALSE, FALSE, sizeof(TxRef));
   w->joined = g_array_new(FALSE, FALSE, sizeof(uint64_t));
@@ -109,10 +111,10 @@ void tx_world_free(TxWorld *w) {
     g_array_unref(w->log_recv);
     g_hash_table_unref(w->log_blocks);
   }
-  for (guint i = 0; i < w->sessions->len; i++) {
-    g_free(g_array_index(w->sessions, Session, i).prev);
-    g_free(g_array_index(w->sessions, Session, i).links);
-  }
+  if (!w->cfg.p.peer_fifo)
+    for (guint i = 0; i < w->sessions->len; i++) txw_acct_prop_free(g_array_index(w->sessions, Session, i).ap);
+  g_hash_table_unref(w->acct_prop); /* frees every account's state (peer_fifo) */
+  g_array_unref(w->retired);
   g_array_free(w->sessions, TRUE);
   GHashTableIter it;
   gpointer k, v;

@@ -88,8 +88,10 @@ int64_t txw_link_send(int64_t *l, int64_t fwd, int64_t lat, int64_t s, int64_t m
  * dj_epoch == epoch) and the last hop's delay into w->hop. With `avail` (a session's previous transaction:
  * when each node could forward it), a node forwards only from max(own reception, avail[node]) - start
  * offset `t0` - and afterwards avail[node] becomes its own forward time. With `links` (the session's
- * connections, txw_links_new()), each send goes through txw_link_send(). */
-void txw_flood(TxWorld *w, guint32 src, double bytes, int64_t *avail, int64_t t0, int64_t *links) {
+ * connections, txw_links_new()), each send goes through txw_link_send(). Returns the latest arrival of any
+ * send (relative). */
+int64_t txw_flood(TxWorld *w, guint32 src, double bytes, int64_t *avail, int64_t t0, int64_t *links) {
+  int64_t last = 0;
   const NetTopology *t = w->netc.topo;
   w->epoch++;
   g_array_set_size(w->djheap, 0);
@@ -120,6 +122,7 @@ void txw_flood(TxWorld *w, guint32 src, double bytes, int64_t *avail, int64_t t0
       } else {
         tu = fwd + lat + s;
       }
+      if (tu > last) last = tu;
       int64_t d = tu - fwd;
       if (w->dj_epoch[u] != w->epoch || tu < w->dist[u]) {
         w->dj_epoch[u] = w->epoch;
@@ -129,6 +132,7 @@ void txw_flood(TxWorld *w, guint32 src, double bytes, int64_t *avail, int64_t t0
       }
     }
   }
+  return last;
 }
 
 /* Target j's delay and last hop from the last flood: vantage points, then pools (their earliest gateway). */
