@@ -119,6 +119,8 @@ struct TxWorld {
   TxBlockLookup lookup;
   gconstpointer lookup_user;
   SimRng rng;
+  SimRng prop_rng; /* flood: the per-transaction floods' latency draws (their own stream, so that the sessions
+                    * do not depend on how the transactions propagate) */
   uint64_t seed;
   ObsSink sink; /* where the observations go (members NULL: dropped) */
 
@@ -204,10 +206,11 @@ int txw_bin_at_or_below(const TxWorld *w, int b);
 void txw_sender_unlink(TxWorld *w, uint32_t i);
 void txw_evict_one(TxWorld *w);
 void txw_dj_push(GArray *h, int64_t t, guint32 v);
-int64_t txw_flood(TxWorld *w, guint32 src, double bytes, int64_t *avail, int64_t t0, int64_t *links);
+int64_t txw_flood(TxWorld *w, SimRng *rng, guint32 src, double bytes, int64_t *avail, int64_t t0, int64_t *links);
 int64_t *txw_links_new(const TxWorld *w);
 void txw_acct_prop_free(gpointer ap);
-int64_t txw_link_send(int64_t *l, int64_t fwd, int64_t lat, int64_t s, int64_t max_q, guint64 *dropped);
+int64_t txw_link_send(int64_t *l, int64_t fwd, int64_t lat, int64_t s, int64_t max_q, gboolean batch,
+                      guint64 *dropped);
 void txw_flood_targets(const TxWorld *w, int64_t *d, int64_t *hop);
 void txw_sample_regions(TxWorld *w);
 SimTime txw_exp_ns(SimRng *r, double mean_s);

@@ -77,6 +77,7 @@ TxWorld *tx_world_new(const TxConfig *cfg, const TxNetView *net, double block_ga
     if (cfg->p.propagation == TX_PROP_REGION) txw_sample_regions(w);
   }
   sim_rng_init(&w->rng, seed, SIM_RNG_SETUP_BASE + 40);
+  sim_rng_init(&w->prop_rng, seed, SIM_RNG_SETUP_BASE + 42);
   w->next_session = txw_exp_ns(&w->rng, txw_session_txs(&cfg->p) / cfg->p.rate_per_s);
   return w;
 }

@@ -30,7 +30,8 @@
  *    eth/peer.go AsyncSendTransactions and broadcast): the transactions of one promotion are one list per
  *    peer; a connection sends its lists one at a time and delivers them in order (TCP). "flood" keeps each
  *    session's connection state (txw_link_send): a list starts when the previous one is sent, arrives no
- *    earlier than it, joins it when promoted at the same instant, and is dropped when max_queued_lists wait
+ *    earlier than it, joins it when promoted at the same instant (batch_lists: a gap filled, or one message
+ *    received, whose transactions arrive together), and is dropped when max_queued_lists wait
  *    (maxQueuedTxs). Then a node that is not the entry node receives a sender's transactions in nonce order
  *    unless a queue dropped: "region" (no queues) takes each target's previous reception of the session as a
  *    lower bound. peer_fifo false: a latency draw per message; "region" then bounds only at the last hop (the
@@ -96,6 +97,7 @@ typedef struct {
   int64_t region_samples;
   gboolean peer_fifo;       /* each connection delivers in order, one list at a time */
   int64_t max_queued_lists; /* flood: a connection's queue of lists (Geth 1.8: 128); 0: unbounded */
+  gboolean batch_lists;     /* flood: transactions promoted together are one list (one message) */
 } TxParams;
 
 extern const SimParamSpec tx_params[];

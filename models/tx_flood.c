@@ -55,17 +55,18 @@ int64_t *txw_links_new(const TxWorld *w) {
  * `s`), with the session's connection state `l` (Geth 1.8.23, eth/peer.go): the lists of a connection are
  * sent one at a time in queue order (its broadcast loop), so a send starts when the previous one ends and the
  * connection delivers in order (TCP); a list is dropped when `max_q` (> 0) lists wait in the queue
- * (AsyncSendTransactions, maxQueuedTxs); transactions promoted at the same instant (a nonce gap filled) are
- * one list (promoteExecutables' one event). The lists waiting when this one comes are counted as the backlog
- * over this list's send time (exact when a session's lists have one size). Returns the absolute arrival, or
- * INT64_MAX when the list is dropped. */
-int64_t txw_link_send(int64_t *l, int64_t fwd, int64_t lat, int64_t s, int64_t max_q, guint64 *dropped) {
-  if (l[EL_LIST_FWD] == fwd) { /* promoted with the previous transaction: the same list, the same message */
+ * (AsyncSendTransactions, maxQueuedTxs); with `batch`, transactions promoted at the same instant (a nonce gap
+ * filled, or one received message: AddRemotes) are one list (promoteExecutables' one event), which arrives as
+ * one message: its transactions arrive together, when the list's first would (the others' send time only
+ * delays the connection's next list), so the node they reach promotes them together again. The lists waiting
+ * when this one comes are counted as the backlog over this list's send time (exact when a session's lists have
+ * one size). Returns the absolute arrival, or INT64_MAX when the list is dropped. */
+int64_t txw_link_send(int64_t *l, int64_t fwd, int64_t lat, int64_t s, int64_t max_q, gboolean batch,
+                      guint64 *dropped) {
+  if (batch && l[EL_LIST_FWD] == fwd) { /* promoted with the previous transaction: the same list and message */
     if (l[EL_LIST_ARR] == EL_DROPPED) return INT64_MAX;
     l[EL_END] += s;
-    int64_t a = l[EL_LIST_ARR] + s;
-    l[EL_LIST_ARR] = l[EL_ARR] = a;
-    return a;
+    return l[EL_LIST_ARR];
   }
   l[EL_LIST_FWD] = fwd;
   if (max_q > 0 && l[EL_END] > fwd) {
@@ -88,9 +89,9 @@ int64_t txw_link_send(int64_t *l, int64_t fwd, int64_t lat, int64_t s, int64_t m
  * dj_epoch == epoch) and the last hop's delay into w->hop. With `avail` (a session's previous transaction:
  * when each node could forward it), a node forwards only from max(own reception, avail[node]) - start
  * offset `t0` - and afterwards avail[node] becomes its own forward time. With `links` (the session's
- * connections, txw_links_new()), each send goes through txw_link_send(). Returns the latest arrival of any
- * send (relative). */
-int64_t txw_flood(TxWorld *w, guint32 src, double bytes, int64_t *avail, int64_t t0, int64_t *links) {
+ * connections, txw_links_new()), each send goes through txw_link_send(). Latencies are drawn from `rng`.
+ * Returns the latest arrival of any send (relative). */
+int64_t txw_flood(TxWorld *w, SimRng *rng, guint32 src, double bytes, int64_t *avail, int64_t t0, int64_t *links) {
   int64_t last = 0;
   const NetTopology *t = w->netc.topo;
   w->epoch++;
@@ -112,11 +113,11 @@ int64_t txw_flood(TxWorld *w, guint32 src, double bytes, int64_t *avail, int64_t
     }
     for (guint32 e = t->adj_off[v]; e < t->adj_off[v + 1]; e++) {
       guint32 u = t->adj[e];
-      int64_t lat = net_edge_latency(w->netc.gp, t, e, &w->rng), s = net_edge_transfer_ns(t, e, bytes);
+      int64_t lat = net_edge_latency(w->netc.gp, t, e, rng), s = net_edge_transfer_ns(t, e, bytes);
       int64_t tu;
       if (links) {
         int64_t a = txw_link_send(links + (gsize)e * EL_N, fwd + t0, lat, s, w->cfg.p.max_queued_lists,
-                                  &w->lists_dropped);
+                                  w->cfg.p.batch_lists, &w->lists_dropped);
         if (a == INT64_MAX) continue;
         tu = a - t0;
       } else {
@@ -177,7 +178,7 @@ void txw_sample_regions(TxWorld *w) {
     rs->hop = g_new(int64_t, (gsize)rs->n * w->n_targets);
     for (guint s = 0; s < rs->n; s++) {
       guint32 src = w->region_nodes[lo + sim_rng_below(&w->rng, hi - lo)];
-      txw_flood(w, src, bytes, NULL, 0, NULL);
+      txw_flood(w, &w->rng, src, bytes, NULL, 0, NULL);
       txw_flood_targets(w, rs->d + (gsize)s * w->n_targets, rs->hop + (gsize)s * w->n_targets);
     }
   }

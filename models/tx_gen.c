@@ -173,7 +173,7 @@ static void emit(TxWorld *w, Session *s) {
         for (guint32 n = 0; n < w->netc.topo->n_nodes; n++) ap->prev[n] = INT64_MIN / 4;
       }
       if (p->peer_fifo && !ap->links) ap->links = txw_links_new(w);
-      int64_t last = txw_flood(w, s->burst ? s->entry_node[session_part(s)] : s->node, bytes, ap->prev, s->t, ap->links);
+      int64_t last = txw_flood(w, &w->prop_rng, s->burst ? s->entry_node[session_part(s)] : s->node, bytes, ap->prev, s->t, ap->links);
       ap->busy = MAX(ap->busy, s->t + last);
       txw_flood_targets(w, dd, hh);
       for (guint j = 0; j < T; j++) dd[j] = dd[j] >= INT64_MAX / 4 ? INT64_MAX / 4 : dd[j] + s->t;

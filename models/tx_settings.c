@@ -84,6 +84,10 @@ const SimParamSpec tx_params[] = {
      .offset = offsetof(TxParams, max_queued_lists),
      .help = "flood with peer_fifo: lists of transactions a connection queues before it drops new ones (Geth "
              "1.8.23 eth/peer.go maxQueuedTxs = 128, AsyncSendTransactions); 0: never drops"},
+    {.name = "batch_lists", .type = SIM_PARAM_BOOL, .def = 1, .offset = offsetof(TxParams, batch_lists),
+     .help = "flood with peer_fifo: transactions a node promotes at one instant (a nonce gap filled, or one "
+             "received message) go to each peer as one list and arrive together (Geth 1.8.23: AddRemotes, "
+             "promoteExecutables' one NewTxsEvent, BroadcastTxs); false: one list per transaction"},
 };
 
 const guint tx_n_params = G_N_ELEMENTS(tx_params);
