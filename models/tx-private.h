@@ -86,9 +86,20 @@ typedef struct {
   uint32_t entry_node[TX_MAX_ENTRY_NODES]; /* a burst's entry nodes, their regions and trees */
   guint16 entry_region[TX_MAX_ENTRY_NODES];
   uint32_t entry_tree[TX_MAX_ENTRY_NODES];
-  gboolean has_prev;
-  int64_t *prev;   /* region: per target previous reception and last hop (2 T); flood: per node availability */
+  struct AcctProp *ap; /* the propagation state its transactions follow */
 } Session;
+
+/* The propagation state of an account's transactions: with peer_fifo, one per account (Geth holds a nonce gap
+ * per account, whichever session sent the previous nonce), kept while a session of the account is live or a
+ * reception of its transactions may still be ahead (`busy`); without, one per session (the earlier model). */
+typedef struct AcctProp {
+  int64_t *prev;   /* region: per target previous reception and last hop (2 T); flood: per node availability */
+  int64_t *links;  /* flood with peer_fifo: the connections (txw_links_new) */
+  int64_t busy;    /* the latest reception or arrival its transactions have so far */
+  uint32_t account;
+  guint refs;      /* live sessions using it */
+  gboolean has_prev, retired, in_list; /* in_list: in w->retired */
+} AcctProp;
 
 typedef struct {
   int64_t *d;      /* region_samples x T delays */
@@ -108,6 +119,8 @@ struct TxWorld {
   TxBlockLookup lookup;
   gconstpointer lookup_user;
   SimRng rng;
+  SimRng prop_rng; /* flood: the per-transaction floods' latency draws (their own stream, so that the sessions
+                    * do not depend on how the transactions propagate) */
   uint64_t seed;
   ObsSink sink; /* where the observations go (members NULL: dropped) */
 
@@ -158,6 +171,10 @@ struct TxWorld {
   guint32 *dj_epoch;
   guint32 epoch;
   GArray *djheap;   /* uint64 keys: time << 22 | node ... see txw_dj_push */
+  GHashTable *acct_prop; /* peer_fifo: account + 1 -> AcctProp* */
+  GArray *retired;       /* AcctProp* without live sessions, freed once `busy` is past */
+  guint64 lists_dropped; /* flood: lists dropped at a full per-peer queue */
+  guint64 never_received; /* receptions (vantage points and pools) that never happen (every path dropped) */
 
   /* results */
   guint64 *pool_included, *pool_censored_included, *pool_blocks;
@@ -189,7 +206,11 @@ int txw_bin_at_or_below(const TxWorld *w, int b);
 void txw_sender_unlink(TxWorld *w, uint32_t i);
 void txw_evict_one(TxWorld *w);
 void txw_dj_push(GArray *h, int64_t t, guint32 v);
-void txw_flood(TxWorld *w, guint32 src, double bytes, int64_t *avail, int64_t t0);
+int64_t txw_flood(TxWorld *w, SimRng *rng, guint32 src, double bytes, int64_t *avail, int64_t t0, int64_t *links);
+int64_t *txw_links_new(const TxWorld *w);
+void txw_acct_prop_free(gpointer ap);
+int64_t txw_link_send(int64_t *l, int64_t fwd, int64_t lat, int64_t s, int64_t max_q, gboolean batch,
+                      guint64 *dropped);
 void txw_flood_targets(const TxWorld *w, int64_t *d, int64_t *hop);
 void txw_sample_regions(TxWorld *w);
 SimTime txw_exp_ns(SimRng *r, double mean_s);

@@ -33,6 +33,8 @@ TxWorld *tx_world_new(const TxConfig *cfg, const TxNetView *net, double block_ga
   w->free_head = NONE;
   for (guint b = 0; b < N_BINS; b++) w->bin_head[b] = w->bin_tail[b] = NONE;
   w->sessions = g_array_new(FALSE, FALSE, sizeof(Session));
+  w->acct_prop = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, txw_acct_prop_free);
+  w->retired = g_array_new(FALSE, FALSE, sizeof(AcctProp *));
   w->heap = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   w->sel = g_array_new(FALSE, FALSE, sizeof(TxRef));
   w->joined = g_array_new(FALSE, FALSE, sizeof(uint64_t));
@@ -75,6 +77,7 @@ TxWorld *tx_world_new(const TxConfig *cfg, const TxNetView *net, double block_ga
     if (cfg->p.propagation == TX_PROP_REGION) txw_sample_regions(w);
   }
   sim_rng_init(&w->rng, seed, SIM_RNG_SETUP_BASE + 40);
+  sim_rng_init(&w->prop_rng, seed, SIM_RNG_SETUP_BASE + 42);
   w->next_session = txw_exp_ns(&w->rng, txw_session_txs(&cfg->p) / cfg->p.rate_per_s);
   return w;
 }
@@ -109,7 +112,10 @@ void tx_world_free(TxWorld *w) {
     g_array_unref(w->log_recv);
     g_hash_table_unref(w->log_blocks);
   }
-  for (guint i = 0; i < w->sessions->len; i++) g_free(g_array_index(w->sessions, Session, i).prev);
+  if (!w->cfg.p.peer_fifo)
+    for (guint i = 0; i < w->sessions->len; i++) txw_acct_prop_free(g_array_index(w->sessions, Session, i).ap);
+  g_hash_table_unref(w->acct_prop); /* frees every account's state (peer_fifo) */
+  g_array_unref(w->retired);
   g_array_free(w->sessions, TRUE);
   GHashTableIter it;
   gpointer k, v;
@@ -302,6 +308,8 @@ void tx_world_add_json(const TxWorld *w, json_t *summary, const char *const *poo
   json_object_set_new(tx, "mempool_at_end", json_integer((json_int_t)w->in_index));
   json_object_set_new(tx, "finality_mismatches", json_integer((json_int_t)w->finality_mismatches));
   json_object_set_new(tx, "reorgs_past_settle_depth", json_integer((json_int_t)w->deep_reorgs));
+  json_object_set_new(tx, "lists_dropped", json_integer((json_int_t)w->lists_dropped));
+  json_object_set_new(tx, "never_received", json_integer((json_int_t)w->never_received));
   json_t *by_pool = json_array();
   for (guint p = 0; p < w->n_pools; p++) {
     json_t *o = json_object();

@@ -26,8 +26,16 @@
  *    order along it. "flood": one shortest-path
  *    computation per transaction from its session's node (small runs). Nonce gaps: a node forwards a
  *    transaction only once it has the sender's previous one (Geth promotes a transaction to pending, and
- *    broadcasts it, only then). "flood" applies this at every node; "region" at the receiver's last hop
- *    (the previous transaction's arrival minus its last hop bounds when the upstream node could forward).
+ *    broadcasts it, only then). Per-peer broadcast (peer_fifo; Geth 1.8.23 eth/handler.go BroadcastTxs,
+ *    eth/peer.go AsyncSendTransactions and broadcast): the transactions of one promotion are one list per
+ *    peer; a connection sends its lists one at a time and delivers them in order (TCP). "flood" keeps each
+ *    session's connection state (txw_link_send): a list starts when the previous one is sent, arrives no
+ *    earlier than it, joins it when promoted at the same instant (batch_lists: a gap filled, or one message
+ *    received, whose transactions arrive together), and is dropped when max_queued_lists wait
+ *    (maxQueuedTxs). Then a node that is not the entry node receives a sender's transactions in nonce order
+ *    unless a queue dropped: "region" (no queues) takes each target's previous reception of the session as a
+ *    lower bound. peer_fifo false: a latency draw per message; "region" then bounds only at the last hop (the
+ *    previous transaction's arrival minus its last hop bounds when the upstream node could forward).
  *    Networks without a topology deliver to pools after `pool_delay` and have no vantage points.
  *  - Mempools. A pool's mempool at time t holds the transactions that reached it by t, not included in its
  *    head's chain, not evicted. Pools see the same transactions within a fraction of a second, so their
@@ -87,6 +95,9 @@ typedef struct {
   int64_t mempool_capacity;
   int propagation; /* TX_PROP_* */
   int64_t region_samples;
+  gboolean peer_fifo;       /* each connection delivers in order, one list at a time */
+  int64_t max_queued_lists; /* flood: a connection's queue of lists (Geth 1.8: 128); 0: unbounded */
+  gboolean batch_lists;     /* flood: transactions promoted together are one list (one message) */
 } TxParams;
 
 extern const SimParamSpec tx_params[];

@@ -36,11 +36,63 @@ static uint64_t dj_pop(GArray *h) {
   return top;
 }
 
+/* Per-connection state of one session (TxPeerLinks): a directed edge's four int64s. */
+enum { EL_ARR = 0, EL_END, EL_LIST_FWD, EL_LIST_ARR, EL_N };
+#define EL_DROPPED INT64_MAX
+
+int64_t *txw_links_new(const TxWorld *w) {
+  guint64 n = w->netc.topo->n_edges;
+  int64_t *l = g_new(int64_t, (gsize)n * EL_N);
+  for (guint64 e = 0; e < n; e++) {
+    l[e * EL_N + EL_ARR] = l[e * EL_N + EL_END] = INT64_MIN / 4;
+    l[e * EL_N + EL_LIST_FWD] = INT64_MIN;
+    l[e * EL_N + EL_LIST_ARR] = EL_DROPPED;
+  }
+  return l;
+}
+
+/* What a node that forwards at absolute time `fwd` sends over directed edge `e` (latency draw `lat`, transfer
+ * `s`), with the session's connection state `l` (Geth 1.8.23, eth/peer.go): the lists of a connection are
+ * sent one at a time in queue order (its broadcast loop), so a send starts when the previous one ends and the
+ * connection delivers in order (TCP); a list is dropped when `max_q` (> 0) lists wait in the queue
+ * (AsyncSendTransactions, maxQueuedTxs); with `batch`, transactions promoted at the same instant (a nonce gap
+ * filled, or one received message: AddRemotes) are one list (promoteExecutables' one event), which arrives as
+ * one message: its transactions arrive together, when the list's first would (the others' send time only
+ * delays the connection's next list), so the node they reach promotes them together again. The lists waiting
+ * when this one comes are counted as the backlog over this list's send time (exact when a session's lists have
+ * one size). Returns the absolute arrival, or INT64_MAX when the list is dropped. */
+int64_t txw_link_send(int64_t *l, int64_t fwd, int64_t lat, int64_t s, int64_t max_q, gboolean batch,
+                      guint64 *dropped) {
+  if (batch && l[EL_LIST_FWD] == fwd) { /* promoted with the previous transaction: the same list and message */
+    if (l[EL_LIST_ARR] == EL_DROPPED) return INT64_MAX;
+    l[EL_END] += s;
+    return l[EL_LIST_ARR];
+  }
+  l[EL_LIST_FWD] = fwd;
+  if (max_q > 0 && l[EL_END] > fwd) {
+    int64_t backlog = l[EL_END] - fwd;
+    int64_t waiting = s > 0 ? (backlog + s - 1) / s - 1 : 0;
+    if (waiting >= max_q) {
+      l[EL_LIST_ARR] = EL_DROPPED;
+      if (dropped) (*dropped)++;
+      return INT64_MAX;
+    }
+  }
+  int64_t start = MAX(fwd, l[EL_END]);
+  l[EL_END] = start + s;
+  int64_t a = MAX(start + s + lat, l[EL_ARR]);
+  l[EL_LIST_ARR] = l[EL_ARR] = a;
+  return a;
+}
+
 /* Arrival times (relative to the start at `src`, time 0) at every node, into w->dist (valid where
  * dj_epoch == epoch) and the last hop's delay into w->hop. With `avail` (a session's previous transaction:
  * when each node could forward it), a node forwards only from max(own reception, avail[node]) - start
- * offset `t0` - and afterwards avail[node] becomes its own forward time. */
-void txw_flood(TxWorld *w, guint32 src, double bytes, int64_t *avail, int64_t t0) {
+ * offset `t0` - and afterwards avail[node] becomes its own forward time. With `links` (the session's
+ * connections, txw_links_new()), each send goes through txw_link_send(). Latencies are drawn from `rng`.
+ * Returns the latest arrival of any send (relative). */
+int64_t txw_flood(TxWorld *w, SimRng *rng, guint32 src, double bytes, int64_t *avail, int64_t t0, int64_t *links) {
+  int64_t last = 0;
   const NetTopology *t = w->netc.topo;
   w->epoch++;
   g_array_set_size(w->djheap, 0);
@@ -61,8 +113,18 @@ void txw_flood(TxWorld *w, guint32 src, double bytes, int64_t *avail, int64_t t0
     }
     for (guint32 e = t->adj_off[v]; e < t->adj_off[v + 1]; e++) {
       guint32 u = t->adj[e];
-      int64_t d = net_edge_latency(w->netc.gp, t, e, &w->rng) + net_edge_transfer_ns(t, e, bytes);
-      int64_t tu = fwd + d;
+      int64_t lat = net_edge_latency(w->netc.gp, t, e, rng), s = net_edge_transfer_ns(t, e, bytes);
+      int64_t tu;
+      if (links) {
+        int64_t a = txw_link_send(links + (gsize)e * EL_N, fwd + t0, lat, s, w->cfg.p.max_queued_lists,
+                                  w->cfg.p.batch_lists, &w->lists_dropped);
+        if (a == INT64_MAX) continue;
+        tu = a - t0;
+      } else {
+        tu = fwd + lat + s;
+      }
+      if (tu > last) last = tu;
+      int64_t d = tu - fwd;
       if (w->dj_epoch[u] != w->epoch || tu < w->dist[u]) {
         w->dj_epoch[u] = w->epoch;
         w->dist[u] = tu;
@@ -71,6 +133,7 @@ void txw_flood(TxWorld *w, guint32 src, double bytes, int64_t *avail, int64_t t0
       }
     }
   }
+  return last;
 }
 
 /* Target j's delay and last hop from the last flood: vantage points, then pools (their earliest gateway). */
@@ -115,7 +178,7 @@ void txw_sample_regions(TxWorld *w) {
     rs->hop = g_new(int64_t, (gsize)rs->n * w->n_targets);
     for (guint s = 0; s < rs->n; s++) {
       guint32 src = w->region_nodes[lo + sim_rng_below(&w->rng, hi - lo)];
-      txw_flood(w, src, bytes, NULL, 0);
+      txw_flood(w, &w->rng, src, bytes, NULL, 0, NULL);
       txw_flood_targets(w, rs->d + (gsize)s * w->n_targets, rs->hop + (gsize)s * w->n_targets);
     }
   }

@@ -32,9 +32,62 @@ static void session_heap_fix_top(TxWorld *w) {
   }
 }
 
+void txw_acct_prop_free(gpointer p) {
+  AcctProp *ap = p;
+  g_free(ap->prev);
+  g_free(ap->links);
+  g_free(ap);
+}
+
+/* A session ends: without peer_fifo its state goes; with, the account's state retires when no session of the
+ * account is live, and is freed once nothing of it can still constrain (acct_prune). */
+static void acct_release(TxWorld *w, AcctProp *ap) {
+  if (!ap) return;
+  if (!w->cfg.p.peer_fifo) {
+    txw_acct_prop_free(ap);
+    return;
+  }
+  if (--ap->refs == 0) {
+    ap->retired = TRUE;
+    if (!ap->in_list) g_array_append_val(w->retired, ap);
+    ap->in_list = TRUE;
+  }
+}
+
+/* Frees the retired accounts' states whose receptions are all before `now`; forgets the ones live again. */
+static void acct_prune(TxWorld *w, SimTime now) {
+  guint k = 0;
+  for (guint i = 0; i < w->retired->len; i++) {
+    AcctProp *ap = g_array_index(w->retired, AcctProp *, i);
+    if (!ap->retired) { /* live again: out of the list */
+      ap->in_list = FALSE;
+      continue;
+    }
+    if (ap->busy < now) {
+      g_hash_table_remove(w->acct_prop, GUINT_TO_POINTER(ap->account + 1)); /* frees it */
+      continue;
+    }
+    g_array_index(w->retired, AcctProp *, k++) = ap;
+  }
+  g_array_set_size(w->retired, k);
+}
+
+static AcctProp *acct_take(TxWorld *w, uint32_t account) {
+  AcctProp *ap = w->cfg.p.peer_fifo ? g_hash_table_lookup(w->acct_prop, GUINT_TO_POINTER(account + 1)) : NULL;
+  if (!ap) {
+    ap = g_new0(AcctProp, 1);
+    ap->account = account;
+    ap->busy = INT64_MIN;
+    if (w->cfg.p.peer_fifo) g_hash_table_insert(w->acct_prop, GUINT_TO_POINTER(account + 1), ap);
+  }
+  ap->refs++;
+  ap->retired = FALSE;
+  return ap;
+}
+
 static void session_heap_pop(TxWorld *w) {
   Session *a = (Session *)w->sessions->data;
-  g_free(a[0].prev);
+  acct_release(w, a[0].ap);
   a[0] = a[w->sessions->len - 1];
   g_array_set_size(w->sessions, w->sessions->len - 1);
   if (w->sessions->len) session_heap_fix_top(w);
@@ -114,13 +167,16 @@ static void emit(TxWorld *w, Session *s) {
     guint T = w->n_targets;
     int64_t *dd = w->tdelay, *hh = w->thop;
     if (p->propagation == TX_PROP_FLOOD) {
-      if (!s->prev) {
-        s->prev = g_new(int64_t, w->netc.topo->n_nodes);
-        for (guint32 n = 0; n < w->netc.topo->n_nodes; n++) s->prev[n] = INT64_MIN / 4;
+      AcctProp *ap = s->ap;
+      if (!ap->prev) {
+        ap->prev = g_new(int64_t, w->netc.topo->n_nodes);
+        for (guint32 n = 0; n < w->netc.topo->n_nodes; n++) ap->prev[n] = INT64_MIN / 4;
       }
-      txw_flood(w, s->burst ? s->entry_node[session_part(s)] : s->node, bytes, s->prev, s->t);
+      if (p->peer_fifo && !ap->links) ap->links = txw_links_new(w);
+      int64_t last = txw_flood(w, &w->prop_rng, s->burst ? s->entry_node[session_part(s)] : s->node, bytes, ap->prev, s->t, ap->links);
+      ap->busy = MAX(ap->busy, s->t + last);
       txw_flood_targets(w, dd, hh);
-      for (guint j = 0; j < T; j++) dd[j] += s->t;
+      for (guint j = 0; j < T; j++) dd[j] = dd[j] >= INT64_MAX / 4 ? INT64_MAX / 4 : dd[j] + s->t;
     } else {
       const RegionSamples *rs;
       guint k;
@@ -132,23 +188,34 @@ static void emit(TxWorld *w, Session *s) {
         rs = &w->regions[s->region];
         k = (guint)sim_rng_below(&w->rng, rs->n);
       }
-      if (!s->prev) s->prev = g_new(int64_t, 2 * (gsize)T);
+      AcctProp *ap = s->ap;
+      if (!ap->prev) ap->prev = g_new(int64_t, 2 * (gsize)T);
       for (guint j = 0; j < T; j++) {
         int64_t d = rs->d[(gsize)k * T + j], h = rs->hop[(gsize)k * T + j];
         int64_t at = s->t + d;
-        if (s->has_prev && s->prev[2 * j] - s->prev[2 * j + 1] + h > at) at = s->prev[2 * j] - s->prev[2 * j + 1] + h;
-        s->prev[2 * j] = at;
-        s->prev[2 * j + 1] = h;
+        if (ap->has_prev && ap->prev[2 * j] - ap->prev[2 * j + 1] + h > at) at = ap->prev[2 * j] - ap->prev[2 * j + 1] + h;
+        /* In-order connections and the gap hold at every node: a node that is not the entry node receives a
+         * sender's transactions in nonce order (no drops in "region"). */
+        if (p->peer_fifo && ap->has_prev && ap->prev[2 * j] > at) at = ap->prev[2 * j];
+        ap->prev[2 * j] = at;
+        ap->prev[2 * j + 1] = h;
+        if (at < INT64_MAX / 4) ap->busy = MAX(ap->busy, at);
         dd[j] = at;
         hh[j] = h;
       }
     }
-    for (guint v = 0; v < w->n_vantages; v++) w->recv[v] = dd[v];
-    for (guint q = 0; q < w->n_pools; q++) arr[q] = dd[w->n_vantages + q];
+    for (guint v = 0; v < w->n_vantages; v++) {
+      w->recv[v] = dd[v] >= INT64_MAX / 4 ? OBS_TIME_NONE : dd[v];
+      w->never_received += dd[v] >= INT64_MAX / 4;
+    }
+    for (guint q = 0; q < w->n_pools; q++) {
+      arr[q] = dd[w->n_vantages + q];
+      w->never_received += arr[q] >= INT64_MAX / 4;
+    }
   } else {
     for (guint q = 0; q < w->n_pools; q++) arr[q] = s->t + sim_delay_sample(&w->cfg.pool_delay, &w->rng);
   }
-  s->has_prev = TRUE;
+  if (s->ap) s->ap->has_prev = TRUE;
 
   record(w, i);
 }
@@ -248,6 +315,10 @@ static void new_session(TxWorld *w, SimTime t) {
         s.entry_tree[e] = (uint32_t)sim_rng_below(&w->rng, rs->n);
       }
     }
+  }
+  if (w->netc.topo) {
+    if (p->peer_fifo) acct_prune(w, t);
+    s.ap = acct_take(w, s.sender);
   }
   session_heap_push(w, &s);
 }

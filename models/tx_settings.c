@@ -76,6 +76,18 @@ const SimParamSpec tx_params[] = {
              "flood per transaction (small runs)"},
     {.name = "region_samples", .type = SIM_PARAM_INT, .min = 1, .max = 100000, .def = 64,
      .offset = offsetof(TxParams, region_samples), .help = "region: trees sampled per region"},
+    {.name = "peer_fifo", .type = SIM_PARAM_BOOL, .def = 1, .offset = offsetof(TxParams, peer_fifo),
+     .help = "each connection delivers a sender's transactions in order, one list at a time (Geth 1.8.23 "
+             "eth/peer.go: one broadcast loop per peer over TCP); with the gap hold, a node receives a sender's "
+             "transactions in nonce order unless a queue drops; false: every message has its own latency draw"},
+    {.name = "max_queued_lists", .type = SIM_PARAM_INT, .min = 0, .max = 1e9, .def = 128,
+     .offset = offsetof(TxParams, max_queued_lists),
+     .help = "flood with peer_fifo: lists of transactions a connection queues before it drops new ones (Geth "
+             "1.8.23 eth/peer.go maxQueuedTxs = 128, AsyncSendTransactions); 0: never drops"},
+    {.name = "batch_lists", .type = SIM_PARAM_BOOL, .def = 1, .offset = offsetof(TxParams, batch_lists),
+     .help = "flood with peer_fifo: transactions a node promotes at one instant (a nonce gap filled, or one "
+             "received message) go to each peer as one list and arrive together (Geth 1.8.23: AddRemotes, "
+             "promoteExecutables' one NewTxsEvent, BroadcastTxs); false: one list per transaction"},
 };
 
 const guint tx_n_params = G_N_ELEMENTS(tx_params);

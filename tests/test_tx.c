@@ -8,6 +8,7 @@
 #include "run.h"
 #include "scenario.h"
 #include "tx.h"
+#include "tx-private.h" /* txw_link_send: one connection of the per-peer broadcast, exact values below */
 
 #define S(x) ((SimTime)((x) * 1e9))
 
@@ -299,9 +300,52 @@ static void test_empty_window(void) {
   json_decref(sum);
 }
 
+/* One connection's lists (Geth 1.8.23 eth/peer.go: a queue of lists, one broadcast loop, TCP in order), by
+ * hand: send time s = 10 ns, latencies as given. */
+static void test_link_fifo_and_lists(void) {
+  int64_t l[4] = {INT64_MIN / 4, INT64_MIN / 4, INT64_MIN, INT64_MAX};
+  guint64 dropped = 0;
+  /* forwarded at 0, latency 100: sent 0..10, arrives 110 */
+  CU_ASSERT_EQUAL(txw_link_send(l, 0, 100, 10, 0, TRUE, &dropped), 110);
+  /* forwarded at 1 with latency 5: waits for the first send (10..20), and TCP delivers it after the first: 110,
+   * not 25 */
+  CU_ASSERT_EQUAL(txw_link_send(l, 1, 5, 10, 0, TRUE, &dropped), 110);
+  /* promoted at the same instant (forwarded at 1 again): the same list and message, arriving with it; 10 ns
+   * more to send */
+  CU_ASSERT_EQUAL(txw_link_send(l, 1, 999, 10, 0, TRUE, &dropped), 110);
+  CU_ASSERT_EQUAL(l[1], 30); /* the connection is busy until 30 */
+  /* forwarded at 500, latency 7: the connection is idle, nothing before it in flight: 517 */
+  CU_ASSERT_EQUAL(txw_link_send(l, 500, 7, 10, 0, TRUE, &dropped), 517);
+  CU_ASSERT_EQUAL(dropped, 0);
+  /* without batches, a second transaction forwarded at 500 is a list of its own: sent 510..520, arrives 527 */
+  CU_ASSERT_EQUAL(txw_link_send(l, 500, 7, 10, 0, FALSE, &dropped), 527);
+  CU_ASSERT_EQUAL(l[1], 520);
+}
+
+static void test_link_queue_drops(void) {
+  int64_t l[4] = {INT64_MIN / 4, INT64_MIN / 4, INT64_MIN, INT64_MAX};
+  guint64 dropped = 0;
+  /* at most 2 lists waiting; lists forwarded at 100, 101, 102, 103 with s = 10 */
+  CU_ASSERT_EQUAL(txw_link_send(l, 100, 50, 10, 2, TRUE, &dropped), 160); /* sent 100..110 */
+  CU_ASSERT_EQUAL(txw_link_send(l, 101, 50, 10, 2, TRUE, &dropped), 170); /* 0 waiting (backlog 9): sent 110..120 */
+  CU_ASSERT_EQUAL(txw_link_send(l, 102, 50, 10, 2, TRUE, &dropped), 180); /* 1 waiting (backlog 18): 120..130 */
+  CU_ASSERT_EQUAL(txw_link_send(l, 103, 50, 10, 2, TRUE, &dropped), INT64_MAX); /* 2 waiting (backlog 27): dropped */
+  CU_ASSERT_EQUAL(dropped, 1);
+  /* promoted with the dropped list: dropped with it (not counted again: one list) */
+  CU_ASSERT_EQUAL(txw_link_send(l, 103, 50, 10, 2, TRUE, &dropped), INT64_MAX);
+  CU_ASSERT_EQUAL(dropped, 1);
+  /* at 111: backlog 19, 1 waiting: sent 130..140, arrives 140 + 1 but after 180 (in order): 180 */
+  CU_ASSERT_EQUAL(txw_link_send(l, 111, 1, 10, 2, TRUE, &dropped), 180);
+  /* unbounded queue (0): never drops, whatever the backlog */
+  int64_t m[4] = {INT64_MIN / 4, INT64_MIN / 4, INT64_MIN, INT64_MAX};
+  for (int i = 0; i < 1000; i++) CU_ASSERT_NOT_EQUAL(txw_link_send(m, i, 0, 10, 0, TRUE, &dropped), INT64_MAX);
+  CU_ASSERT_EQUAL(m[1], 10000);
+  CU_ASSERT_EQUAL(dropped, 1);
+}
+
 int register_suites(void) {
   ADD_SUITE("tx", TEST(test_price_and_nonce_order), TEST(test_gas_limit), TEST(test_mempool_view),
             TEST(test_nonce_gap), TEST(test_many_inclusions), TEST(test_settlement), TEST(test_censorship_toy), TEST(test_withholding),
-            TEST(test_empty_window));
+            TEST(test_empty_window), TEST(test_link_fifo_and_lists), TEST(test_link_queue_drops));
   return 0;
 }

@@ -5,9 +5,12 @@
 #  2. a hand-built log of three senders (nonces 1, 2, 10 received in order; a millisecond tie; a replacement)
 #     whose answer is worked out below; where pandas is installed, the study's own Step-7-Set-In-Order.py marks
 #     the same transaction out of order as sim's "as published" figure;
-#  3. a simulated run whose answer is known: bursts entering at one node travel one tree, in nonce order, so
-#     the intended share is exactly 0, while two entry nodes reorder; and a replay of the run's own logs gives
-#     the run's "as published" figures exactly (the logs' milliseconds are the run's times floored).
+#  3. simulated runs whose answer is known: with in-order connections (peer_fifo, the default) and the gap hold
+#     at every node, no vantage point receives a sender's transactions out of nonce order unless a per-peer
+#     queue drops ("region" never drops; "flood" with max_queued_lists=0 never drops): the intended share is
+#     exactly 0, even with bursts entering at two nodes; without peer_fifo (a latency draw per message) two
+#     entry nodes reorder; a queue of one list drops and counts its drops; and a replay of the run's own logs
+#     gives the run's "as published" figures exactly (the logs' milliseconds are the run's times floored).
 . "$(dirname "$0")/lib.sh" "$@"
 
 py=$(command -v python3 || true)
@@ -92,18 +95,49 @@ if [ -n "$py" ]; then
 fi
 
 # ---- 3. simulated runs whose answer is known ----
-run() { # OUT ENTRY_NODES
+run() { # OUT ENTRY_NODES [--set ...]
+  out=$1 entries=$2
+  shift 2
   "$SIM" run scenarios/pools-2019.json --set network.nodes=2000 --set stop.heights=30 --seed 3 --quiet \
     --set transactions.rate_per_s=2 --set transactions.burst_share=0.5 --set transactions.burst_txs=40 \
-    --set transactions.burst_entry_nodes="$2" --emc-logs --out "$1" >"$tmp/out" 2>&1 ||
-    bad "sim run ($2 entry nodes): $(tail -c 600 "$tmp/out")"
+    --set transactions.burst_entry_nodes="$entries" "$@" --emc-logs --out "$out" >"$tmp/out" 2>&1 ||
+    bad "sim run ($entries entry nodes $*): $(tail -c 600 "$tmp/out")"
+}
+flood() { # OUT [--set ...]: the small scenario, one flood per transaction
+  out=$1
+  shift
+  "$SIM" run scenarios/geo-small.json --set stop.heights=20 --seed 5 --quiet --set chain.tx_rate_per_s=0 \
+    --set transactions.rate_per_s=2 \
+    --set transactions.burst_share=0.5 --set transactions.burst_txs=40 --set transactions.propagation=flood \
+    "$@" --out "$out" >"$tmp/out" 2>&1 || bad "sim run flood $*: $(tail -c 600 "$tmp/out")"
 }
 run "$tmp/one" 1
 run "$tmp/two" 2
+run "$tmp/two-nofifo" 2 --set transactions.peer_fifo=false
+flood "$tmp/f-fifo" --set transactions.max_queued_lists=0
+flood "$tmp/f-nofifo" --set transactions.peer_fifo=false
+flood "$tmp/f-q1" --set transactions.max_queued_lists=1
+# Three accounts for every session, sessions of 20 transactions 10 ms apart: sessions of one account overlap,
+# from different nodes; the gap hold is the account's, so still nothing out of order (a hold per session
+# reorders 4.4% here).
+flood "$tmp/r-few" --set transactions.propagation=region --set transactions.senders=3 --set transactions.burst_share=0 \
+  --set transactions.sender_gap_s=0.01 --set transactions.txs_per_sender=20 --set transactions.rate_per_s=20
 if [ -n "$py" ]; then
   near "$(num "$tmp/one/summary.json" tx.out_of_order_seen_share.intended)" 0 "one entry node: nothing out of order"
-  "$py" -c "import json,sys; sys.exit(not json.load(open('$tmp/two/summary.json'))['tx']['out_of_order_seen_share']['intended'] > 0)" &&
-    ok || bad "two entry nodes: some transactions out of order"
+  near "$(num "$tmp/two/summary.json" tx.out_of_order_seen_share.intended)" 0 \
+    "two entry nodes, in-order connections: nothing out of order"
+  "$py" -c "import json,sys; sys.exit(not json.load(open('$tmp/two-nofifo/summary.json'))['tx']['out_of_order_seen_share']['intended'] > 0)" &&
+    ok || bad "two entry nodes without peer_fifo: some transactions out of order"
+  near "$(num "$tmp/f-fifo/summary.json" tx.out_of_order_seen_share.intended)" 0 \
+    "flood, in-order connections, no drops: nothing out of order"
+  is "$(num "$tmp/f-fifo/summary.json" tx.lists_dropped)" 0 "flood, unbounded queues: no list dropped"
+  near "$(num "$tmp/r-few/summary.json" tx.out_of_order_seen_share.intended)" 0 \
+    "three accounts, overlapping sessions: nothing out of order"
+  is "$(num "$tmp/r-few/summary.json" tx.evicted)" 0 "three accounts: no eviction (no nonce reused)"
+  "$py" -c "import json,sys; sys.exit(not json.load(open('$tmp/f-nofifo/summary.json'))['tx']['out_of_order_seen_share']['intended'] > 0)" &&
+    ok || bad "flood without peer_fifo: a latency draw per message reorders"
+  "$py" -c "import json,sys; sys.exit(not json.load(open('$tmp/f-q1/summary.json'))['tx']['lists_dropped'] > 0)" &&
+    ok || bad "flood, a queue of one list: bursts' lists dropped and counted"
   "$py" -c "import json,sys; sys.exit(not json.load(open('$tmp/one/summary.json'))['tx']['arrival']['same_ms_share'] > 0.8)" &&
     ok || bad "bursts signed 0.1 ms apart (a pair straddles a millisecond about 10% of the time): most consecutive nonces in the same millisecond"
   E="$tmp/one/emc"
