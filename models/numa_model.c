@@ -359,22 +359,6 @@ NumaModelMachine *numa_model_machine_from_json(json_t *root, SimDiag *diag) {
   return g_steal_pointer(&m);
 }
 
-NumaModelMachine *numa_model_machine_load_file(const char *path, SimDiag *diag) {
-  g_return_val_if_fail(path != NULL && diag != NULL, NULL);
-  SimInputProblem pb;
-  g_autoptr(GError) e = NULL;
-  g_autoptr(json_t) root = sim_json_load_file(path, 0, SIM_JSON_DEFAULT, &pb, &e);
-  if (!root) {
-    /* A directory cannot be opened as a machine file (the words this reader always used). */
-    if (e->code == SIM_INPUT_ERROR_READ && pb.err_no == EISDIR)
-      sim_diag_add_raw(diag, "cannot open: %s", g_strerror(EISDIR));
-    else
-      sim_diag_add_input_error(diag, e, &pb);
-    return NULL;
-  }
-  return numa_model_machine_from_json(root, diag);
-}
-
 static json_t *matrix_json(const double *a, guint n) {
   json_t *rows = json_array();
   for (guint i = 0; i < n; i++) {

@@ -33,12 +33,10 @@ typedef enum {
 
 typedef struct NumaModelMachine NumaModelMachine;
 
-/* Loads a machine file (JSON; format in docs/perf-numa.md, "Performance models: NUMA"). Strict: duplicate and
- * unknown keys are errors. Problems go to `diag` as "file:line:col: message" (syntax) or
- * "file: $.path: message" (content), all of them in one pass; then NULL is returned. Free with
- * numa_model_machine_free(). */
-NumaModelMachine *numa_model_machine_load_file(const char *path, SimDiag *diag);
-/* The same from a parsed document (borrowed, not modified). */
+/* A machine from a parsed machine file (JSON, borrowed, not modified; format in docs/perf-numa.md,
+ * "Performance models: NUMA"; the caller reads the file with sim/core/input.h). Strict: duplicate and
+ * unknown keys are errors. Problems go to `diag` as "file: $.path: message", all of them in one pass; then
+ * NULL is returned. Free with numa_model_machine_free(). */
 NumaModelMachine *numa_model_machine_from_json(json_t *root, SimDiag *diag);
 
 /* A machine from arrays (copied): cpus[n], bw_gbps[n*n] and latency_ns[n*n] row-major as [mem * n + cpu]

@@ -294,16 +294,6 @@ static json_t *parse_root(const char *data, size_t len, SimDiag *diag) {
   return root;
 }
 
-/* Reads a whole file with sim's one input loader (sim/core/input.h). */
-static char *read_file(const char *path, size_t *len, SimDiag *diag) {
-  g_autoptr(GError) e = NULL;
-  gsize n = 0;
-  char *data = sim_input_read_file(path, 0, &n, NULL, &e);
-  if (!data) sim_diag_add_input_error(diag, e, NULL);
-  *len = n;
-  return data;
-}
-
 static void check_comment(json_t *root, SimDiag *diag) {
   json_t *c = json_object_get(root, "comment");
   if (!c || json_is_string(c)) return;
@@ -356,12 +346,6 @@ SimSyncMachine *sim_sync_machine_load_data(const char *data, size_t len, SimDiag
   return g_steal_pointer(&m);
 }
 
-SimSyncMachine *sim_sync_machine_load_file(const char *path, SimDiag *diag) {
-  size_t len = 0;
-  g_autofree char *data = read_file(path, &len, diag);
-  return data ? sim_sync_machine_load_data(data, len, diag) : NULL;
-}
-
 SimSyncChain *sim_sync_chain_load_data(const char *data, size_t len, SimDiag *diag) {
   g_autoptr(json_t) root = parse_root(data, len, diag);
   if (!root) return NULL;
@@ -396,12 +380,6 @@ SimSyncChain *sim_sync_chain_load_data(const char *data, size_t len, SimDiag *di
     if (!seen[p]) sim_params_defaults(work_tables[p], work_n[p], &c->phase[p]);
   if (sim_diag_count(diag) != before) return NULL;
   return g_steal_pointer(&c);
-}
-
-SimSyncChain *sim_sync_chain_load_file(const char *path, SimDiag *diag) {
-  size_t len = 0;
-  g_autofree char *data = read_file(path, &len, diag);
-  return data ? sim_sync_chain_load_data(data, len, diag) : NULL;
 }
 
 /* ---- The model ---- */

@@ -137,13 +137,11 @@ SimSyncMachine *sim_sync_machine_new_class(const char *name);
 /* Names of the built-in classes, NULL-terminated. */
 const char *const *sim_sync_machine_classes(void);
 
-/* Loads a machine (or chain) description: strict JSON (duplicate and unknown keys are errors), every
+/* Parses a machine (or chain) description the caller has read (sim/core/input.h): strict JSON (duplicate and unknown keys are errors), every
  * problem reported to `diag` as "FILE:line:col: message" (syntax) or "FILE: $.path: message" (content).
  * NULL on any problem. A chain file may give only some phases and some keys: the rest are the built-in
  * chain's. Free with sim_sync_machine_free() / sim_sync_chain_free(). */
-SimSyncMachine *sim_sync_machine_load_file(const char *path, SimDiag *diag);
 SimSyncMachine *sim_sync_machine_load_data(const char *data, size_t len, SimDiag *diag);
-SimSyncChain *sim_sync_chain_load_file(const char *path, SimDiag *diag);
 SimSyncChain *sim_sync_chain_load_data(const char *data, size_t len, SimDiag *diag);
 
 /* Parameter tables, for help. */

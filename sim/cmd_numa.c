@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "input.h"
 #include "outfile.h"
 #include "numa_hw.h"
 #include "numa_model.h"
@@ -43,10 +44,26 @@ static void print_json(json_t *doc) {
   free(s);
 }
 
+/* MACHINE.json through sim's one input loader (sim/core/input.h); the model parses the document. */
+static NumaModelMachine *machine_load_file(const char *path, SimDiag *diag) {
+  SimInputProblem pb;
+  g_autoptr(GError) e = NULL;
+  g_autoptr(json_t) root = sim_json_load_file(path, 0, SIM_JSON_DEFAULT, &pb, &e);
+  if (!root) {
+    /* A directory cannot be opened as a machine file (the words this reader always used). */
+    if (e->code == SIM_INPUT_ERROR_READ && pb.err_no == EISDIR)
+      sim_diag_add_raw(diag, "cannot open: %s", g_strerror(EISDIR));
+    else
+      sim_diag_add_input_error(diag, e, &pb);
+    return NULL;
+  }
+  return numa_model_machine_from_json(root, diag);
+}
+
 /* Loads MACHINE.json; problems on stderr. */
 static NumaModelMachine *load_machine(const char *path) {
   g_autoptr(SimDiag) diag = sim_diag_new(path);
-  NumaModelMachine *m = numa_model_machine_load_file(path, diag);
+  NumaModelMachine *m = machine_load_file(path, diag);
   if (!m) {
     g_autofree char *msgs = sim_diag_join(diag);
     fprintf(stderr, "%s\n", msgs);

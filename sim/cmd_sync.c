@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "input.h"
 #include "sync.h"
 
 #define CMD "sync"
@@ -53,13 +54,35 @@ static void row(gboolean csv, const char *name, const SimSyncPhaseTime *t, doubl
   }
 }
 
+/* Reads a whole file with sim's one input loader (sim/core/input.h): the model parses what it is given. */
+static char *read_file(const char *path, size_t *len, SimDiag *diag) {
+  g_autoptr(GError) e = NULL;
+  gsize n = 0;
+  char *data = sim_input_read_file(path, 0, &n, NULL, &e);
+  if (!data) sim_diag_add_input_error(diag, e, NULL);
+  *len = n;
+  return data;
+}
+
+static SimSyncMachine *machine_load_file(const char *path, SimDiag *diag) {
+  size_t len = 0;
+  g_autofree char *data = read_file(path, &len, diag);
+  return data ? sim_sync_machine_load_data(data, len, diag) : NULL;
+}
+
+static SimSyncChain *chain_load_file(const char *path, SimDiag *diag) {
+  size_t len = 0;
+  g_autofree char *data = read_file(path, &len, diag);
+  return data ? sim_sync_chain_load_data(data, len, diag) : NULL;
+}
+
 /* Loads a machine and a chain (the built-in one without --chain), problems on stderr. */
 static gboolean load_pair(const char *machine_path, const char *chain_path, SimSyncMachine **m,
                           SimSyncChain **chain) {
   g_autoptr(SimDiag) mdiag = sim_diag_new(machine_path);
   g_autoptr(SimDiag) cdiag = sim_diag_new(chain_path);
-  *m = sim_sync_machine_load_file(machine_path, mdiag);
-  *chain = chain_path ? sim_sync_chain_load_file(chain_path, cdiag) : sim_sync_chain_new_default();
+  *m = machine_load_file(machine_path, mdiag);
+  *chain = chain_path ? chain_load_file(chain_path, cdiag) : sim_sync_chain_new_default();
   if (*m && *chain) return TRUE;
   for (SimDiag *d = mdiag; d; d = d == mdiag ? cdiag : NULL)
     if (sim_diag_count(d)) {

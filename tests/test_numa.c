@@ -3,6 +3,7 @@
  * ordering BWAP reports on the asymmetric machine file, closed forms on hand-worked 2- and 4-node machines,
  * the staircase arithmetic, the tuner against the oracle, and machine files. */
 #include "cunit-main.h"
+#include "input.h"
 #include "numa_hw.h"
 #include "numa_model.h"
 
@@ -21,7 +22,9 @@
 
 static NumaModelMachine *load(const char *path) {
   g_autoptr(SimDiag) diag = sim_diag_new(path);
-  NumaModelMachine *m = numa_model_machine_load_file(path, diag);
+  g_autoptr(json_t) root = sim_json_load_file(path, 0, SIM_JSON_DEFAULT, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+  NumaModelMachine *m = numa_model_machine_from_json(root, diag);
   if (!m) {
     g_autofree char *msgs = sim_diag_join(diag);
     fprintf(stderr, "%s\n", msgs);

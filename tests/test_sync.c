@@ -2,6 +2,7 @@
  * numbers, strict loading of machine and chain files with exact messages, the calibration, and the checks
  * against Nethermind's published sync times and the Utreexo report. */
 #include "cunit-main.h"
+#include "input.h"
 #include "params.h"
 #include "sync.h"
 
@@ -238,9 +239,7 @@ static void test_machine_errors(void) {
                        "m.json: $.published_min.warp: unknown key (expected one of: snap, healing, "
                        "old_headers, old_bodies, old_receipts, attestation, full)"},
       2);
-  g_autoptr(SimDiag) diag = sim_diag_new("none.json");
-  CU_ASSERT_PTR_NULL(sim_sync_machine_load_file("tests/data/does-not-exist.json", diag));
-  CU_ASSERT_STRING_EQUAL(sim_diag_get(diag, 0), "none.json: cannot open: No such file or directory");
+  /* A missing file is the input layer's (sim sync's message for it: tests/cli/test-cli.sh). */
 }
 
 /* Rates have physical lower bounds: at the slowest machine and the heaviest chain the files allow, every
@@ -327,7 +326,10 @@ static void test_chain_files(void) {
   CU_ASSERT_EQUAL(memcmp(&c->phase[SIM_SYNC_HEALING], &def->phase[SIM_SYNC_HEALING], sizeof(SimSyncWork)), 0);
   /* The shipped chain file is the built-in chain written out (6 decimals). */
   g_autoptr(SimDiag) d3 = sim_diag_new("mainnet");
-  g_autoptr(SimSyncChain) shipped = sim_sync_chain_load_file("scenarios/sync/mainnet-2023.json", d3);
+  gsize clen = 0;
+  g_autofree char *cdata = sim_input_read_file("scenarios/sync/mainnet-2023.json", 0, &clen, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(cdata);
+  g_autoptr(SimSyncChain) shipped = sim_sync_chain_load_data(cdata, clen, d3);
   CU_ASSERT_PTR_NOT_NULL_FATAL(shipped);
   for (guint p = 0; p < SIM_SYNC_N_PHASES; p++) {
     const SimSyncWork *a = &shipped->phase[p], *b = &def->phase[p];
@@ -348,7 +350,10 @@ static void test_machine_files(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(root);
   for (guint i = 0; i < G_N_ELEMENTS(MACHINES); i++) {
     g_autoptr(SimDiag) diag = sim_diag_new(MACHINES[i].file);
-    g_autoptr(SimSyncMachine) f = sim_sync_machine_load_file(MACHINES[i].file, diag);
+    gsize mlen = 0;
+    g_autofree char *mdata = sim_input_read_file(MACHINES[i].file, 0, &mlen, NULL, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mdata);
+    g_autoptr(SimSyncMachine) f = sim_sync_machine_load_data(mdata, mlen, diag);
     g_autoptr(SimSyncMachine) c = sim_sync_machine_new_class(MACHINES[i].cls);
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
