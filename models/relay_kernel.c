@@ -35,7 +35,7 @@ static void layout_free(Kernel *k) {
   k->n_workers = 0;
 }
 
-/* Workers for `threads` asked for: each takes a contiguous run of groups (groups_cut). */
+/* Workers for `threads` asked for: each takes a contiguous run of groups (relay_groups_cut). */
 static void layout_build(Kernel *k, guint threads) {
   const RelayGroups *gr = k->groups;
   guint n = relay_groups_threads(gr, threads);
@@ -46,8 +46,8 @@ static void layout_build(Kernel *k, guint threads) {
   k->threads = g_new0(Thread *, n);
   k->worker_of = g_new(guint8, MAX(k->n_nodes, 1));
   k->slots = g_aligned_alloc0(n, sizeof(Slot), 64);
-  k->tg_built = FALSE; /* the workers' watched nodes change with the layout (targets_build) */
-  /* The stop's bitmaps are sized by the first stop that needs them (stop_prepare). */
+  k->tg_built = FALSE; /* the workers' watched nodes change with the layout (relay_stop.c) */
+  /* The stop's bitmaps are sized by the first stop that needs them (relay_stop.c). */
   g_free(k->seen_all);
   k->seen_all = NULL;
   k->seen_words = 0;
