@@ -1,5 +1,6 @@
 /* relay_btc.c: Bitcoin Core's inv -> getdata -> block relay with compact blocks (BIP 152), as SimBlock
- * models it, computed label-setting like relay_geth (relay.h).
+ * models it, computed label-setting like relay_geth (relay.h). Its settings and SimBlock's failure-size tables
+ * are in relay_btc_tables.c.
  *
  * Rules (SimBlock's Node.receiveMessage / sendNextBlockMessage, dsg-titech/simblock; BENCH.md):
  *  - A node that has the block validates it for `processing_ms`, then sends an inv to every peer that has
@@ -44,118 +45,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "relay.h"
-
-typedef struct {
-  double processing_ms;
-  double compact_share;
-  double compact_bytes;
-  double compact_fail;
-  double churn_share;
-  double churn_compact_fail;
-  double fail_share;
-  int fail_size; /* BTC_FAIL_SIZE_* */
-  double message_ms;
-  gboolean upload_until_arrival;
-  gboolean processing_in_message;
-} BtcParams;
-
-enum { BTC_FAIL_SIZE_SHARE = 0, BTC_FAIL_SIZE_SIMBLOCK = 1 };
-static const char *const fail_size_choices[] = {"share", "simblock", NULL};
-
-static const SimParamSpec btc_params[] = {
-    {.name = "processing_ms",
-     .type = SIM_PARAM_NUMBER,
-     .unit = "ms",
-     .min = 0,
-     .max = 1e6,
-     .def = 2,
-     .offset = offsetof(BtcParams, processing_ms),
-     .help =
-         "validation of a received block before its invs go out, per hop (SimBlock: processingTime 2 ms); "
-         "also the delay before a miner works on it"},
-    {.name = "compact_share",
-     .type = SIM_PARAM_NUMBER,
-     .min = 0,
-     .max = 1,
-     .def = 0.964,
-     .offset = offsetof(BtcParams, compact_share),
-     .help =
-         "share of nodes using compact blocks, a per-node trait (SimBlock CBR_USAGE_RATE; BENCH.md: 96.4%)"},
-    {.name = "compact_bytes",
-     .type = SIM_PARAM_NUMBER,
-     .unit = "bytes",
-     .min = 0,
-     .max = 1e9,
-     .def = 18000,
-     .offset = offsetof(BtcParams, compact_bytes),
-     .help = "size of a compact block; a block no larger than this goes whole (SimBlock COMPACT_BLOCK_SIZE: "
-             "18 KB)"},
-    {.name = "compact_fail",
-     .type = SIM_PARAM_NUMBER,
-     .min = 0,
-     .max = 1,
-     .def = 0.13,
-     .offset = offsetof(BtcParams, compact_fail),
-     .help = "probability that a (non-churning) receiver cannot reconstruct a compact block (SimBlock "
-             "CBR_FAILURE_RATE_FOR_CONTROL_NODE; BENCH.md: 13%)"},
-    {.name = "churn_share",
-     .type = SIM_PARAM_NUMBER,
-     .min = 0,
-     .max = 1,
-     .def = 0,
-     .offset = offsetof(BtcParams, churn_share),
-     .help = "share of churning nodes, a per-node trait (SimBlock CHURN_NODE_RATE is 0.976)"},
-    {.name = "churn_compact_fail",
-     .type = SIM_PARAM_NUMBER,
-     .min = 0,
-     .max = 1,
-     .def = 0.27,
-     .offset = offsetof(BtcParams, churn_compact_fail),
-     .help = "compact block failure probability of a churning receiver (SimBlock "
-             "CBR_FAILURE_RATE_FOR_CHURN_NODE; BENCH.md: 27%)"},
-    {.name = "fail_share",
-     .type = SIM_PARAM_NUMBER,
-     .min = 0,
-     .max = 1,
-     .def = 1,
-     .offset = offsetof(BtcParams, fail_share),
-     .help = "with fail_size \"share\": after a failed reconstruction, this share of the block is sent (1: "
-             "the full block)"},
-    {.name = "fail_size",
-     .type = SIM_PARAM_ENUM,
-     .choices = fail_size_choices,
-     .def_str = "share",
-     .offset = offsetof(BtcParams, fail_size),
-     .help = "what follows a failed compact block: \"share\": fail_share x the block; \"simblock\": the "
-             "block x a share drawn uniformly from SimBlock's failure-size table of the sender (its "
-             "CBR_FAILURE_BLOCK_SIZE_DISTRIBUTION_FOR_CONTROL_NODE, always 0.01, or for a churning sender "
-             "..._FOR_CHURN_NODE, 0.01-0.96 with mean 0.087)"},
-    {.name = "message_ms",
-     .type = SIM_PARAM_NUMBER,
-     .unit = "ms",
-     .min = 0,
-     .max = 1e6,
-     .def = 0,
-     .offset = offsetof(BtcParams, message_ms),
-     .help = "added to the latency of each inv, getdata and getblocktxn (SimBlock "
-             "AbstractMessageTask.getInterval adds 10)"},
-    {.name = "upload_until_arrival",
-     .type = SIM_PARAM_BOOL,
-     .def = 1,
-     .offset = offsetof(BtcParams, upload_until_arrival),
-     .help = "an uploader starts its next block message when the previous one arrived (SimBlock), so each "
-             "holds the link for latency + transfer; false: once it has left (transfer only)"},
-    {.name = "processing_in_message",
-     .type = SIM_PARAM_BOOL,
-     .def = 0,
-     .offset = offsetof(BtcParams, processing_in_message),
-     .help =
-         "true (SimBlock): processing_ms is part of every block and compact block message's delay (it holds "
-         "the sender's upload link, and a failed compact block pays it twice); a node relays and mines at "
-         "once when the block is complete. false: paid once per hop, between having the block and its "
-         "invs (and mining on it)"},
-};
+#include "relay_btc-private.h"
 
 static SimTime ms(double v) {
   return sim_time_from_s(v / 1e3);
@@ -166,21 +56,6 @@ static SimTime btc_import_ns(const void *params, double gas_used) {
   (void)gas_used;
   return p->processing_in_message ? 0 : ms(p->processing_ms);
 }
-
-/* ---- SimBlock's failure-size tables (SimulationConfiguration.java, commit 5fc7f9f) ----
- * After a failed compact block SimBlock's sender (Node.getFailedBlockSize, run by the sending node, so its
- * own isChurnNode picks the table, whereas the failure rate follows the receiver's) sends BLOCK_SIZE x an
- * entry drawn uniformly (Random.nextInt) from one of two sorted tables of hundredths: 210 entries, all 0.01,
- * for a control node; 945 entries for a churning node, stored here as counts of 0.01, 0.02, ..., 0.96. The
- * Java float products are exact hundredths of the block at the bench sizes; SimBlock then rounds the
- * transfer to whole ms, which we do not. */
-#define BTC_CONTROL_FAIL_ENTRIES 210
-static const guint16 btc_churn_fail_counts[96] = {
-    546, 66, 39, 27, 21, 17, 14, 12, 11, 10, 9, 8, 7, 7, 6, 6, 5, 5, 5, 4, 4, 4, 4, 4,
-    3,   3,  3,  3,  3,  3,  3,  3,  2,  2,  2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
-    1,   1,  1,  1,  1,  1,  1,  1,  1,  1,  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    1,   1,  1,  1,  1,  1,  1,  1,  1,  1,  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
-#define BTC_CHURN_FAIL_ENTRIES 945
 
 /* The block's random numbers: a SplitMix64 stream (Steele, Lea and Flood, OOPSLA 2014: a Weyl sequence
  * through a 64-bit finaliser; it passes BigCrush) keyed by one word of the block's stream. One word costs a
@@ -224,11 +99,7 @@ static double simblock_fail_share(gboolean churn_sender, BtcRng *rng) {
     (void)brng_below(rng, BTC_CONTROL_FAIL_ENTRIES);
     return 0.01;
   }
-  guint64 i = brng_below(rng, BTC_CHURN_FAIL_ENTRIES);
-  guint k = 0;
-  while (i >= btc_churn_fail_counts[k])
-    i -= btc_churn_fail_counts[k++];
-  return (double)(k + 1) / 100.0;
+  return relay_btc_churn_fail_share(brng_below(rng, BTC_CHURN_FAIL_ENTRIES));
 }
 
 /* ---- per-node traits: a stable hash of (seed, node, trait) ---- */
@@ -935,8 +806,8 @@ const RelayModel relay_btc = {
                  "Bitcoin Core as SimBlock models it: inv to every peer, getdata to the first announcer, one "
                  "block upload at a time per node, compact blocks between compact nodes with a failure "
                  "rate (then the rest of the block)",
-             .params = btc_params,
-             .n_params = G_N_ELEMENTS(btc_params),
+             .params = relay_btc_params,
+             .n_params = G_N_ELEMENTS(relay_btc_params),
              .params_size = sizeof(BtcParams)},
     .propagate = btc_propagate,
     .import_ns = btc_import_ns,

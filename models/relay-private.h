@@ -1,0 +1,417 @@
+/* relay-private.h: what the files of the Geth relay kernel share (relay.c: the step loop and the windows;
+ * relay_work.c, relay_groups.c, relay_kernel.c, relay_threads.c, relay_stop.c): its records, and the
+ * inline helpers that more than one of them needs. Not part of the relay's interface (relay.h). */
+#pragma once
+
+#include "relay.h"
+
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+enum { STEP_HAVE = 0, STEP_PUSH = 1, STEP_ANNOUNCE = 2 };
+
+/* RelayWork.done: a node's full-block time is final (YES), or it is a joining node not synced when the
+ * block left (UNAVAILABLE, net_joining_first_unavailable()). Such a node is marked done with a have time
+ * far in the past before the loop starts: every test the kernel already makes then treats it as a node
+ * that needs nothing (a push to it is sent and lost, without a latency draw; an announcement likewise),
+ * and it never takes a step, so it relays nothing; no test is added to the loop. */
+enum { DONE_NO = 0, DONE_YES = 1, DONE_UNAVAILABLE = 2 };
+#define HAVE_UNAVAILABLE (-(SIM_TIME_MAX / 4))
+
+/* A step is one 64-bit key: time since the block's first source (40 bits of ns: 18 minutes), node (22
+ * bits, the kernel's own numbering, see RelayGroups.order), kind (2 bits). Keys order steps by (time,
+ * node, kind), so ties never depend on insertion order. */
+#define STEP_TIME_BITS 40
+#define STEP_NODE_BITS 22
+#define STEP_KEY_SHIFT (STEP_NODE_BITS + 2)
+#define STEP_TIME_MAX ((UINT64_C(1) << STEP_TIME_BITS) - 1)
+#define STEP_NODE_MASK ((UINT32_C(1) << STEP_NODE_BITS) - 1)
+
+/* Everything the Geth kernel reads and writes of directed edge e = v->u, in one 16-byte record stored in
+ * v's adjacency order, so that scanning a node's edges brings in all it needs:
+ *  - word: cross (bit 63: u is in another group) | u (bits 42..62) | lazy (bit 41) | sent (bit 40: v sent
+ *    u the block or an announcement) | heard (bits 0..39): when v heard from u, in ns after the block's
+ *    first source (all ones: not heard). u sends v at most one message per block (a push or an
+ *    announcement), arriving at its send time plus a latency drawn from the stream of (block, edge u->v):
+ *    a pure function of the block and the edge. Where that latency was not needed when the message was
+ *    applied (the message could not be first at v), the draw is left for later: lazy is set and heard holds
+ *    the send time plus the link's floor, a lower bound; v's first decision at or after that bound draws it
+ *    (the same value) and stores the arrival. So what v knows is exact, whoever applied the message and
+ *    whenever. The sent, lazy and heard bits are reset at the start of each propagation. Only v's worker
+ *    writes the record: v's sends, and what v hears.
+ *  - rev: the reverse edge u->v; cls: the link class (edges with the same latency mean, floor and
+ *    bandwidth share one). */
+#define EDGE_HEARD_BITS 40
+#define EDGE_HEARD_NONE ((UINT64_C(1) << EDGE_HEARD_BITS) - 1)
+#define EDGE_SENT_BIT (UINT64_C(1) << EDGE_HEARD_BITS)
+#define EDGE_LAZY_BIT (UINT64_C(1) << (EDGE_HEARD_BITS + 1))
+#define EDGE_TO_SHIFT (EDGE_HEARD_BITS + 2)
+#define EDGE_TO_BITS 21
+#define EDGE_TO_MASK ((UINT64_C(1) << EDGE_TO_BITS) - 1)
+#define EDGE_CROSS_BIT (UINT64_C(1) << 63)
+#define EDGE_STATE_MASK (EDGE_SENT_BIT | EDGE_HEARD_NONE)
+#define EDGE_RESET_MASK (EDGE_LAZY_BIT | EDGE_SENT_BIT | EDGE_HEARD_NONE)
+
+/* Pruning keeps each node's least floor path to each target (4 bytes each): a stop with more targets than
+ * fit in this many entries is not pruned (its watched values are as exact, the relay just does more). */
+#define PRUNE_MAX_ENTRIES (UINT64_C(32) << 20)
+
+/* Kernel.stop_prev before the first window's end. */
+#define STOP_NO_PREV INT64_MIN
+
+/* Spin this long at a barrier, and between blocks, before sleeping on a futex. */
+#define SPIN_NS 20000
+
+typedef struct Kernel Kernel;
+
+struct RelayWork {
+  guint32 n_nodes;
+  guint32 n_special;
+  guint64 n_edges;
+  /* Results of the last propagation, reset by every propagation: best known time of the full block (final
+   * once `done`), first block message and first announcement received. Indexed by loc[node] when `loc` is
+   * set (the Geth kernel's own node order), else by node (models reporting through relay_work_record). */
+  SimTime *have;
+  guint8 *done;
+  SimTime *first_push;
+  SimTime *announce;
+  const guint32 *loc;
+  guint64 reached, messages;
+  guint threads;       /* asked for (relay_work_set_threads) */
+  RelayRunMode run;
+  RelayGroups *groups; /* the Geth kernel's groups (owned) */
+  Kernel *kernel;      /* the Geth kernel's state, built at its first propagation */
+  RelayWorkStats stats;
+  /* Another relay model's own scratch (relay_work_set_ext). */
+  const void *ext_owner;
+  gpointer ext;
+  GDestroyNotify ext_free;
+};
+
+/* ---- fixed groups of nodes (relay_groups.c) ---- */
+
+struct RelayGroups {
+  guint32 n_nodes;
+  guint32 n_groups; /* non-empty */
+  guint32 largest;
+  guint32 *group_of;    /* per node: the group's position in the order below */
+  guint32 *order;       /* the kernel's node order: groups one after another, nodes ascending inside */
+  guint32 *loc;         /* per node: its position in `order` */
+  guint32 *group_start; /* n_groups + 1: where each group starts in `order` */
+  guint64 *prefix;      /* n_groups + 1: work of the groups before (sum over their nodes of degree + 8) */
+  SimTime lookahead;
+  guint32 la_from, la_to;
+};
+
+/* ---- a thread's queue of steps (relay.c) ---- */
+
+typedef struct {
+  guint64 *key;
+  guint32 len, cap;
+} RadixBucket;
+
+typedef struct {
+  RadixBucket bucket[65];
+  guint64 bucket_mask; /* bit b - 1: bucket b not empty */
+  guint64 radix_last, radix_min;
+  guint64 *heap;
+  gsize heap_len, heap_cap;
+} StepQueue;
+
+/* ---- Geth 1.8.23 (relay.c) ---- */
+
+typedef struct {
+  int64_t push_min;
+  double verify_ms;
+  double import_base_ms;
+  double import_ms_per_mgas;
+  double arrive_timeout_ms;
+  double fetch_timeout_ms;
+  double fetch_fail_prob;
+  gboolean draw_all;
+  gboolean prune;
+} GethParams;
+
+/* ---- the windowed kernel ---- */
+
+/* The static part of an edge record (the word, the part a block writes, is in an array of its own, so that
+ * the per-block reset and the scans that only test the word run over 8 bytes per edge). */
+typedef struct {
+  guint32 rev;
+  guint32 cls;
+} EdgeCold;
+
+typedef struct {
+  SimTime mean_ns;
+  SimTime floor_ns;
+  SimTime transfer_ns; /* of the block being relayed */
+  double tx_ns_per_byte;
+  NetLatencyDraw draw;
+} LinkClass;
+
+/* Per link class, "pareto" only: the latency at u = j / QLAT_STEPS (j = 0: never reached, SIM_TIME_MAX),
+ * which falls as u grows: a uniform's top bits bracket its latency (edge_seen). Apart from LinkClass, which
+ * every message reads. */
+typedef struct {
+  SimTime at[65];
+} QLat;
+
+#define QLAT_BITS 6
+#define QLAT_STEPS (1u << QLAT_BITS)
+/* Slack for the brackets: the fast log2/exp2 are accurate to a few ulps, far below a ns at these scales. */
+#define QLAT_SLACK_NS 16
+
+/* A message to another worker, kept until the window's end, as its sender's thread wrote it: when it left
+ * (a push: when its last byte left; an announcement: when it was sent), its kind and receiver, the reverse
+ * edge (receiver -> sender; it gives the receiver's thread the edge's random stream and the sender) and
+ * the edge's class: the receiver's thread reads nothing else of the sender's but, for an announcement, when
+ * the sender's upload link is free (set by its push, before). */
+typedef struct {
+  guint64 word; /* sent - t0 (bits 0..39, saturated) | receiver (bits 40..61) | announcement (bit 62) */
+  guint32 rev;
+  guint32 cls;
+} Msg;
+
+#define MSG_NODE_MASK ((UINT32_C(1) << STEP_NODE_BITS) - 1)
+#define MSG_TIME_MASK ((UINT64_C(1) << 40) - 1)
+#define MSG_TO_SHIFT 40
+#define MSG_ANNOUNCE_BIT (UINT64_C(1) << 62)
+
+/* Worker s's messages to worker d (s != d). Every directed edge carries at most one message per block (a
+ * node pushes at most once, and announces only over edges it did not push over), so the capacity is the
+ * number of edges from s's nodes to d's. Only s appends; at the end of window k it publishes the length in
+ * pub[k & 1], which d reads after the barrier (d is done with pub[(k - 1) & 1] before s can write it
+ * again). */
+typedef struct {
+  _Alignas(64) Msg *msg;
+  guint32 cap;
+  guint32 len;
+  guint32 pub[2];
+} Mailbox;
+
+/* What a thread publishes at the barrier: a lower bound on every step it may still take or cause, and its
+ * specials still to reach. */
+/* What a thread publishes at the barrier: a lower bound on every step its workers may still take or cause,
+ * their specials still to reach, and their work in the window (steps, messages sent and messages sent to
+ * other groups, which cost as much again to apply, wherever they are applied:
+ * the sum, and the busiest worker's). */
+typedef struct {
+  _Alignas(64) SimTime bound;
+  guint64 work, work_max;
+} Slot;
+
+enum { STREAM_PUSH_TARGETS = 1, STREAM_MSG = 2 };
+
+/* What a message reads of its receiver, in one 16-byte record per node (kernel order): the full-block time
+ * and whether it is final (copied to RelayWork.have/done after the block), and two fixed fields. */
+typedef struct {
+  SimTime have;
+  guint8 done;
+  guint8 special; /* 1 for nodes 0..n_special-1 of the topology */
+  guint8 worker;  /* the worker that owns it */
+} NodeHot;
+
+/* One worker's hot state during a window, in locals, so that stores into the per-edge and per-node arrays
+ * do not make the compiler reload it; kept in the worker between windows. */
+typedef struct {
+  const GethParams *p;
+  guint64 *ew;
+  const EdgeCold *ec;
+  const LinkClass *cls;
+  const QLat *qlat;
+  const guint32 *off;
+  const guint32 *gid;
+  NodeHot *nh;
+  SimTime *first_push, *announce, *upload_free;
+  guint32 *scratch;
+  StepQueue *q;
+  Mailbox *out; /* this worker's mailboxes, by receiving worker */
+  guint64 key;
+  SimTime t0;
+  SimTime wait, timeout, last_decision_after_have;
+  SimTime step_lb_announce; /* after an announcement, the least time to a step it can cause in another group */
+  SimTime bound; /* least time at which a message sent this window can make a step */
+  guint64 messages, deferred, posted, draws;
+  guint me; /* the worker's index */
+} Geth;
+
+/* A worker: a fixed, contiguous run of groups and everything it writes. The workers are as many as the
+ * threads asked for (their number fixes nothing in the results either); a thread runs one worker's window
+ * or, when fewer threads run the block, several in turn. */
+typedef struct {
+  _Alignas(64) Kernel *k;
+  guint index;
+  guint32 lo, hi; /* its nodes, in the kernel's order */
+  StepQueue q;
+  guint64 *fifo[2];
+  guint32 *scratch; /* edge indices for choosing push targets */
+  guint32 *read;    /* per sending worker: its next message to apply */
+  /* This block's state between windows. */
+  Geth g;
+  gsize fifo_head[2], fifo_len[2];
+  guint64 reached, steps;
+  /* The stop's groups this worker has seen a node of have the block (a bit each), and whether it has seen
+   * one since the last window's end. */
+  guint64 *seen;
+  gboolean fresh;
+  /* Pruning: this worker's part of the targets' values at the start of its window (Kernel.snap), and the
+   * watched nodes it owns with their targets. */
+  SimTime *snap_part;
+  guint32 *own_node, *own_target, n_own;
+  guint64 pruned;
+} Worker;
+
+/* A thread other than the calling one (thread p runs workers p, p + P, p + 2P, ... when P threads run a
+ * block). */
+typedef struct {
+  _Alignas(64) Kernel *k;
+  guint index;
+  pthread_t tid;
+  unsigned seen; /* the last block generation it looked at */
+} Thread;
+
+/* The block being relayed, set by the calling thread before the others start on it. */
+typedef struct {
+  const void *params;
+  SimTime t0, last_source_t;
+  SimTime verify, import, wait, timeout, last_decision_after_have, step_lb_announce;
+  /* The stop (RelayStop): watched nodes, their groups, the groups to see and the watched messages. */
+  guint32 stop_n, stop_groups, stop_msgs;
+  const guint32 *stop_group;
+  gboolean stop_first; /* RelayStop.first_message_only */
+  guint64 key;   /* of the block's random streams */
+  guint n_src;
+  guint32 *src; /* sources, the kernel's order */
+  SimTime *src_t;
+  guint src_cap;
+  guint32 join_first; /* joining nodes from here on are unavailable */
+} BlockSpec;
+
+/* How many threads run the next block (RELAY_RUN_ADAPTIVE): all of them, or the calling thread alone
+ * (running every worker's part in turn, the same result). Each cycle of SCHED_PERIOD blocks starts with
+ * 2 x SCHED_PROBE blocks taken each way in turn (so that both see the same load of the machine), then
+ * runs the rest the way that had the lower wall time per unit of work (steps and messages) in them. */
+#define SCHED_PERIOD 512
+#define SCHED_PROBE 16
+typedef struct {
+  double ns[2], work[2]; /* this cycle's probes: [0] the calling thread alone, [1] all threads */
+  gboolean all;          /* the way chosen */
+  gboolean probing;      /* the block being run is one of the probes */
+  guint64 at;            /* blocks since the cycle began */
+} Schedule;
+
+struct Kernel {
+  /* Built for one topology and jitter model (read-only during a block but for each worker's own part). */
+  const NetTopology *topo;
+  const void *jitter, *jitter_params;
+  RelayWork *w;
+  const RelayGroups *groups;
+  guint32 n_nodes;
+  const guint32 *gid; /* kernel order -> node */
+  const guint32 *loc; /* node -> kernel order */
+  guint32 *off;       /* n_nodes + 1: edges of each node, kernel order */
+  guint64 *ew; /* the records' words */
+  EdgeCold *ec;
+  LinkClass *cls;
+  QLat *qlat;
+  guint32 n_cls;
+  NodeHot *nh;          /* per node */
+  SimTime *upload_free; /* per node: when its upload link is free again, set by its push */
+  SimTime window;       /* min(lookahead, RELAY_WINDOW_MAX_NS) */
+  /* Workers and threads. */
+  guint n_workers;
+  Worker **workers;
+  guint8 *worker_of; /* per node */
+  Mailbox *mb;       /* [sender * n_workers + receiver] */
+  Thread **threads;  /* [1 .. n_workers - 1]; started at the first block run on them */
+  gboolean started;
+  guint n_run;    /* threads running this block: 1 or n_workers */
+  Slot *slots;    /* per thread */
+  /* The stop: groups seen by all workers (a bit each; seen_words words, also the workers' size), how many
+   * are still to see, and per special the least latency floor of its links into it. */
+  guint64 *seen_all;
+  guint seen_words;
+  guint32 groups_left;
+  SimTime *fin_in;
+  SimTime stop_prev; /* the bound that started the current window (STOP_NO_PREV: window 0) */
+  /* Pruning (GethParams.prune, relay.h): the targets of the stop they were built for (its groups, then the
+   * nodes of its watched messages), each node's least sum of latency floors to each (us, rounded down;
+   * G_MAXUINT32: cannot reach it), the targets' values as of the start of the last window (merged from the
+   * workers' parts at its end), and the targets still open (value at or after the window's start). */
+  gboolean pruning;
+  guint32 n_tg;
+  guint32 *tdist; /* [node * n_tg + target], kernel order */
+  SimTime *snap;
+  guint32 *active, n_active;
+  const guint32 *tg_group;
+  guint32 tg_n, tg_groups, tg_msgs;
+  gboolean tg_built;
+  double *wait_s; /* per thread, this block */
+  BlockSpec blk;
+  Schedule sched;
+  /* Synchronisation: a new block (the calling thread bumps block_gen), the window barrier (the last to
+   * arrive reduces the slots into bar_bound and decides bar_stop, then bumps bar_gen), the end of a block
+   * (each other thread that ran it adds one to `finished`). */
+  _Alignas(64) unsigned block_gen;
+  unsigned park_sleepers;
+  unsigned quit;
+  _Alignas(64) unsigned bar_count;
+  _Alignas(64) unsigned bar_gen;
+  unsigned bar_sleepers;
+  SimTime bar_bound;
+  gboolean bar_stop;
+  guint64 work, work_critical; /* this block's: all workers' work, and the busiest worker's per window */
+  _Alignas(64) unsigned finished;
+  unsigned fin_sleepers;
+};
+
+/* ---- helpers of more than one file ---- */
+
+static inline gint64 mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (gint64)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline guint32 edge_to(guint64 word) {
+  return (guint32)(word >> EDGE_TO_SHIFT) & EDGE_TO_MASK;
+}
+
+/* A "pareto" latency at uniform u in (0, 1]: what net_pareto_draw() gives for that u, host overhead added. */
+static inline SimTime pareto_of_u(const NetLatencyDraw *d, double u) {
+  /* The table form (net.h): a third cheaper than net_pareto_of_u, the same quantile to 1.5e-15 relative. */
+  return net_pareto_table_of_u(&d->pareto, d->scale_ns, d->inv_shape, u) + d->host_ns; /* in [0, MAX] */
+}
+
+/* ---- between the files ---- */
+
+/* relay_work.c: every node unreached, no special heard anything, counts zero (node order). */
+void relay_work_reset_nodes(RelayWork *w);
+
+/* relay_groups.c: the first group of each of n threads (cut[n] = n_groups). */
+void relay_groups_cut(const RelayGroups *g, guint n, guint32 *cut);
+
+/* relay.c: the step queue's memory; thread p's part of the block (of k->n_run threads). */
+void relay_queue_init(StepQueue *q);
+void relay_queue_clear(StepQueue *q);
+void relay_kernel_thread_block(Kernel *k, guint p);
+
+/* relay_kernel.c: the kernel for (t, gp's jitter) with w->threads, built or rebuilt as needed; its end. */
+Kernel *relay_kernel_get(RelayWork *w, const NetGeoParams *gp, const NetTopology *t);
+void relay_kernel_free(Kernel *k);
+
+/* relay_threads.c: the window barrier; the block on all threads (started at the first), the calling thread
+ * running part 0; stopping the threads; whether the next block runs on all threads (Schedule). */
+void relay_kernel_barrier(Kernel *k, guint p, const Slot *mine, SimTime *next, gboolean *stop);
+void relay_kernel_run_all(Kernel *k);
+void relay_kernel_stop_threads(Kernel *k);
+gboolean relay_kernel_schedule_all(RelayWork *w, Kernel *k);
+
+/* relay_stop.c: the block's stop set up; whether the block may stop at a window's end; pruning's targets,
+ * a worker's part of their values at its window's start, and their merge at the window's end. */
+void relay_kernel_stop_prepare(Kernel *k, const NetTopology *t, const RelayStop *stop);
+gboolean relay_kernel_stop_reached(Kernel *k, SimTime next);
+void relay_kernel_targets_build(Kernel *k);
+void relay_kernel_snap_part(Kernel *k, Worker *W);
+void relay_kernel_snap_merge(Kernel *k, SimTime next);

@@ -1,0 +1,205 @@
+/* relay_stop.c: the Geth kernel's stop (relay.h): when a block may end before every node has it, and the
+ * pruning of the steps that cannot change what it watches (targets, each node's floor distance to them,
+ * their values at each window's start). */
+#include "relay-private.h"
+
+/* Sets the block's stop from `stop` (NULL: none): the bitmaps sized for its groups, no group seen yet, and
+ * the groups it watches counted (those of no watched node are never waited for). */
+void relay_kernel_stop_prepare(Kernel *k, const NetTopology *t, const RelayStop *stop) {
+  BlockSpec *bs = &k->blk;
+  bs->stop_n = stop ? MIN(stop->n_nodes, t->n_nodes) : 0;
+  bs->stop_group = bs->stop_n ? stop->group : NULL;
+  bs->stop_groups = bs->stop_n ? stop->n_groups : 0;
+  bs->stop_msgs = bs->stop_n ? MIN(MIN(stop->n_messages, bs->stop_n), t->n_special) : 0;
+  bs->stop_first = bs->stop_n && stop->first_message_only;
+  guint words = (bs->stop_groups + 63) / 64;
+  if (words > k->seen_words) {
+    k->seen_all = g_renew(guint64, k->seen_all, words);
+    for (guint i = 0; i < k->n_workers; i++)
+      k->workers[i]->seen = g_renew(guint64, k->workers[i]->seen, words);
+    k->seen_words = words;
+  }
+  if (k->seen_words) memset(k->seen_all, 0, k->seen_words * sizeof *k->seen_all);
+  k->groups_left = 0;
+  k->stop_prev = STOP_NO_PREV;
+  for (guint32 v = 0; v < bs->stop_n; v++) {
+    guint32 grp = bs->stop_group ? bs->stop_group[v] : v;
+    if (grp == RELAY_STOP_NONE) continue;
+    if (grp >= bs->stop_groups) {
+      g_critical("relay stop: node %u's group %u is not below n_groups %u: the relay runs to its end", v, grp,
+                 bs->stop_groups);
+      bs->stop_n = bs->stop_msgs = 0;
+      return;
+    }
+    if (!(k->seen_all[grp >> 6] & UINT64_C(1) << (grp & 63))) k->groups_left++;
+    k->seen_all[grp >> 6] |= UINT64_C(1) << (grp & 63);
+  }
+  if (k->seen_words) memset(k->seen_all, 0, k->seen_words * sizeof *k->seen_all);
+}
+
+/* ---- pruning (relay.h) ---- */
+
+/* A watched value of target T as it stands: a group's least full-block time; a watched node's first block
+ * message and announcement, the later of the two (both watched) or the earlier (first_message_only). */
+static inline SimTime target_value(const Kernel *k, guint32 T, guint32 l) {
+  if (T < k->blk.stop_groups) return k->nh[l].have;
+  SimTime fp = k->w->first_push[l], an = k->w->announce[l];
+  return k->blk.stop_first ? MIN(fp, an) : MAX(fp, an);
+}
+
+/* Worker W's part of the targets' values at the start of its window, after the last window's messages:
+ * the same state in every split (every message sent before this window has been applied). */
+void relay_kernel_snap_part(Kernel *k, Worker *W) {
+  for (guint32 T = 0; T < k->n_tg; T++)
+    W->snap_part[T] = SIM_TIME_MAX;
+  for (guint32 i = 0; i < W->n_own; i++) {
+    guint32 T = W->own_target[i];
+    W->snap_part[T] = MIN(W->snap_part[T], target_value(k, T, W->own_node[i]));
+  }
+}
+
+/* At a window's end (the reducing thread, every worker at the barrier): the targets' values as they stood
+ * at the start of the window just ended, for the next window (starting at `next`), and the targets still
+ * open then (a value before `next` cannot be lowered by any step from `next` on). */
+void relay_kernel_snap_merge(Kernel *k, SimTime next) {
+  k->n_active = 0;
+  for (guint32 T = 0; T < k->n_tg; T++) {
+    SimTime v = SIM_TIME_MAX;
+    for (guint i = 0; i < k->n_workers; i++)
+      v = MIN(v, k->workers[i]->snap_part[T]);
+    k->snap[T] = v;
+    if (v >= next) k->active[k->n_active++] = T;
+  }
+}
+
+/* The targets of the block's stop and each node's least sum of latency floors to each (Dijkstra from the
+ * target's nodes over the links reversed), and each worker's watched nodes; once per stop and layout. */
+void relay_kernel_targets_build(Kernel *k) {
+  const BlockSpec *b = &k->blk;
+  guint32 ng = b->stop_groups, nt = ng + b->stop_msgs, n = k->n_nodes;
+  g_free(k->tdist);
+  g_free(k->snap);
+  g_free(k->active);
+  k->n_tg = nt;
+  k->tdist = g_new(guint32, MAX((gsize)nt * n, 1));
+  k->snap = g_new(SimTime, MAX(nt, 1));
+  k->active = g_new(guint32, MAX(nt, 1));
+  g_autofree SimTime *d = g_new(SimTime, MAX(n, 1));
+  g_autofree guint64 *heap = g_new(guint64, MAX(k->off[n], 1) + n + 1);
+  for (guint32 T = 0; T < nt; T++) {
+    gsize len = 0;
+    for (guint32 v = 0; v < n; v++)
+      d[v] = SIM_TIME_MAX;
+    for (guint32 id = 0; id < b->stop_n; id++) {
+      gboolean in = T < ng ? (b->stop_group ? b->stop_group[id] : id) == T : id == T - ng;
+      if (!in) continue;
+      guint32 l = k->loc[id];
+      d[l] = 0;
+      heap[len++] = l; /* key: distance (ns) << 22 | node; distance 0 */
+    }
+    /* A binary min-heap of keys; entries made stale by a shorter distance are skipped when popped. */
+    while (len) {
+      guint64 top = heap[0];
+      heap[0] = heap[--len];
+      for (gsize i = 0;;) {
+        gsize c = 2 * i + 1;
+        if (c >= len) break;
+        if (c + 1 < len && heap[c + 1] < heap[c]) c++;
+        if (heap[i] <= heap[c]) break;
+        guint64 x = heap[i];
+        heap[i] = heap[c];
+        heap[c] = x;
+        i = c;
+      }
+      guint32 y = (guint32)(top & STEP_NODE_MASK);
+      SimTime dy = (SimTime)(top >> STEP_NODE_BITS);
+      if (dy != d[y]) continue;
+      for (guint32 e = k->off[y]; e < k->off[y + 1]; e++) {
+        guint32 z = edge_to(k->ew[e]);
+        SimTime dz = dy + k->cls[k->ec[k->ec[e].rev].cls].floor_ns; /* link z -> y */
+        if (dz >= d[z] || dz >= (SimTime)(UINT64_C(1) << (63 - STEP_NODE_BITS))) continue;
+        d[z] = dz;
+        gsize i = len++;
+        heap[i] = (guint64)dz << STEP_NODE_BITS | z;
+        while (i > 0 && heap[(i - 1) / 2] > heap[i]) {
+          guint64 x = heap[i];
+          heap[i] = heap[(i - 1) / 2];
+          heap[(i - 1) / 2] = x;
+          i = (i - 1) / 2;
+        }
+      }
+    }
+    for (guint32 v = 0; v < n; v++)
+      k->tdist[(gsize)v * nt + T] = d[v] == SIM_TIME_MAX ? G_MAXUINT32 : (guint32)MIN(d[v] / 1000, G_MAXUINT32 - 1);
+  }
+  for (guint i = 0; i < k->n_workers; i++) {
+    Worker *W = k->workers[i];
+    g_free(W->snap_part);
+    g_free(W->own_node);
+    g_free(W->own_target);
+    W->snap_part = g_new(SimTime, MAX(nt, 1));
+    W->own_node = g_new(guint32, 2 * (gsize)MAX(b->stop_n, 1));
+    W->own_target = g_new(guint32, 2 * (gsize)MAX(b->stop_n, 1));
+    W->n_own = 0;
+    for (guint32 id = 0; id < b->stop_n; id++) {
+      guint32 l = k->loc[id];
+      if (l < W->lo || l >= W->hi) continue;
+      guint32 grp = b->stop_group ? b->stop_group[id] : id;
+      if (grp != RELAY_STOP_NONE) {
+        W->own_node[W->n_own] = l;
+        W->own_target[W->n_own++] = grp;
+      }
+      if (id < b->stop_msgs) {
+        W->own_node[W->n_own] = l;
+        W->own_target[W->n_own++] = ng + id;
+      }
+    }
+  }
+  k->tg_group = b->stop_group;
+  k->tg_n = b->stop_n;
+  k->tg_groups = b->stop_groups;
+  k->tg_msgs = b->stop_msgs;
+  k->tg_built = TRUE;
+}
+
+/* Whether the block may stop at the end of window w, whose successor would start at `next` (a lower bound of
+ * every step still to come, SIM_TIME_MAX: none), with every worker at the barrier: nothing left, or what
+ * the stop watches final, decided from what does not depend on how the groups are split among workers
+ * (so the windows, and what the unwatched nodes hold, are the same at every thread count).
+ *  - The groups: the workers' newly seen ones are merged here (only the reducing thread runs this, while
+ *    the others wait). The steps of window w are the same in every split.
+ *  - Each watched node's first block message and announcement, against the bound P that started window w:
+ *    every message sent before window w has been applied in every split (a window starts by applying what
+ *    the last one sent); one sent in window w or later is sent at a step at or after P and arrives at or
+ *    after P plus the least floor of the node's links into it. So a value below that is final, and
+ *    whether a value is below it does not depend on which of window w's messages have been applied (they
+ *    cannot bring a value below it). */
+gboolean relay_kernel_stop_reached(Kernel *k, SimTime next) {
+  if (next == SIM_TIME_MAX) return TRUE;
+  const BlockSpec *b = &k->blk;
+  SimTime prev = k->stop_prev;
+  k->stop_prev = next;
+  if (!b->stop_n) return FALSE;
+  if (k->groups_left) {
+    for (guint i = 0; i < k->n_workers; i++) {
+      Worker *W = k->workers[i];
+      if (!W->fresh) continue;
+      W->fresh = FALSE;
+      for (guint j = 0; j < k->seen_words; j++) {
+        guint64 add = W->seen[j] & ~k->seen_all[j];
+        k->seen_all[j] |= add;
+        k->groups_left -= (guint32)__builtin_popcountll(add);
+      }
+    }
+    if (k->groups_left) return FALSE;
+  }
+  for (guint32 m = 0; m < b->stop_msgs; m++) {
+    if (prev == STOP_NO_PREV) return FALSE; /* window 0: no bound before it */
+    guint32 l = k->loc[m];
+    SimTime fin = k->fin_in[m];
+    SimTime lim = prev > SIM_TIME_MAX - fin ? SIM_TIME_MAX : prev + fin;
+    SimTime fp = k->w->first_push[l], an = k->w->announce[l];
+    if (b->stop_first ? MIN(fp, an) >= lim : (fp >= lim || an >= lim)) return FALSE;
+  }
+  return TRUE;
+}

@@ -1,0 +1,144 @@
+/* relay_threads.c: the Geth kernel's threads: spinning then futex waits, the window barrier, starting and
+ * stopping the threads, and the choice of how many run a block. */
+#include "relay-private.h"
+
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* ---- waiting: spin briefly, then sleep on a futex ---- */
+
+static void futex_wait(unsigned *addr, unsigned val) {
+  syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+}
+
+static void futex_wake_all(unsigned *addr) {
+  syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+/* Waits until *addr != val. The waker stores *addr then reads *sleepers; we add to *sleepers then read
+ * *addr (both sequentially consistent): one of us sees the other. */
+static void wait_change(unsigned *addr, unsigned val, unsigned *sleepers) {
+  gint64 until = mono_ns() + SPIN_NS;
+  for (unsigned i = 1;; i++) {
+    if (__atomic_load_n(addr, __ATOMIC_ACQUIRE) != val) return;
+    cpu_relax();
+    if ((i & 63) == 0 && mono_ns() > until) break;
+  }
+  __atomic_add_fetch(sleepers, 1, __ATOMIC_SEQ_CST);
+  while (__atomic_load_n(addr, __ATOMIC_SEQ_CST) == val)
+    futex_wait(addr, val);
+  __atomic_sub_fetch(sleepers, 1, __ATOMIC_SEQ_CST);
+}
+
+static void bump_and_wake(unsigned *addr, unsigned *sleepers) {
+  __atomic_add_fetch(addr, 1, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(sleepers, __ATOMIC_SEQ_CST)) futex_wake_all(addr);
+}
+
+/* The window barrier: publishes thread p's slot, returns everyone's least bound and whether to stop. */
+void relay_kernel_barrier(Kernel *k, guint p, const Slot *mine, SimTime *next, gboolean *stop) {
+  Slot *s = &k->slots[p];
+  s->bound = mine->bound;
+  s->work = mine->work;
+  s->work_max = mine->work_max;
+  unsigned gen = __atomic_load_n(&k->bar_gen, __ATOMIC_ACQUIRE);
+  if (__atomic_add_fetch(&k->bar_count, 1, __ATOMIC_ACQ_REL) == k->n_run) {
+    __atomic_store_n(&k->bar_count, 0, __ATOMIC_RELAXED);
+    SimTime b = SIM_TIME_MAX;
+    guint64 most = 0;
+    for (guint i = 0; i < k->n_run; i++) {
+      b = MIN(b, k->slots[i].bound);
+      k->work += k->slots[i].work;
+      most = MAX(most, k->slots[i].work_max);
+    }
+    k->work_critical += most;
+    k->bar_bound = b;
+    if (k->pruning) relay_kernel_snap_merge(k, b);
+    k->bar_stop = relay_kernel_stop_reached(k, b);
+    bump_and_wake(&k->bar_gen, &k->bar_sleepers);
+  } else {
+    gint64 t0 = mono_ns();
+    wait_change(&k->bar_gen, gen, &k->bar_sleepers);
+    k->wait_s[p] += (double)(mono_ns() - t0) / 1e9;
+  }
+  *next = k->bar_bound;
+  *stop = k->bar_stop;
+}
+
+/* ---- threads ---- */
+
+static void *thread_main(void *arg) {
+  Thread *T = arg;
+  Kernel *k = T->k;
+  for (;;) {
+    wait_change(&k->block_gen, T->seen, &k->park_sleepers);
+    T->seen = __atomic_load_n(&k->block_gen, __ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&k->quit, __ATOMIC_ACQUIRE)) return NULL;
+    if (T->index >= k->n_run) continue; /* this block runs on fewer threads */
+    relay_kernel_thread_block(k, T->index);
+    bump_and_wake(&k->finished, &k->fin_sleepers);
+  }
+}
+
+void relay_kernel_stop_threads(Kernel *k) {
+  if (!k || !k->started) return;
+  __atomic_store_n(&k->quit, 1, __ATOMIC_RELEASE);
+  bump_and_wake(&k->block_gen, &k->park_sleepers);
+  for (guint i = 1; i < k->n_workers; i++)
+    pthread_join(k->threads[i]->tid, NULL);
+  k->started = FALSE;
+  __atomic_store_n(&k->quit, 0, __ATOMIC_RELEASE);
+}
+
+static void kernel_start_threads(Kernel *k) {
+  /* Signals go to the calling thread: the others block them all. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  for (guint i = 1; i < k->n_workers; i++) {
+    Thread *T = k->threads[i];
+    T->seen = __atomic_load_n(&k->block_gen, __ATOMIC_ACQUIRE);
+    int rc = pthread_create(&T->tid, NULL, thread_main, T);
+    if (rc != 0) g_error("relay: cannot start a thread: %s", g_strerror(rc));
+  }
+  k->started = TRUE;
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void relay_kernel_run_all(Kernel *k) {
+  guint n = k->n_workers;
+  if (!k->started) kernel_start_threads(k);
+  __atomic_store_n(&k->finished, 0, __ATOMIC_RELAXED);
+  bump_and_wake(&k->block_gen, &k->park_sleepers); /* publishes the block (sequentially consistent) */
+  relay_kernel_thread_block(k, 0);
+  for (;;) {
+    unsigned f = __atomic_load_n(&k->finished, __ATOMIC_ACQUIRE);
+    if (f == n - 1) break;
+    wait_change(&k->finished, f, &k->fin_sleepers);
+  }
+}
+
+/* Whether the next block runs on all threads (see Schedule). */
+gboolean relay_kernel_schedule_all(RelayWork *w, Kernel *k) {
+  if (w->run == RELAY_RUN_ALL) return TRUE;
+  if (w->run == RELAY_RUN_CALLER) return FALSE;
+  Schedule *sc = &k->sched;
+  guint64 at = sc->at++;
+  if (at == 0) sc->ns[0] = sc->ns[1] = sc->work[0] = sc->work[1] = 0;
+  sc->probing = at < 2 * SCHED_PROBE;
+  if (sc->probing) return at & 1; /* alone, all, alone, ... */
+  if (at == 2 * SCHED_PROBE && sc->work[0] > 0 && sc->work[1] > 0)
+    sc->all = sc->ns[1] / sc->work[1] < sc->ns[0] / sc->work[0];
+  if (sc->at >= SCHED_PERIOD) sc->at = 0;
+  return sc->all;
+}
