@@ -416,6 +416,49 @@ static void height_list(GString *s, const GPtrArray *traced) {
   }
 }
 
+/* The traced block to show: the one at height `want` (a main block first), or without it the median-delay
+ * block of those traced, by the vantage points' mean delay where every vantage point saw them all, else by
+ * the median node arrival. NULL in *pick when none was traced; FALSE (and `error`) when `want` was not. */
+static gboolean traced_pick(GPtrArray *tr, const Obs *obs, guint32 want, const char *bpath, const Traced **out,
+                            GError **error) {
+  const Traced *pick = NULL;
+  if (want) {
+    for (guint i = 0; i < tr->len; i++) {
+      const Traced *t = g_ptr_array_index(tr, i);
+      if (t->height != want) continue;
+      const ObsRow *orow = obs_find(obs, t->block);
+      if (!pick || (orow && g_ascii_strcasecmp(orow->type, "Main") == 0)) pick = t;
+    }
+    if (!pick) {
+      g_autoptr(GString) hs = g_string_new(NULL);
+      height_list(hs, tr);
+      return rp_input_error(error, bpath, "--block %u: not traced (traced heights: %s)", want,
+                            hs->len ? hs->str : "none");
+    }
+  } else if (tr->len > 0) {
+    g_autoptr(GPtrArray) order = g_ptr_array_new();
+    gboolean by_obs = obs != NULL;
+    for (guint i = 0; i < tr->len; i++) {
+      Traced *t = g_ptr_array_index(tr, i);
+      const ObsRow *orow = obs_find(obs, t->block);
+      if (!orow || isnan(orow->delay_ms)) by_obs = FALSE;
+      g_ptr_array_add(order, t);
+    }
+    for (guint i = 1; i < order->len; i++)
+      for (guint j = i; j > 0; j--) {
+        Traced *a = g_ptr_array_index(order, j - 1), *b = g_ptr_array_index(order, j);
+        double ka = by_obs ? obs_find(obs, a->block)->delay_ms : a->median_ms;
+        double kb = by_obs ? obs_find(obs, b->block)->delay_ms : b->median_ms;
+        if (ka < kb || (ka == kb && a->height <= b->height)) break;
+        order->pdata[j - 1] = b;
+        order->pdata[j] = a;
+      }
+    pick = g_ptr_array_index(order, (order->len - 1) / 2);
+  }
+  *out = pick;
+  return TRUE;
+}
+
 static gboolean section_network(Page *p, json_t *summary, const AnReportOptions *opt, GError **error) {
   json_t *net = rp_jget(summary, "header", "scenario", "network", NULL);
   const char *model = json_string_value(json_object_get(net, "model"));
@@ -513,41 +556,7 @@ static gboolean section_network(Page *p, json_t *summary, const AnReportOptions 
   g_autoptr(GPtrArray) tr = traced_load(bpath, m.n_nodes, error);
   if (!tr) return FALSE;
   const Traced *pick = NULL;
-  if (want) {
-    for (guint i = 0; i < tr->len; i++) {
-      const Traced *t = g_ptr_array_index(tr, i);
-      if (t->height != want) continue;
-      const ObsRow *orow = obs_find(obs, t->block);
-      if (!pick || (orow && g_ascii_strcasecmp(orow->type, "Main") == 0)) pick = t;
-    }
-    if (!pick) {
-      g_autoptr(GString) hs = g_string_new(NULL);
-      height_list(hs, tr);
-      return rp_input_error(error, bpath, "--block %u: not traced (traced heights: %s)", want,
-                         hs->len ? hs->str : "none");
-    }
-  } else if (tr->len > 0) {
-    /* the median-delay block of the traced ones: by the vantage points' mean delay where every vantage point
-     * saw them all, else by the median node arrival */
-    g_autoptr(GPtrArray) order = g_ptr_array_new();
-    gboolean by_obs = obs != NULL;
-    for (guint i = 0; i < tr->len; i++) {
-      Traced *t = g_ptr_array_index(tr, i);
-      const ObsRow *orow = obs_find(obs, t->block);
-      if (!orow || isnan(orow->delay_ms)) by_obs = FALSE;
-      g_ptr_array_add(order, t);
-    }
-    for (guint i = 1; i < order->len; i++)
-      for (guint j = i; j > 0; j--) {
-        Traced *a = g_ptr_array_index(order, j - 1), *b = g_ptr_array_index(order, j);
-        double ka = by_obs ? obs_find(obs, a->block)->delay_ms : a->median_ms;
-        double kb = by_obs ? obs_find(obs, b->block)->delay_ms : b->median_ms;
-        if (ka < kb || (ka == kb && a->height <= b->height)) break;
-        order->pdata[j - 1] = b;
-        order->pdata[j] = a;
-      }
-    pick = g_ptr_array_index(order, (order->len - 1) / 2);
-  }
+  if (!traced_pick(tr, obs, want, bpath, &pick, error)) return FALSE;
   if (!pick) {
     g_string_append(p->html, "<p class=\"omitted\">trace_blocks.csv holds no block.</p>\n");
     return TRUE;
