@@ -223,10 +223,12 @@ def main():
                 k["path"], fmt(current[k["name"]]), fmt(chosen[k["name"]]), k["metric"], tgt, m, se))
             miss = (k["lo"] - m) if m < k["lo"] else (m - k["hi"]) if m > k["hi"] else 0.0
             if miss > 2 * se:
-                b = slopes.get(k["name"])
-                x = round(round((chosen[k["name"]] + (k["target"] - m) / b) / k["step"]) * k["step"], 6)
-                step = (" one more step along the grid's line gives %s %s (put it into scenarios/gen/pools-2019.py, "
-                        "regenerate, check with --confirm-only)" % (fmt(x), k["unit"])) if b else ""
+                b = slopes.get(k["name"])  # None with --confirm-only: no grid, no line to step along
+                step = ""
+                if b:
+                    x = round(round((chosen[k["name"]] + (k["target"] - m) / b) / k["step"]) * k["step"], 6)
+                    step = (" one more step along the grid's line gives %s %s (put it into scenarios/gen/pools-2019.py, "
+                            "regenerate, check with --confirm-only)" % (fmt(x), k["unit"]))
                 notes.append("%s misses its target by %.1f standard errors;%s" % (k["name"], miss / se, step))
         s0 = runs[0][0]
         print("checks (not targets): stale share %.4f, mean interval %.2f s, vantage delay median %.1f ms, wall %s" % (
