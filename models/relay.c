@@ -169,41 +169,12 @@ static SimTime geth_import_ns(const void *params, double gas_used) {
 /* ---- one worker's part of a block ---- */
 
 /* The random stream of one purpose of one node or edge (the kernel's numbers) of this block: its values do
- * not depend on who draws them or when. SplitMix64 (Steele, Lea and Flood, OOPSLA 2014: a Weyl sequence
- * through a 64-bit finaliser; it passes BigCrush) seeded from (block key, purpose, id) through the same
- * finaliser: a stream costs two mixes to open and one per word, where a Philox4x64-10 block costs about
- * 230 instructions, and the relay opens one per message it draws for. Jitter models other than "pareto"
- * and "none" draw through gsl from a Philox stream keyed the same way (MsgRng.slow). */
-typedef struct {
-  guint64 s;
-} Mix;
-
-static inline void mix_init(Mix *m, guint64 key, guint purpose, guint64 id) {
-  m->s = sim_mix64(key ^ sim_mix64((guint64)purpose << 56 ^ id));
-}
-
-static inline guint64 mix_next(Mix *m) {
-  m->s += UINT64_C(0x9E3779B97F4A7C15);
-  return sim_mix64(m->s);
-}
-
-/* Uniform integer in [0, n), n >= 1, without modulo bias (Lemire's method, as sim_rng_below). */
-static inline guint64 mix_below(Mix *m, guint64 n) {
-  unsigned __int128 x = (unsigned __int128)mix_next(m) * n;
-  guint64 low = (guint64)x;
-  if (G_UNLIKELY(low < n)) {
-    guint64 threshold = -n % n;
-    while (low < threshold) {
-      x = (unsigned __int128)mix_next(m) * n;
-      low = (guint64)x;
-    }
-  }
-  return (guint64)(x >> 64);
-}
-
+ * not depend on who draws them or when. A RelayMix (relay.h: SplitMix64) keyed by (block key, purpose,
+ * id): the relay opens one per message it draws for. Jitter models other than "pareto" and "none" draw
+ * through gsl from a Philox stream keyed the same way (MsgRng.slow). */
 /* The stream of one message (purpose STREAM_MSG, the directed edge it crosses). */
 typedef struct {
-  Mix m;
+  RelayMix m;
   gboolean slow;
   SimRng r; /* slow only */
 } MsgRng;
@@ -213,12 +184,12 @@ static inline void msg_rng_init(const Geth *g, MsgRng *r, const LinkClass *c, gu
   if (G_UNLIKELY(r->slow))
     sim_rng_init(&r->r, g->key, (guint64)STREAM_MSG << 56 | e);
   else
-    mix_init(&r->m, g->key, STREAM_MSG, e);
+    relay_mix_init(&r->m, g->key, STREAM_MSG, e);
 }
 
 /* Uniform in [0, 1), 53 bits. */
 static inline double msg_uniform(MsgRng *r) {
-  guint64 w = G_UNLIKELY(r->slow) ? sim_rng_u64(&r->r) : mix_next(&r->m);
+  guint64 w = G_UNLIKELY(r->slow) ? sim_rng_u64(&r->r) : relay_mix_next(&r->m);
   return (double)(w >> 11) * 0x1.0p-53;
 }
 
@@ -229,7 +200,7 @@ static inline SimTime msg_latency(const LinkClass *c, MsgRng *r) {
   case NET_DRAW_FIXED:
     return d->fixed_ns;
   case NET_DRAW_PARETO:
-    return pareto_of_u(d, ((double)(mix_next(&r->m) >> 11) + 0.5) * 0x1.0p-53);
+    return pareto_of_u(d, relay_mix_uniform_pos(&r->m));
   default:
     return net_latency_draw(d, &r->r);
   }
@@ -291,8 +262,8 @@ static inline guint64 edge_seen(Geth *g, guint32 e, guint64 x, guint64 after) {
     /* The latency's uniform, bracketed by its top bits: often enough to tell whether it arrived by the time
      * `after` stands for, without the logarithm. Heard: any time at or before then says so to every later
      * decision of v (they come later still), so the bound is stored. Not heard yet: left lazy. */
-    Mix peek = r.m;
-    guint j = (guint)(mix_next(&peek) >> (64 - QLAT_BITS));
+    RelayMix peek = r.m;
+    guint j = (guint)(relay_mix_next(&peek) >> (64 - QLAT_BITS));
     SimTime d = g->t0 + (SimTime)after - 1 - sent; /* arrived by then iff latency <= d */
     const SimTime *ql = g->qlat[g->ec[f].cls].at;
     if (ql[j] != SIM_TIME_MAX && d >= ql[j] + QLAT_SLACK_NS) {
@@ -411,11 +382,11 @@ static inline void geth_push(Geth *g, guint32 v, SimTime now) {
   }
   guint64 k = (guint64)sqrt((double)n); /* exact floor for n < 2^52 */
   k = MIN(n, MAX(k, (guint64)g->p->push_min));
-  Mix r;
-  mix_init(&r, g->key, STREAM_PUSH_TARGETS, v);
+  RelayMix r;
+  relay_mix_init(&r, g->key, STREAM_PUSH_TARGETS, v);
   SimTime q = now;
   for (guint64 i = 0; i < k; i++) {
-    guint64 j = i + mix_below(&r, n - i);
+    guint64 j = i + relay_mix_below(&r, n - i);
     guint32 e = scratch[j];
     scratch[j] = scratch[i];
     scratch[i] = e;

@@ -245,4 +245,53 @@ void relay_work_set_ext(RelayWork *w, const void *owner, gpointer ext, GDestroyN
 /* The topology sizes the work was made for. */
 guint32 relay_work_n_nodes(const RelayWork *w);
 
+/* ---- Shared by the relay models' kernels ---- */
+
+/* A random stream for draws whose values must not depend on who draws them or when: SplitMix64 (Steele, Lea
+ * and Flood, OOPSLA 2014: a Weyl sequence through a 64-bit finaliser; it passes BigCrush). Opening one costs
+ * two mixes and a word one, where a Philox4x64-10 block of the engine's streams costs about 230
+ * instructions. relay_mix_init keys it by (key, purpose, id); a kernel may also set `s` itself. */
+typedef struct {
+  guint64 s;
+} RelayMix;
+
+static inline void relay_mix_init(RelayMix *m, guint64 key, guint purpose, guint64 id) {
+  m->s = sim_mix64(key ^ sim_mix64((guint64)purpose << 56 ^ id));
+}
+
+static inline guint64 relay_mix_next(RelayMix *m) {
+  m->s += UINT64_C(0x9E3779B97F4A7C15);
+  return sim_mix64(m->s);
+}
+
+/* Uniform in (0, 1): 53 bits, centred in their cell (the uniform of a latency draw). */
+static inline double relay_mix_uniform_pos(RelayMix *m) {
+  return ((double)(relay_mix_next(m) >> 11) + 0.5) * 0x1.0p-53;
+}
+
+/* Uniform integer in [0, n), n >= 1, without modulo bias (Lemire's method, as sim_rng_below). */
+static inline guint64 relay_mix_below(RelayMix *m, guint64 n) {
+  unsigned __int128 x = (unsigned __int128)relay_mix_next(m) * n;
+  guint64 low = (guint64)x;
+  if (G_UNLIKELY(low < n)) {
+    guint64 threshold = -n % n;
+    while (low < threshold) {
+      x = (unsigned __int128)relay_mix_next(m) * n;
+      low = (guint64)x;
+    }
+  }
+  return (guint64)(x >> 64);
+}
+
+/* A link class: the edges with the same latency mean, floor, time per byte and host overhead share one.
+ * Zero a key before filling it (equality is memcmp). For a GHashTable of keys: relay_class_key_hash,
+ * relay_class_key_equal. */
+typedef struct {
+  SimTime mean_ns, floor_ns;
+  double tx_ns_per_byte;
+  SimTime host_ns;
+} RelayClassKey;
+guint relay_class_key_hash(gconstpointer key);
+gboolean relay_class_key_equal(gconstpointer a, gconstpointer b);
+
 G_END_DECLS

@@ -57,32 +57,17 @@ static SimTime btc_import_ns(const void *params, double gas_used) {
   return p->processing_in_message ? 0 : ms(p->processing_ms);
 }
 
-/* The block's random numbers: a SplitMix64 stream (Steele, Lea and Flood, OOPSLA 2014: a Weyl sequence
- * through a 64-bit finaliser; it passes BigCrush) keyed by one word of the block's stream. One word costs a
- * few instructions where the block stream's Philox4x64-10 costs about 60 (13% of workload B went to its
- * refills). Jitter models other than "pareto", "none" and fixed delays draw from the block stream itself. */
+/* The block's random numbers: a RelayMix stream (relay.h: SplitMix64) keyed by one word of the block's
+ * stream. One word costs a few instructions where the block stream's Philox4x64-10 costs about 60 (13% of
+ * workload B went to its refills). Jitter models other than "pareto", "none" and fixed delays draw from the
+ * block stream itself. */
 typedef struct {
-  guint64 s;
+  RelayMix m;
   SimRng *slow;
 } BtcRng;
 
-static inline guint64 brng_u64(BtcRng *r) {
-  r->s += UINT64_C(0x9E3779B97F4A7C15);
-  return sim_mix64(r->s);
-}
-
-/* Uniform in (0, 1): 53 bits, centred in their cell. */
 static inline double brng_uniform(BtcRng *r) {
-  return ((double)(brng_u64(r) >> 11) + 0.5) * 0x1.0p-53;
-}
-
-/* Uniform in [0, n), n > 0: Lemire's multiply-and-reject (unbiased). */
-static inline guint64 brng_below(BtcRng *r, guint64 n) {
-  for (;;) {
-    unsigned __int128 x = (unsigned __int128)brng_u64(r) * n;
-    guint64 lo = (guint64)x;
-    if (lo >= n || lo >= (0 - n) % n) return (guint64)(x >> 64);
-  }
+  return relay_mix_uniform_pos(&r->m);
 }
 
 static inline SimTime brng_latency(BtcRng *r, const NetLatencyDraw *d) {
@@ -96,10 +81,10 @@ static inline SimTime brng_latency(BtcRng *r, const NetLatencyDraw *d) {
  * same, so both kinds of sender use one random number). */
 static double simblock_fail_share(gboolean churn_sender, BtcRng *rng) {
   if (!churn_sender) {
-    (void)brng_below(rng, BTC_CONTROL_FAIL_ENTRIES);
+    (void)relay_mix_below(&rng->m, BTC_CONTROL_FAIL_ENTRIES);
     return 0.01;
   }
-  return relay_btc_churn_fail_share(brng_below(rng, BTC_CHURN_FAIL_ENTRIES));
+  return relay_btc_churn_fail_share(relay_mix_below(&rng->m, BTC_CHURN_FAIL_ENTRIES));
 }
 
 /* ---- per-node traits: a stable hash of (seed, node, trait) ---- */
@@ -169,11 +154,6 @@ typedef struct {
   SimTime compact_ns;
   NetLatencyDraw draw;
 } BtcClass;
-
-typedef struct {
-  SimTime mean_ns, floor_ns, host_ns;
-  double tx_ns_per_byte;
-} BtcClassKey;
 
 typedef struct {
   guint32 n_nodes;
@@ -270,35 +250,20 @@ static void update_traits(BtcWork *b, const BtcParams *p, const NetTopology *t) 
   b->trait_churn = p->churn_share;
 }
 
-static guint class_key_hash(gconstpointer p) {
-  const BtcClassKey *k = p;
-  guint64 tx;
-  memcpy(&tx, &k->tx_ns_per_byte, sizeof tx);
-  guint64 h = (guint64)k->mean_ns * UINT64_C(0x9E3779B97F4A7C15) ^
-              (guint64)k->floor_ns * UINT64_C(0xC2B2AE3D27D4EB4F) ^ tx * UINT64_C(0x165667B19E3779F9) ^
-              (guint64)k->host_ns * UINT64_C(0x27D4EB2F165667C5);
-  return (guint)(h ^ h >> 32);
-}
-
-static gboolean class_key_equal(gconstpointer a, gconstpointer b) {
-  return memcmp(a, b, sizeof(BtcClassKey)) == 0; /* no padding: four 8-byte fields */
-}
-
 /* Packs `t` into b's edge and class tables for gp's jitter model, unless already done for them. */
 static void pack_topology(BtcWork *b, const NetGeoParams *gp, const NetTopology *t) {
   if (b->packed_topo == t && b->packed_jitter == gp->jitter.model &&
       b->packed_jitter_params == gp->jitter.params)
     return;
-  G_STATIC_ASSERT(sizeof(BtcClassKey) == 32);
   g_free(b->edge);
   g_free(b->rev_cls);
   g_free(b->cls);
   b->edge = g_new(guint64, MAX(t->n_edges, 1));
   b->rev_cls = g_new(guint32, MAX(t->n_edges, 1));
-  GArray *keys = g_array_new(FALSE, FALSE, sizeof(BtcClassKey));
-  GHashTable *index = g_hash_table_new_full(class_key_hash, class_key_equal, g_free, NULL);
+  GArray *keys = g_array_new(FALSE, FALSE, sizeof(RelayClassKey));
+  GHashTable *index = g_hash_table_new_full(relay_class_key_hash, relay_class_key_equal, g_free, NULL);
   for (guint64 e = 0; e < t->n_edges; e++) {
-    BtcClassKey k = {.mean_ns = t->lat_mean_ns[e],
+    RelayClassKey k = {.mean_ns = t->lat_mean_ns[e],
                      .floor_ns = t->lat_floor_ns[e],
                      .host_ns = t->lat_host_ns ? t->lat_host_ns[e] : 0,
                      .tx_ns_per_byte = t->tx_ns_per_byte[e]};
@@ -325,7 +290,7 @@ static void pack_topology(BtcWork *b, const NetGeoParams *gp, const NetTopology 
   b->cls = g_new0(BtcClass, MAX(keys->len, 1));
   b->cls_floor = g_new0(SimTime, MAX(keys->len, 1));
   for (guint32 c = 0; c < keys->len; c++) {
-    const BtcClassKey *k = &g_array_index(keys, BtcClassKey, c);
+    const RelayClassKey *k = &g_array_index(keys, RelayClassKey, c);
     b->cls[c].floor_ns = b->cls_floor[c] = k->floor_ns;
     b->cls[c].tx_ns_per_byte = k->tx_ns_per_byte;
     net_latency_draw_init(&b->cls[c].draw, gp, k->mean_ns, k->host_ns);
@@ -710,7 +675,7 @@ static void btc_propagate(const void *params, const NetGeoParams *gp, const NetT
     b->asked[j] = 1;
   }
   /* The block's stream gives one word: the key of this propagation's own stream (BtcRng). */
-  BtcRng brng = {.s = sim_mix64(sim_rng_u64(rng)), .slow = rng};
+  BtcRng brng = {.m = {.s = sim_mix64(sim_rng_u64(rng))}, .slow = rng};
   Ctx c = {.p = p,
            .gp = gp,
            .t = t,

@@ -110,26 +110,6 @@ void relay_kernel_free(Kernel *k) {
 
 /* ---- the packed topology ---- */
 
-typedef struct {
-  SimTime mean_ns, floor_ns;
-  double tx_ns_per_byte;
-  SimTime host_ns;
-} ClassKey;
-
-static guint class_key_hash(gconstpointer p) {
-  const ClassKey *k = p;
-  guint64 tx;
-  memcpy(&tx, &k->tx_ns_per_byte, sizeof tx);
-  guint64 h = (guint64)k->mean_ns * UINT64_C(0x9E3779B97F4A7C15) ^
-              (guint64)k->floor_ns * UINT64_C(0xC2B2AE3D27D4EB4F) ^ tx * UINT64_C(0x165667B19E3779F9) ^
-              (guint64)k->host_ns * UINT64_C(0x27D4EB2F165667C5);
-  return (guint)(h ^ h >> 32);
-}
-
-static gboolean class_key_equal(gconstpointer a, gconstpointer b) {
-  return memcmp(a, b, sizeof(ClassKey)) == 0; /* keys are zeroed before they are filled: no padding garbage */
-}
-
 /* The kernel for `t` under gp's jitter model, in the groups' node order: packed edges (a node's edges in
  * the topology's order), link classes (numbered in edge order; no result depends on the numbers). */
 static Kernel *kernel_new(RelayWork *w, const NetGeoParams *gp, const NetTopology *t) {
@@ -157,12 +137,12 @@ static Kernel *kernel_new(RelayWork *w, const NetGeoParams *gp, const NetTopolog
   }
   k->ew = g_new(guint64, MAX(t->n_edges, 1));
   k->ec = g_new(EdgeCold, MAX(t->n_edges, 1));
-  GArray *keys = g_array_new(FALSE, FALSE, sizeof(ClassKey));
-  GHashTable *index = g_hash_table_new_full(class_key_hash, class_key_equal, g_free, NULL);
+  GArray *keys = g_array_new(FALSE, FALSE, sizeof(RelayClassKey));
+  GHashTable *index = g_hash_table_new_full(relay_class_key_hash, relay_class_key_equal, g_free, NULL);
   for (guint32 l = 0; l < t->n_nodes; l++) {
     guint32 v = gr->order[l];
     for (guint32 te = t->adj_off[v]; te < t->adj_off[v + 1]; te++) {
-      ClassKey ck;
+      RelayClassKey ck;
       memset(&ck, 0, sizeof ck);
       ck.mean_ns = t->lat_mean_ns[te];
       ck.floor_ns = t->lat_floor_ns[te];
@@ -190,7 +170,7 @@ static Kernel *kernel_new(RelayWork *w, const NetGeoParams *gp, const NetTopolog
   k->cls = g_new0(LinkClass, MAX(keys->len, 1));
   k->qlat = g_new0(QLat, MAX(keys->len, 1));
   for (guint32 c = 0; c < keys->len; c++) {
-    const ClassKey *ck = &g_array_index(keys, ClassKey, c);
+    const RelayClassKey *ck = &g_array_index(keys, RelayClassKey, c);
     k->cls[c].mean_ns = ck->mean_ns;
     k->cls[c].floor_ns = ck->floor_ns;
     k->cls[c].tx_ns_per_byte = ck->tx_ns_per_byte;

@@ -170,3 +170,18 @@ void relay_work_set_groups(RelayWork *w, RelayGroups *groups) {
 const RelayGroups *relay_work_groups(const RelayWork *w) {
   return w->groups;
 }
+
+guint relay_class_key_hash(gconstpointer p) {
+  const RelayClassKey *k = p;
+  guint64 tx;
+  memcpy(&tx, &k->tx_ns_per_byte, sizeof tx);
+  guint64 h = (guint64)k->mean_ns * UINT64_C(0x9E3779B97F4A7C15) ^
+              (guint64)k->floor_ns * UINT64_C(0xC2B2AE3D27D4EB4F) ^ tx * UINT64_C(0x165667B19E3779F9) ^
+              (guint64)k->host_ns * UINT64_C(0x27D4EB2F165667C5);
+  return (guint)(h ^ h >> 32);
+}
+
+gboolean relay_class_key_equal(gconstpointer a, gconstpointer b) {
+  G_STATIC_ASSERT(sizeof(RelayClassKey) == 32); /* four 8-byte fields: no padding */
+  return memcmp(a, b, sizeof(RelayClassKey)) == 0;
+}
