@@ -630,11 +630,10 @@ static void test_stop_watched_exact(void) {
 }
 
 /* The same where every node's links are as slow as its upload (as in a geo topology: 5, 10 or 20 Mbit/s;
- * the specials 1 Gbit/s), with blocks of 40-120 kB and a header verification of 40 ms: a skipping bound
- * that adds each hop's upload time to the latency floors skips steps that matter here, and this fails (one
- * that adds each hop's verification is as wrong, docs/threads.md, but passes here). */
+ * the specials 1 Gbit/s), with blocks of 40-120 kB: a skipping bound that adds each hop's upload time and
+ * verification to the latency floors skips steps that matter here, and this fails (docs/threads.md). */
 static void test_stop_watched_exact_upload(void) {
-  stop_watched_exact(TRUE, 40000, 40);
+  stop_watched_exact(TRUE, 40000, 5);
 }
 
 /* relay_stop_agree compares what it watches and only that. */
