@@ -20,7 +20,8 @@
  *  - Propagation (geo networks). Geth 1.8 floods a transaction to every peer that lacks it, so a node's
  *    first reception is the shortest path over the topology with the links' latency draws and transfer
  *    times. "region" (default): at start, region_samples shortest-path trees are computed from random nodes
- *    of each region; a transaction of an ordinary session takes the delays to every vantage point and pool (the
+ *    of each region (each node's links drawn from a stream of its own, keyed by tree and node, and each tree
+ *    stopped once every vantage point and pool has its time: tree_stop), and a transaction of an ordinary session takes the delays to every vantage point and pool (the
  *    earliest of its gateways) of one tree of its session's region, drawn per transaction; each entry node of
  *    a burst keeps one tree (drawn from its region) for all its transactions, which therefore arrive in
  *    order along it. "flood": one shortest-path
@@ -95,6 +96,7 @@ typedef struct {
   int64_t mempool_capacity;
   int propagation; /* TX_PROP_* */
   int64_t region_samples;
+  gboolean tree_stop;       /* region: a sampled tree stops once every target has its time (exact) */
   gboolean peer_fifo;       /* each connection delivers in order, one list at a time */
   int64_t max_queued_lists; /* flood: a connection's queue of lists (Geth 1.8: 128); 0: unbounded */
   gboolean batch_lists;     /* flood: transactions promoted together are one list (one message) */

@@ -164,11 +164,87 @@ static double mean_bytes(const TxParams *p) {
   return p->share_tx * p->bytes_tx + p->share_mc * p->bytes_mc + p->share_cc * p->bytes_cc;
 }
 
+/* The region trees' latency draws: each node's out-links from a stream of its own, keyed by (seed, tree, node)
+ * (ids far above the setup purposes' SIM_RNG_SETUP_BASE + k), so that a tree's times do not depend on the
+ * order nodes are settled in, nor on where the search stops. */
+#define TREE_STREAM_BASE (SIM_RNG_SETUP_BASE + (UINT64_C(1) << 40))
+
+/* One sampled tree from `src` (tree number `tree`): Dijkstra over latency draws plus the transfer of `bytes`,
+ * stopped once every target is settled (the vantage points' nodes, and one gateway per pool: a pool's first
+ * gateway to settle is its earliest; with tree_stop false, run over the whole network: the same times); its delays and last hops into d and hop (txw_flood_targets' layout:
+ * INT64_MAX / 4 and 0 for a target never reached). `toff`/`tgt` list each node's targets (CSR); `done` is
+ * scratch of n_targets. */
+static void sample_tree(TxWorld *w, guint64 tree, guint32 src, double bytes, const guint32 *toff,
+                        const guint32 *tgt, guint8 *done, int64_t *d, int64_t *hop) {
+  const NetTopology *t = w->netc.topo;
+  for (guint j = 0; j < w->n_targets; j++) {
+    d[j] = INT64_MAX / 4;
+    hop[j] = 0;
+    done[j] = 0;
+  }
+  guint left = w->n_vantages; /* the targets still to settle: every vantage point, every pool with a gateway */
+  for (guint p = 0; p < w->n_pools; p++)
+    left += w->netc.pool_n_gw[p] > 0;
+  w->epoch++;
+  g_array_set_size(w->djheap, 0);
+  w->dist[src] = 0;
+  w->hop[src] = 0;
+  w->dj_epoch[src] = w->epoch;
+  txw_dj_push(w->djheap, 0, src);
+  const uint64_t mask = (UINT64_C(1) << DJ_NODE_BITS) - 1;
+  const gboolean stop = w->cfg.p.tree_stop;
+  while (w->djheap->len && (left || !stop)) {
+    uint64_t k = dj_pop(w->djheap);
+    guint32 v = (guint32)(k & mask);
+    int64_t tv = (int64_t)(k >> DJ_NODE_BITS);
+    if (tv != w->dist[v]) continue; /* a stale key: v was pushed again with a shorter time */
+    for (guint32 i = toff[v]; i < toff[v + 1]; i++) {
+      guint j = tgt[i];
+      if (done[j]) continue;
+      done[j] = 1;
+      d[j] = tv;
+      hop[j] = w->hop[v];
+      left--;
+    }
+    SimRng r;
+    sim_rng_init(&r, w->seed, TREE_STREAM_BASE + tree * t->n_nodes + v);
+    for (guint32 e = t->adj_off[v]; e < t->adj_off[v + 1]; e++) {
+      guint32 u = t->adj[e];
+      int64_t hop_ns = net_edge_latency(w->netc.gp, t, e, &r) + net_edge_transfer_ns(t, e, bytes), tu = tv + hop_ns;
+      if (w->dj_epoch[u] == w->epoch && tu >= w->dist[u]) continue;
+      w->dj_epoch[u] = w->epoch;
+      w->dist[u] = tu;
+      w->hop[u] = hop_ns;
+      txw_dj_push(w->djheap, tu, u);
+    }
+  }
+}
+
 void txw_sample_regions(TxWorld *w) {
   guint nr = w->netc.gp->n_regions;
+  const NetTopology *t = w->netc.topo;
   w->regions = g_new0(RegionSamples, nr);
   double bytes = mean_bytes(&w->cfg.p);
-  sim_rng_init(&w->rng, w->seed, SIM_RNG_SETUP_BASE + 41); /* the trees' own stream */
+  /* Each node's targets: its vantage points, and the pools it is a gateway of. */
+  g_autofree guint32 *toff = g_new0(guint32, (gsize)t->n_nodes + 1);
+  for (guint v = 0; v < w->n_vantages; v++)
+    toff[w->netc.vantage_node[v] + 1]++;
+  for (guint p = 0; p < w->n_pools; p++)
+    for (guint g = 0; g < w->netc.pool_n_gw[p]; g++)
+      toff[w->netc.pool_gw[p][g] + 1]++;
+  for (guint32 v = 0; v < t->n_nodes; v++)
+    toff[v + 1] += toff[v];
+  g_autofree guint32 *fill = g_memdup2(toff, ((gsize)t->n_nodes + 1) * sizeof *toff);
+  g_autofree guint32 *tgt = g_new(guint32, MAX(toff[t->n_nodes], 1));
+  for (guint v = 0; v < w->n_vantages; v++)
+    tgt[fill[w->netc.vantage_node[v]]++] = v;
+  for (guint p = 0; p < w->n_pools; p++)
+    for (guint g = 0; g < w->netc.pool_n_gw[p]; g++)
+      tgt[fill[w->netc.pool_gw[p][g]]++] = w->n_vantages + p;
+  g_autofree guint8 *done = g_new(guint8, MAX(w->n_targets, 1));
+  SimRng rng; /* the trees' sources (the sessions' stream, w->rng, is left as it is) */
+  sim_rng_init(&rng, w->seed, SIM_RNG_SETUP_BASE + 41);
+  guint64 tree = 0;
   for (guint r = 0; r < nr; r++) {
     guint32 lo = w->region_nodes_off[r], hi = w->region_nodes_off[r + 1];
     if (lo == hi) continue;
@@ -177,9 +253,9 @@ void txw_sample_regions(TxWorld *w) {
     rs->d = g_new(int64_t, (gsize)rs->n * w->n_targets);
     rs->hop = g_new(int64_t, (gsize)rs->n * w->n_targets);
     for (guint s = 0; s < rs->n; s++) {
-      guint32 src = w->region_nodes[lo + sim_rng_below(&w->rng, hi - lo)];
-      txw_flood(w, &w->rng, src, bytes, NULL, 0, NULL);
-      txw_flood_targets(w, rs->d + (gsize)s * w->n_targets, rs->hop + (gsize)s * w->n_targets);
+      guint32 src = w->region_nodes[lo + sim_rng_below(&rng, hi - lo)];
+      sample_tree(w, tree++, src, bytes, toff, tgt, done, rs->d + (gsize)s * w->n_targets,
+                  rs->hop + (gsize)s * w->n_targets);
     }
   }
 }

@@ -76,6 +76,9 @@ const SimParamSpec tx_params[] = {
              "flood per transaction (small runs)"},
     {.name = "region_samples", .type = SIM_PARAM_INT, .min = 1, .max = 100000, .def = 64,
      .offset = offsetof(TxParams, region_samples), .help = "region: trees sampled per region"},
+    {.name = "tree_stop", .type = SIM_PARAM_BOOL, .def = 1, .offset = offsetof(TxParams, tree_stop),
+     .help = "region: a sampled tree stops once every vantage point and pool has its time (exact: each node's "
+             "link draws have their own stream; false: every tree spans the network, for checking)"},
     {.name = "peer_fifo", .type = SIM_PARAM_BOOL, .def = 1, .offset = offsetof(TxParams, peer_fifo),
      .help = "each connection delivers a sender's transactions in order, one list at a time (Geth 1.8.23 "
              "eth/peer.go: one broadcast loop per peer over TCP); with the gap hold, a node receives a sender's "

@@ -10,7 +10,8 @@
 #     queue drops ("region" never drops; "flood" with max_queued_lists=0 never drops): the intended share is
 #     exactly 0, even with bursts entering at two nodes; without peer_fifo (a latency draw per message) two
 #     entry nodes reorder; a queue of one list drops and counts its drops; and a replay of the run's own logs
-#     gives the run's "as published" figures exactly (the logs' milliseconds are the run's times floored).
+#     gives the run's "as published" figures exactly (the logs' milliseconds are the run's times floored);
+#     the region trees stopped once every target has its time give the same files as trees over the network.
 . "$(dirname "$0")/lib.sh" "$@"
 
 py=$(command -v python3 || true)
@@ -112,6 +113,27 @@ flood() { # OUT [--set ...]: the small scenario, one flood per transaction
     "$@" --out "$out" >"$tmp/out" 2>&1 || bad "sim run flood $*: $(tail -c 600 "$tmp/out")"
 }
 run "$tmp/one" 1
+# The region trees stop once every vantage point and pool has its time (tree_stop): exact, so the run with
+# every tree spanning the network writes the same files, its logs included (summary.json: but for the setting).
+run "$tmp/one-full" 1 --set transactions.tree_stop=false
+(cd "$tmp/one" && find . -type f ! -name summary.json ! -name .sim-result | sort) >"$tmp/one.files"
+[ -s "$tmp/one.files" ] && grep -q emc/ "$tmp/one.files" && ok || bad "the run wrote its logs"
+while read -r f; do
+  same_file "$tmp/one/$f" "$tmp/one-full/$f" "tree_stop=false: $f as with the trees stopped"
+done <"$tmp/one.files"
+if [ -n "$py" ]; then
+  strip_stop() { # summary.json without the wall-clock figures, the command line and the setting itself
+    "$py" -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+for k in ("wall_s","events_per_s","peak_rss_bytes"): d["sim"].pop(k)
+for k in ("threads","command_line"): d["header"].pop(k)
+d["header"]["scenario"]["transactions"].pop("tree_stop")
+print(json.dumps(d))' "$1" >"$2"
+  }
+  strip_stop "$tmp/one/summary.json" "$tmp/one.json"
+  strip_stop "$tmp/one-full/summary.json" "$tmp/one-full.json"
+  same_file "$tmp/one.json" "$tmp/one-full.json" "tree_stop=false: summary.json as with the trees stopped"
+fi
 run "$tmp/two" 2
 run "$tmp/two-nofifo" 2 --set transactions.peer_fifo=false
 flood "$tmp/f-fifo" --set transactions.max_queued_lists=0
