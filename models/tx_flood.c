@@ -1,6 +1,7 @@
 /* tx_flood.c: flooding: a transaction reaches each node first along its fastest path (shortest paths over the
  * topology). */
 #include "tx-private.h"
+#include "relay.h" /* RelayMix: the trees' per-node streams */
 
 #define DJ_NODE_BITS 22
 
@@ -164,17 +165,23 @@ static double mean_bytes(const TxParams *p) {
   return p->share_tx * p->bytes_tx + p->share_mc * p->bytes_mc + p->share_cc * p->bytes_cc;
 }
 
-/* The region trees' latency draws: each node's out-links from a stream of its own, keyed by (seed, tree, node)
- * (ids far above the setup purposes' SIM_RNG_SETUP_BASE + k), so that a tree's times do not depend on the
- * order nodes are settled in, nor on where the search stops. */
+/* The region trees' latency draws: each node's out-links from a stream of its own, keyed by (the run's tree
+ * key, tree, node), so that a tree's times do not depend on the order nodes are settled in, nor on where the
+ * search stops. Pareto links (every link of the shipped scenarios) draw from a SplitMix64 stream (RelayMix,
+ * as the relay kernels do) keyed by one word of the Philox stream (seed, SIM_RNG_SETUP_BASE + 43); other
+ * jitter models from Philox streams (seed, TREE_STREAM_BASE + tree x nodes + node), ids far above the setup
+ * purposes' SIM_RNG_SETUP_BASE + k. */
 #define TREE_STREAM_BASE (SIM_RNG_SETUP_BASE + (UINT64_C(1) << 40))
+#define TREE_MIX_PURPOSE 1
 
-/* One sampled tree from `src` (tree number `tree`): Dijkstra over latency draws plus the transfer of `bytes`,
+/* One sampled tree from `src` (tree number `tree`): Dijkstra over latency draws (edge e's from draw[ecls[e]],
+ * net_latency_draw: net_edge_latency's distribution) plus the transfer of `bytes`,
  * stopped once every target is settled (the vantage points' nodes, and one gateway per pool: a pool's first
  * gateway to settle is its earliest; with tree_stop false, run over the whole network: the same times); its delays and last hops into d and hop (txw_flood_targets' layout:
  * INT64_MAX / 4 and 0 for a target never reached). `toff`/`tgt` list each node's targets (CSR); `done` is
  * scratch of n_targets. */
-static void sample_tree(TxWorld *w, guint64 tree, guint32 src, double bytes, const guint32 *toff,
+static void sample_tree(TxWorld *w, guint64 key, guint64 tree, guint32 src, double bytes,
+                        const NetLatencyDraw *draw, gboolean mix_only, const guint32 *ecls, const guint32 *toff,
                         const guint32 *tgt, guint8 *done, int64_t *d, int64_t *hop) {
   const NetTopology *t = w->netc.topo;
   for (guint j = 0; j < w->n_targets; j++) {
@@ -206,11 +213,20 @@ static void sample_tree(TxWorld *w, guint64 tree, guint32 src, double bytes, con
       hop[j] = w->hop[v];
       left--;
     }
+    guint64 id = tree * t->n_nodes + v;
+    RelayMix m;
+    relay_mix_init(&m, key, TREE_MIX_PURPOSE, id);
     SimRng r;
-    sim_rng_init(&r, w->seed, TREE_STREAM_BASE + tree * t->n_nodes + v);
+    if (!mix_only) sim_rng_init(&r, w->seed, TREE_STREAM_BASE + id);
     for (guint32 e = t->adj_off[v]; e < t->adj_off[v + 1]; e++) {
       guint32 u = t->adj[e];
-      int64_t hop_ns = net_edge_latency(w->netc.gp, t, e, &r) + net_edge_transfer_ns(t, e, bytes), tu = tv + hop_ns;
+      const NetLatencyDraw *dr = &draw[ecls[e]];
+      int64_t lat = dr->kind == NET_DRAW_PARETO
+                        ? net_pareto_table_of_u(&dr->pareto, dr->scale_ns, dr->inv_shape, relay_mix_uniform_pos(&m)) +
+                              dr->host_ns
+                        : dr->kind == NET_DRAW_FIXED ? dr->fixed_ns
+                                                     : net_latency_draw(dr, &r);
+      int64_t hop_ns = lat + net_edge_transfer_ns(t, e, bytes), tu = tv + hop_ns;
       if (w->dj_epoch[u] == w->epoch && tu >= w->dist[u]) continue;
       w->dj_epoch[u] = w->epoch;
       w->dist[u] = tu;
@@ -218,6 +234,16 @@ static void sample_tree(TxWorld *w, guint64 tree, guint32 src, double bytes, con
       txw_dj_push(w->djheap, tu, u);
     }
   }
+}
+
+/* A (mean, host overhead) pair of SimTimes as a hash key. */
+static guint pair_hash(gconstpointer k) {
+  const SimTime *x = k;
+  return (guint)sim_mix64((guint64)x[0] ^ sim_mix64((guint64)x[1]));
+}
+static gboolean pair_equal(gconstpointer a, gconstpointer b) {
+  const SimTime *x = a, *y = b;
+  return x[0] == y[0] && x[1] == y[1];
 }
 
 void txw_sample_regions(TxWorld *w) {
@@ -242,6 +268,30 @@ void txw_sample_regions(TxWorld *w) {
     for (guint g = 0; g < w->netc.pool_n_gw[p]; g++)
       tgt[fill[w->netc.pool_gw[p][g]]++] = w->n_vantages + p;
   g_autofree guint8 *done = g_new(guint8, MAX(w->n_targets, 1));
+  /* The links' latency distributions: one table per distinct (mean, host overhead) pair. */
+  guint64 n_edges = t->adj_off[t->n_nodes];
+  g_autofree guint32 *ecls = g_new(guint32, MAX(n_edges, 1));
+  GArray *draws = g_array_new(FALSE, FALSE, sizeof(NetLatencyDraw));
+  GHashTable *cls = g_hash_table_new_full(pair_hash, pair_equal, g_free, NULL);
+  for (guint64 e = 0; e < n_edges; e++) {
+    SimTime key[2] = {t->lat_mean_ns[e], t->lat_host_ns ? t->lat_host_ns[e] : 0};
+    gpointer found;
+    if (!g_hash_table_lookup_extended(cls, key, NULL, &found)) {
+      NetLatencyDraw dr;
+      net_latency_draw_init(&dr, w->netc.gp, key[0], key[1]);
+      g_array_append_val(draws, dr);
+      found = GUINT_TO_POINTER(draws->len - 1);
+      g_hash_table_insert(cls, g_memdup2(key, sizeof key), found);
+    }
+    ecls[e] = GPOINTER_TO_UINT(found);
+  }
+  g_hash_table_destroy(cls);
+  gboolean mix_only = TRUE; /* no link needs a Philox stream */
+  for (guint i = 0; i < draws->len; i++)
+    mix_only &= g_array_index(draws, NetLatencyDraw, i).kind != NET_DRAW_MODEL;
+  SimRng keyr;
+  sim_rng_init(&keyr, w->seed, SIM_RNG_SETUP_BASE + 43);
+  const guint64 key = sim_rng_u64(&keyr);
   SimRng rng; /* the trees' sources (the sessions' stream, w->rng, is left as it is) */
   sim_rng_init(&rng, w->seed, SIM_RNG_SETUP_BASE + 41);
   guint64 tree = 0;
@@ -254,8 +304,9 @@ void txw_sample_regions(TxWorld *w) {
     rs->hop = g_new(int64_t, (gsize)rs->n * w->n_targets);
     for (guint s = 0; s < rs->n; s++) {
       guint32 src = w->region_nodes[lo + sim_rng_below(&rng, hi - lo)];
-      sample_tree(w, tree++, src, bytes, toff, tgt, done, rs->d + (gsize)s * w->n_targets,
-                  rs->hop + (gsize)s * w->n_targets);
+      sample_tree(w, key, tree++, src, bytes, (const NetLatencyDraw *)draws->data, mix_only, ecls, toff, tgt,
+                  done, rs->d + (gsize)s * w->n_targets, rs->hop + (gsize)s * w->n_targets);
     }
   }
+  g_array_free(draws, TRUE);
 }
