@@ -133,8 +133,9 @@ static gboolean simulate(Ctx *c, double scale, guint k, SimCalibDelayRows *block
   SimRunOptions ro = {.out_dir = out, .argc = 4, .argv = argv, .emc_logs = TRUE, .threads = 0};
   gboolean ok = sim_run(sc, &ro, NULL, &e);
   if (!ok) {
-    g_set_error(error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_RUNTIME, "--fit-network: run at scale %g, seed %" G_GUINT64_FORMAT ": %s",
-                scale, opt->seed + k, e->message);
+    g_set_error(error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_RUNTIME,
+                "--fit-network: run at scale %g, seed %" G_GUINT64_FORMAT ": %s", scale, opt->seed + k,
+                e->message);
   } else {
     g_autoptr(GPtrArray) dirs = g_ptr_array_new_with_free_func(g_free);
     for (guint v = 0; v < c->nv; v++)
@@ -146,8 +147,8 @@ static gboolean simulate(Ctx *c, double scale, guint k, SimCalibDelayRows *block
                             .skip_txs = !c->want_txs};
     g_autoptr(SimReplayData) data = sim_replay_load(&rop, &e);
     if (!data) {
-      g_set_error(error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_RUNTIME, "--fit-network: reading the run's logs: %s",
-                  e->message);
+      g_set_error(error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_RUNTIME,
+                  "--fit-network: reading the run's logs: %s", e->message);
       ok = FALSE;
     } else {
       sim_calib_delay_rows(data, FALSE, blocks);
@@ -200,39 +201,37 @@ static int cmp_point(const void *a, const void *b) {
   return cmp_double(&((const SimNetFitPoint *)a)->scale, &((const SimNetFitPoint *)b)->scale);
 }
 
-/* The scale where the curve through (points[j].scale, y_j) takes `y`: the rising segment holding y nearest to
- * `near` (NAN: the first one); beyond the ends, the end segments extended (*beyond set). y_j is the mean, or
- * seed k's T when k >= 0. NAN when no segment rises. */
-static double curve_inverse(const SimNetFitPoint *pt, guint n, int k, double y, double near, gboolean *beyond) {
-#define Y(j) (k < 0 ? pt[j].mean : pt[j].t[k])
+/* The scale where the mean curve through (points[j].scale, points[j].mean) takes `y`: the rising segment
+ * holding y nearest to `near` (NAN: the first one); below (above) every point, the first (last) rising
+ * segment extended, *beyond set, the result at least 0. NAN when no segment fits. */
+static double curve_inverse(const SimNetFitPoint *pt, guint n, double y, double near, gboolean *beyond) {
   double best = NAN;
   *beyond = FALSE;
   for (guint j = 0; j + 1 < n; j++) {
-    double y0 = Y(j), y1 = Y(j + 1);
+    double y0 = pt[j].mean, y1 = pt[j + 1].mean;
     if (!(y1 > y0) || y < y0 || y > y1) continue;
     double s = pt[j].scale + (y - y0) / (y1 - y0) * (pt[j + 1].scale - pt[j].scale);
     if (isnan(best) || (!isnan(near) && fabs(s - near) < fabs(best - near))) best = s;
     if (isnan(near)) break;
   }
-  if (!isnan(best)) return best;
-  /* Beyond the evaluated values: the first (last) rising segment, extended. */
-  gboolean below = y < Y(0);
+  gboolean below = y<pt[0].mean, above = y> pt[n - 1].mean;
+  if (!isnan(best) || (!below && !above)) return best;
   for (guint i = 0; i + 1 < n; i++) {
     guint j = below ? i : n - 2 - i;
-    double y0 = Y(j), y1 = Y(j + 1);
+    double y0 = pt[j].mean, y1 = pt[j + 1].mean;
     if (!(y1 > y0)) continue;
     *beyond = TRUE;
     double s = pt[j].scale + (y - y0) / (y1 - y0) * (pt[j + 1].scale - pt[j].scale);
     return MAX(s, 0.0);
   }
   return NAN;
-#undef Y
 }
 
 /* Seed k's T at scale s (its curve through the evaluated scales, linear between them). */
 static double seed_at(const SimNetFitPoint *pt, guint n, guint k, double s) {
   guint j = 0;
-  while (j + 2 < n && pt[j + 1].scale < s) j++;
+  while (j + 2 < n && pt[j + 1].scale < s)
+    j++;
   double w = (s - pt[j].scale) / (pt[j + 1].scale - pt[j].scale);
   return pt[j].t[k] + w * (pt[j + 1].t[k] - pt[j].t[k]);
 }
@@ -281,7 +280,8 @@ static SimNetFitGof *gof(const SimCalibDelayRows *measured, const SimCalibDelayR
     g[v].median_measured = median_sorted((const double *)(void *)a->data, a->len);
     g[v].median_simulated = median_sorted((const double *)(void *)b->data, b->len);
     if (a->len && b->len)
-      g[v].ks = an_ks_two_sample((const double *)(void *)a->data, a->len, (const double *)(void *)b->data, b->len);
+      g[v].ks =
+          an_ks_two_sample((const double *)(void *)a->data, a->len, (const double *)(void *)b->data, b->len);
     else
       g[v].ks = (AnKs){NAN, NAN};
   }
@@ -295,24 +295,27 @@ static gboolean check_scenario(Ctx *c, SimNetFit *f, GError **error) {
   if (!sc) return FALSE;
   const SimModelInfo *m = sc->pow.network.model;
   if (!m || strcmp(m->name, "geo") != 0) {
-    g_set_error(error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_INPUT,
-                "--fit-network: %s: $.network.model: the fit needs a geo network (its latency_scale); got \"%s\"",
-                opt->scenario, m ? m->name : "none");
+    g_set_error(
+        error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_INPUT,
+        "--fit-network: %s: $.network.model: the fit needs a geo network (its latency_scale); got \"%s\"",
+        opt->scenario, m ? m->name : "none");
     return FALSE;
   }
   const NetGeoParams *gp = sc->pow.network.params;
   if (gp->n_vantages == 0) {
-    g_set_error(error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_INPUT,
-                "--fit-network: %s: $.network.vantage_points: the fit needs the scenario's vantage points to stand "
-                "for the logs' (none given)",
-                opt->scenario);
+    g_set_error(
+        error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_INPUT,
+        "--fit-network: %s: $.network.vantage_points: the fit needs the scenario's vantage points to stand "
+        "for the logs' (none given)",
+        opt->scenario);
     return FALSE;
   }
   if (gp->n_vantages != c->nv) {
-    g_set_error(error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_INPUT,
-                "--fit-network: %s: $.network.vantage_points: %u vantage points, but %u log directories were given "
-                "(the scenario's stand for the logs' in order: give as many)",
-                opt->scenario, gp->n_vantages, c->nv);
+    g_set_error(
+        error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_INPUT,
+        "--fit-network: %s: $.network.vantage_points: %u vantage points, but %u log directories were given "
+        "(the scenario's stand for the logs' in order: give as many)",
+        opt->scenario, gp->n_vantages, c->nv);
     return FALSE;
   }
   /* By name when the logs carry the scenario's names (a run's emc/<V> directories, in any order), else in
@@ -337,9 +340,10 @@ SimNetFit *sim_netfit_run(const SimReplayData *data, const SimNetFitOptions *opt
   g_return_val_if_fail(opt->scale_lo > 0 && opt->scale_hi > opt->scale_lo, NULL);
   guint nv = sim_replay_data_n_vantages(data);
   if (nv < 2) {
-    g_set_error(error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_INPUT,
-                "--fit-network: the logs have %u vantage point%s; delays between vantage points need two or more",
-                nv, nv == 1 ? "" : "s");
+    g_set_error(
+        error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_INPUT,
+        "--fit-network: the logs have %u vantage point%s; delays between vantage points need two or more", nv,
+        nv == 1 ? "" : "s");
     return NULL;
   }
   g_autoptr(SimNetFit) f = g_new0(SimNetFit, 1);
@@ -371,9 +375,10 @@ SimNetFit *sim_netfit_run(const SimReplayData *data, const SimNetFitOptions *opt
     moment(&mb, opt->seed, NETFIT_BOOT_STREAM, &f->t_obs, &var);
     f->se_obs = sqrt(var);
     if (isnan(f->t_obs) || isnan(var)) {
-      g_set_error(error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_INPUT,
-                  "--fit-network: a vantage point of the logs was the first observer of every block seen by all (no "
-                  "delay to match)");
+      g_set_error(
+          error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_INPUT,
+          "--fit-network: a vantage point of the logs was the first observer of every block seen by all (no "
+          "delay to match)");
       ok = FALSE;
     }
   }
@@ -390,19 +395,21 @@ SimNetFit *sim_netfit_run(const SimReplayData *data, const SimNetFitOptions *opt
   }
   const SimNetFitPoint *P = (const SimNetFitPoint *)(void *)pts->data;
   if (ok && !(P[pts->len - 1].mean > P[0].mean)) {
-    g_set_error(error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_INPUT,
-                "--fit-network: the simulated median delays do not rise with the scale (%.1f ms at %g, %.1f ms "
-                "at %g): the scenario's delays are not driven by its link latencies",
-                P[0].mean, P[0].scale, P[pts->len - 1].mean, P[pts->len - 1].scale);
+    g_set_error(
+        error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_INPUT,
+        "--fit-network: the simulated median delays do not rise with the scale (%.1f ms at %g, %.1f ms "
+        "at %g): the scenario's delays are not driven by its link latencies",
+        P[0].mean, P[0].scale, P[pts->len - 1].mean, P[pts->len - 1].scale);
     ok = FALSE;
   }
   if (ok && (f->t_obs < P[0].mean || f->t_obs > P[pts->len - 1].mean)) {
     gboolean low = f->t_obs < P[0].mean;
-    g_set_error(error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_INPUT,
-                "--fit-network: scale bound hit: the measured mean of the vantage points' median delays, %.1f ms, is "
-                "%s every simulated one (%.1f ms at scale %g); %s --scale-range",
-                f->t_obs, low ? "below" : "above", low ? P[0].mean : P[pts->len - 1].mean,
-                low ? P[0].scale : P[pts->len - 1].scale, low ? "lower the bottom of" : "raise the top of");
+    g_set_error(
+        error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_INPUT,
+        "--fit-network: scale bound hit: the measured mean of the vantage points' median delays, %.1f ms, is "
+        "%s every simulated one (%.1f ms at scale %g); %s --scale-range",
+        f->t_obs, low ? "below" : "above", low ? P[0].mean : P[pts->len - 1].mean,
+        low ? P[0].scale : P[pts->len - 1].scale, low ? "lower the bottom of" : "raise the top of");
     ok = FALSE;
   }
   /* The bracket, halved in log scale. */
@@ -418,7 +425,8 @@ SimNetFit *sim_netfit_run(const SimReplayData *data, const SimNetFitOptions *opt
       }
     if (!found) {
       g_set_error(error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_INPUT,
-                  "--fit-network: no rising stretch of the simulated curve holds the measured %.1f ms", f->t_obs);
+                  "--fit-network: no rising stretch of the simulated curve holds the measured %.1f ms",
+                  f->t_obs);
       ok = FALSE;
       break;
     }
@@ -434,8 +442,8 @@ SimNetFit *sim_netfit_run(const SimReplayData *data, const SimNetFitOptions *opt
   if (ok) {
     guint n = f->n_points, K = opt->seeds;
     const SimNetFitPoint *pt = f->points;
-    gboolean beyond;
-    f->estimate = curve_inverse(pt, n, -1, f->t_obs, NAN, &beyond);
+    gboolean inside_only; /* T_obs lies between m's ends (checked above): never extrapolated */
+    f->estimate = curve_inverse(pt, n, f->t_obs, NAN, &inside_only);
     f->slope = slope;
     /* S² at ŝ from the seeds' own curves; τ² from the seeds' bootstrap variances at the nearest point. */
     double sum = 0, sum2 = 0, bv = 0;
@@ -453,9 +461,8 @@ SimNetFit *sim_netfit_run(const SimReplayData *data, const SimNetFitOptions *opt
     f->topo_var = MAX(0.0, f->sim_var - bv);
     f->se_t = sqrt(f->se_obs * f->se_obs + f->topo_var + f->sim_var / K);
     double z = gsl_cdf_ugaussian_Pinv(1 - (1 - opt->level) / 2);
-    f->lo = curve_inverse(pt, n, -1, f->t_obs - z * f->se_t, f->estimate, &f->lo_extrapolated);
-    f->hi = curve_inverse(pt, n, -1, f->t_obs + z * f->se_t, f->estimate, &f->hi_extrapolated);
-    (void)beyond;
+    f->lo = curve_inverse(pt, n, f->t_obs - z * f->se_t, f->estimate, &f->lo_extrapolated);
+    f->hi = curve_inverse(pt, n, f->t_obs + z * f->se_t, f->estimate, &f->hi_extrapolated);
   }
   /* Goodness of fit at ŝ. */
   if (ok) {
@@ -494,10 +501,11 @@ static json_t *num(double v) {
 static json_t *gof_json(const SimNetFitGof *g, guint n) {
   json_t *a = json_array();
   for (guint v = 0; v < n; v++)
-    json_array_append_new(a, json_pack("{s:s, s:I, s:I, s:o, s:o, s:{s:o, s:o}}", "name", g[v].name, "n_measured",
-                                       (json_int_t)g[v].n_measured, "n_simulated", (json_int_t)g[v].n_simulated,
-                                       "median_measured_ms", num(g[v].median_measured), "median_simulated_ms",
-                                       num(g[v].median_simulated), "ks", "d", num(g[v].ks.d), "p", num(g[v].ks.p)));
+    json_array_append_new(
+        a, json_pack("{s:s, s:I, s:I, s:o, s:o, s:{s:o, s:o}}", "name", g[v].name, "n_measured",
+                     (json_int_t)g[v].n_measured, "n_simulated", (json_int_t)g[v].n_simulated,
+                     "median_measured_ms", num(g[v].median_measured), "median_simulated_ms",
+                     num(g[v].median_simulated), "ks", "d", num(g[v].ks.d), "p", num(g[v].ks.p)));
   return a;
 }
 
@@ -505,8 +513,9 @@ json_t *sim_netfit_json(const SimNetFit *f) {
   g_return_val_if_fail(f != NULL, NULL);
   json_t *o = json_object();
   json_object_set_new(o, "parameter", json_string("network.latency_scale"));
-  json_object_set_new(o, "moment", json_string("mean over vantage points of each one's median block delay after "
-                                               "the first observation (first observers left out)"));
+  json_object_set_new(o, "moment",
+                      json_string("mean over vantage points of each one's median block delay after "
+                                  "the first observation (first observers left out)"));
   json_object_set_new(o, "level", json_real(f->level));
   json_object_set_new(o, "seeds", json_integer(f->seeds));
   json_object_set_new(o, "first_seed", json_integer((json_int_t)f->seed));
@@ -517,11 +526,12 @@ json_t *sim_netfit_json(const SimNetFit *f) {
     json_array_append_new(vp, json_pack("{s:s, s:s}", "log", f->vantage_names[v], "scenario",
                                         f->scenario_vantages ? f->scenario_vantages[v] : ""));
   json_object_set_new(o, "vantage_points", vp);
-  json_object_set_new(o, "measured", json_pack("{s:I, s:o, s:o}", "blocks_seen_by_all", (json_int_t)f->measured_rows,
-                                               "median_ms", num(f->t_obs), "se_ms", num(f->se_obs)));
+  json_object_set_new(o, "measured",
+                      json_pack("{s:I, s:o, s:o}", "blocks_seen_by_all", (json_int_t)f->measured_rows,
+                                "median_ms", num(f->t_obs), "se_ms", num(f->se_obs)));
   json_object_set_new(o, "latency_scale",
-                      json_pack("{s:o, s:o, s:o, s:b, s:b}", "value", num(f->estimate), "lo", num(f->lo), "hi",
-                                num(f->hi), "lo_extrapolated", f->lo_extrapolated, "hi_extrapolated",
+                      json_pack("{s:o, s:o, s:o, s:b, s:b}", "value", num(f->estimate), "lo", num(f->lo),
+                                "hi", num(f->hi), "lo_extrapolated", f->lo_extrapolated, "hi_extrapolated",
                                 f->hi_extrapolated));
   json_object_set_new(o, "error_ms",
                       json_pack("{s:o, s:o, s:o, s:o}", "measured_se", num(f->se_obs), "between_seeds_var",
@@ -536,13 +546,14 @@ json_t *sim_netfit_json(const SimNetFit *f) {
       json_array_append_new(rows, json_integer((json_int_t)p->rows[k]));
     }
     json_array_append_new(pts, json_pack("{s:o, s:o, s:o, s:o, s:o}", "scale", num(p->scale), "median_ms",
-                                         num(p->mean), "sd_ms", num(p->sd), "by_seed_ms", t, "blocks_seen_by_all",
-                                         rows));
+                                         num(p->mean), "sd_ms", num(p->sd), "by_seed_ms", t,
+                                         "blocks_seen_by_all", rows));
   }
   json_object_set_new(o, "curve", pts);
   if (f->blocks) json_object_set_new(o, "gof_blocks", gof_json(f->blocks, f->n_vantages));
-  json_object_set_new(o, "tx_rows", json_pack("{s:I, s:I}", "measured", (json_int_t)f->measured_tx_rows,
-                                              "simulated", (json_int_t)f->simulated_tx_rows));
+  json_object_set_new(o, "tx_rows",
+                      json_pack("{s:I, s:I}", "measured", (json_int_t)f->measured_tx_rows, "simulated",
+                                (json_int_t)f->simulated_tx_rows));
   if (f->txs) json_object_set_new(o, "gof_txs", gof_json(f->txs, f->n_vantages));
   return o;
 }
@@ -553,36 +564,44 @@ char *sim_netfit_comment(const SimNetFit *f) {
     dmin = MIN(dmin, f->blocks[v].ks.d);
     dmax = MAX(dmax, f->blocks[v].ks.d);
   }
-  return g_strdup_printf("network.latency_scale: %.4g [%g%%: %.4g%s, %.4g%s] by simulated moments: the mean over "
-                         "vantage points of their median block delays after the first observation, measured %.1f ms (se %.1f, %zu blocks), matched "
-                         "by %u runs of %u heights over %u seeds; KS D per vantage point at the fit %.3f..%.3f",
-                         f->estimate, 100 * f->level, f->lo, f->lo_extrapolated ? " (extrapolated)" : "", f->hi,
-                         f->hi_extrapolated ? " (extrapolated)" : "", f->t_obs, f->se_obs, f->measured_rows, f->runs,
-                         f->heights, f->seeds, dmin, dmax);
+  return g_strdup_printf(
+      "network.latency_scale: %.4g [%g%%: %.4g%s, %.4g%s] by simulated moments: the mean over "
+      "vantage points of their median block delays after the first observation, measured %.1f ms (se %.1f, "
+      "%zu blocks), matched "
+      "by %u runs of %u heights over %u seeds; KS D per vantage point at the fit %.3f..%.3f",
+      f->estimate, 100 * f->level, f->lo, f->lo_extrapolated ? " (extrapolated)" : "", f->hi,
+      f->hi_extrapolated ? " (extrapolated)" : "", f->t_obs, f->se_obs, f->measured_rows, f->runs, f->heights,
+      f->seeds, dmin, dmax);
 }
 
 static void print_gof(FILE *out, const char *what, const SimNetFitGof *g, guint n) {
-  fprintf(out, "  %s at the fitted scale:\n  %-12s %8s %8s %12s %12s %7s %9s\n", what, "vantage", "n meas", "n sim",
-          "median meas", "median sim", "KS D", "KS p");
+  fprintf(out, "  %s at the fitted scale:\n  %-12s %8s %8s %12s %12s %7s %9s\n", what, "vantage", "n meas",
+          "n sim", "median meas", "median sim", "KS D", "KS p");
   for (guint v = 0; v < n; v++)
-    fprintf(out, "  %-12s %8zu %8zu %12.1f %12.1f %7.4f %9.3g\n", g[v].name, g[v].n_measured, g[v].n_simulated,
-            g[v].median_measured, g[v].median_simulated, g[v].ks.d, g[v].ks.p);
+    fprintf(out, "  %-12s %8zu %8zu %12.1f %12.1f %7.4f %9.3g\n", g[v].name, g[v].n_measured,
+            g[v].n_simulated, g[v].median_measured, g[v].median_simulated, g[v].ks.d, g[v].ks.p);
 }
 
 void sim_netfit_print(const SimNetFit *f, FILE *out) {
   g_return_if_fail(f != NULL);
-  fprintf(out, "\nnetwork fit (network.latency_scale by simulated moments; %u seeds from %" G_GUINT64_FORMAT
-               ", %u heights, %u runs)\n",
+  fprintf(out,
+          "\nnetwork fit (network.latency_scale by simulated moments; %u seeds from %" G_GUINT64_FORMAT
+          ", %u heights, %u runs)\n",
           f->seeds, f->seed, f->heights, f->runs);
-  fprintf(out, "  measured: mean of the vantage points' median delays %.1f ms (bootstrap se %.2f) over %zu blocks seen by all\n", f->t_obs,
-          f->se_obs, f->measured_rows);
+  fprintf(out,
+          "  measured: mean of the vantage points' median delays %.1f ms (bootstrap se %.2f) over %zu blocks "
+          "seen by all\n",
+          f->t_obs, f->se_obs, f->measured_rows);
   fprintf(out, "  %-10s %14s %10s\n", "scale", "median ms", "sd ms");
   for (guint i = 0; i < f->n_points; i++)
     fprintf(out, "  %-10.4g %14.2f %10.2f\n", f->points[i].scale, f->points[i].mean, f->points[i].sd);
-  fprintf(out, "  latency_scale        %.4g [%.4g%s, %.4g%s]  (%g%%; se of the moment %.2f ms: measured %.2f, layout "
-               "%.2f, seeds %.2f; slope %.1f ms per unit)\n",
-          f->estimate, f->lo, f->lo_extrapolated ? " extrapolated" : "", f->hi, f->hi_extrapolated ? " extrapolated" : "",
-          100 * f->level, f->se_t, f->se_obs, sqrt(f->topo_var), sqrt(f->sim_var / f->seeds), f->slope);
+  fprintf(
+      out,
+      "  latency_scale        %.4g [%.4g%s, %.4g%s]  (%g%%; se of the moment %.2f ms: measured %.2f, layout "
+      "%.2f, seeds %.2f; slope %.1f ms per unit)\n",
+      f->estimate, f->lo, f->lo_extrapolated ? " extrapolated" : "", f->hi,
+      f->hi_extrapolated ? " extrapolated" : "", 100 * f->level, f->se_t, f->se_obs, sqrt(f->topo_var),
+      sqrt(f->sim_var / f->seeds), f->slope);
   if (f->blocks) print_gof(out, "blocks", f->blocks, f->n_vantages);
   if (f->txs)
     print_gof(out, "transactions (report only)", f->txs, f->n_vantages);

@@ -48,25 +48,25 @@ G_BEGIN_DECLS
 #define SIM_NETFIT_BOOTSTRAP 400 /* bootstrap resamples of the measured blocks */
 
 typedef struct {
-  const char *scenario; /* a scenario with a geo network and as many vantage points as the logs */
-  guint heights;        /* stop.heights of each run (settle heights as the scenario says) */
-  guint seeds;          /* K >= 2 */
-  uint64_t seed;        /* the first seed */
+  const char *scenario;      /* a scenario with a geo network and as many vantage points as the logs */
+  guint heights;             /* stop.heights of each run (settle heights as the scenario says) */
+  guint seeds;               /* K >= 2 */
+  uint64_t seed;             /* the first seed */
   double scale_lo, scale_hi; /* 0 < lo < hi <= 100 */
-  guint grid;           /* >= 3 */
-  guint refine;         /* bisections of the bracket */
-  double level;         /* of the interval, in (0, 1) */
-  gboolean progress;    /* a progress line on stderr (only when it is a terminal) */
+  guint grid;                /* >= 3 */
+  guint refine;              /* bisections of the bracket */
+  double level;              /* of the interval, in (0, 1) */
+  gboolean progress;         /* a progress line on stderr (only when it is a terminal) */
 } SimNetFitOptions;
 
 /* One evaluated scale. */
 typedef struct {
   double scale;
-  double mean;   /* m(s): the mean of T over the seeds, ms */
-  double sd;     /* the standard deviation over the seeds, ms */
-  double *t;     /* per seed: T_k(s), ms */
+  double mean;      /* m(s): the mean of T over the seeds, ms */
+  double sd;        /* the standard deviation over the seeds, ms */
+  double *t;        /* per seed: T_k(s), ms */
   double *boot_var; /* per seed: the bootstrap variance of T_k(s), ms² */
-  size_t *rows;  /* per seed: blocks every vantage point saw */
+  size_t *rows;     /* per seed: blocks every vantage point saw */
 } SimNetFitPoint;
 
 /* Goodness of fit of one vantage point at the fitted scale. */
@@ -74,7 +74,7 @@ typedef struct {
   char *name;
   size_t n_measured, n_simulated;
   double median_measured, median_simulated; /* ms; NAN without values */
-  AnKs ks;                                 /* NAN when either side has no value */
+  AnKs ks;                                  /* NAN when either side has no value */
 } SimNetFitGof;
 
 typedef struct {
@@ -82,21 +82,21 @@ typedef struct {
   guint seeds, heights;
   uint64_t seed;
   guint n_vantages;
-  char **vantage_names;    /* the logs' names (the scenario's vantage points stand for them in order) */
+  char **vantage_names;     /* the logs' names (the scenario's vantage points stand for them in order) */
   char **scenario_vantages; /* the scenario's names */
-  size_t measured_rows;    /* blocks every vantage point saw in the logs */
-  double t_obs, se_obs;    /* T measured and its bootstrap standard error, ms */
+  size_t measured_rows;     /* blocks every vantage point saw in the logs */
+  double t_obs, se_obs;     /* T measured and its bootstrap standard error, ms */
   guint n_points;
-  SimNetFitPoint *points;  /* by scale, ascending */
-  double estimate;         /* ŝ */
-  double lo, hi;           /* the interval at `level` */
+  SimNetFitPoint *points; /* by scale, ascending */
+  double estimate;        /* ŝ */
+  double lo, hi;          /* the interval at `level` */
   gboolean lo_extrapolated, hi_extrapolated;
   double sim_var, topo_var, se_t; /* S², τ², se_T (ms², ms², ms) */
-  double slope;            /* dm/ds at ŝ, ms per unit of scale */
-  SimNetFitGof *blocks;    /* n_vantages, at ŝ */
+  double slope;                   /* dm/ds at ŝ, ms per unit of scale */
+  SimNetFitGof *blocks;           /* n_vantages, at ŝ */
   size_t measured_tx_rows, simulated_tx_rows;
-  SimNetFitGof *txs;       /* n_vantages, or NULL when either side has no transaction every point saw */
-  guint runs;              /* simulations run in all */
+  SimNetFitGof *txs; /* n_vantages, or NULL when either side has no transaction every point saw */
+  guint runs;        /* simulations run in all */
 } SimNetFit;
 
 /* Fits network.latency_scale of `opt->scenario` to the logs in `data`. FALSE with `error`
