@@ -55,7 +55,7 @@ static const SimOpt calibrate_opts[] = {
      .min_open = TRUE, .max = 1, .max_open = TRUE},
     {.name = "fit-network", .type = SIM_OPT_FILENAME, .offset = offsetof(CalibrateOpts, fit_network),
      .help = "Also fit network.latency_scale of this geo scenario by simulation: its vantage points stand for the "
-             "LOGDIRs in order",
+             "LOGDIRs (by name where the names agree, else in order)",
      .arg = "SCENARIO"},
     {.name = "fit-heights", .type = SIM_OPT_INT, .offset = offsetof(CalibrateOpts, fit_heights),
      .help = "With --fit-network: heights of each run (default 300)", .arg = "N", .range = "[10, 1000000]",
@@ -104,13 +104,14 @@ int sim_cmd_calibrate(int argc, char **argv) {
       "--fit-network SCENARIO also fits the link latencies, which the logs do not identify by themselves:\n"
       "it runs the geo scenario (--fit-heights, --seeds per scale) at a geometric grid of\n"
       "network.latency_scale values (--scale-range, --grid), halves the bracket of the measured value\n"
-      "(--refine), reads each run's EMC logs back as the measured ones are read, and matches the pooled\n"
-      "median block delay after the first observation. The interval (--level) adds the measured sample's\n"
-      "bootstrap error, the network layout's and the seeds' noise; the goodness of fit is a two-sample KS\n"
-      "test per vantage point at the fitted scale (transactions too where both sides have them). It writes\n"
-      "network.latency_scale with a comment line and the fit under calibration.network_fit. A scenario\n"
-      "without a geo network or vantage points, another count of them than of LOGDIRs, and a measured value\n"
-      "outside the simulated range (a scale bound hit) exit 2.");
+      "(--refine), reads each run's EMC logs back as the measured ones are read, and matches the mean of\n"
+      "the vantage points' median block delays after the first observation. The interval (--level) adds\n"
+      "the measured sample's bootstrap error, the network layout's and the seeds' noise; the goodness of\n"
+      "fit is a two-sample KS test per vantage point at the fitted scale (transactions too where both\n"
+      "sides have them). It writes network.latency_scale with a comment line and the fit under\n"
+      "calibration.network_fit. A scenario without a geo network or vantage points, another count of them\n"
+      "than of LOGDIRs, logs of one vantage point and a measured value outside the simulated range (a scale\n"
+      "bound hit) exit 2.");
   if (!sim_cli_parse(ctx, "calibrate", &argc, &argv)) return SIM_EXIT_USAGE;
   g_autoptr(GPtrArray) dirs = g_ptr_array_new();
   g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
