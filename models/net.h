@@ -92,6 +92,7 @@ typedef struct {
   gboolean gateway_mesh; /* link every two gateways of different pools (else only those in the same city) */
   double inter_region_bps; /* cap on the bandwidth between two different regions; 0 = no cap */
   int dc_stack;          /* index into net_dc_stack_names: NET_DC_STACK_NONE or a "stack" model */
+  double latency_scale;  /* multiplies every link's mean latency (0, in a hand-built struct, counts as 1) */
   SimModelRef jitter;    /* family "jitter" */
   SimModelRef relay;     /* family "relay" */
   SimModelRef stratum;   /* family "delay": pool gateway new head -> miners working on it */
@@ -167,7 +168,8 @@ typedef enum { NET_ERROR_TOPOLOGY } NetError;
  *  - A special left without any link is an error (NET_ERROR_TOPOLOGY naming it).
  *  - adj is sorted by neighbour id within each node; rev[e] is the reverse of e (adj[rev[e]] is the source
  *    of e, rev[rev[e]] == e); lat_mean_ns[e] is city RTT / 2 when both ends have a city with a measured
- *    RTT, else latency_ms[region(u)][region(v)].
+ *    RTT, else latency_ms[region(u)][region(v)]; either times latency_scale (0 counts as 1), before the
+ *    jitter model's floor is taken from it.
  *  - dc_stack != "none": edges between two data-centre nodes get lat_host_ns = the stack's o_s + o_r
  *    (rounded to ns), added to their lat_mean_ns and lat_floor_ns; lat_host_ns stays NULL otherwise.
  *  - joining.share > 0: from a stream of its own, (seed, SIM_RNG_SETUP_BASE + 2), so that nothing above
@@ -452,7 +454,7 @@ static inline SimTime net_latency_draw(const NetLatencyDraw *d, SimRng *rng) {
 /* The geo network's parameter handling, used by the "geo" network model's table (geo.c defines the model). */
 /* Sizes of the two tables below, as constants so model tables can be initialised statically; net_geo.c
  * checks them with G_STATIC_ASSERT. */
-#define NET_GEO_N_PARAMS 10
+#define NET_GEO_N_PARAMS 11
 #define NET_GEO_N_SUBMODELS 3
 extern const SimParamSpec net_geo_param_specs[];
 extern const guint net_geo_n_param_specs;

@@ -361,9 +361,11 @@ static void build_csr(NetTopology *t, NbrList *lists, guint64 n_edges) {
 }
 
 /* Per directed edge: its reverse edge, mean latency (city RTT / 2 between two known cities, else the region
- * matrix), the jitter model's floor, and the time per byte. */
+ * matrix, times latency_scale), the jitter model's floor of that mean, and the time per byte. */
 static void set_edges(const NetGeoParams *p, NetTopology *t) {
   const guint R = p->n_regions;
+  /* x 1.0 is exact: at the default every mean, and so every output, is what it was without the scale. */
+  const double scale = p->latency_scale > 0 ? p->latency_scale : 1.0;
   for (guint32 u = 0; u < t->n_nodes; u++)
     for (guint32 e = t->adj_off[u]; e < t->adj_off[u + 1]; e++) {
       guint32 v = t->adj[e];
@@ -375,7 +377,7 @@ static void set_edges(const NetGeoParams *p, NetTopology *t) {
       guint16 cu = t->city[u], cv = t->city[v];
       if (cu != NET_NO_CITY && cv != NET_NO_CITY) ms = p->city_rtt_ms[(gsize)cu * p->n_cities + cv] / 2;
       if (isnan(ms)) ms = p->latency_ms[(gsize)t->region[u] * R + t->region[v]];
-      t->lat_mean_ns[e] = ms_to_ns(ms);
+      t->lat_mean_ns[e] = ms_to_ns(ms * scale);
       t->lat_floor_ns[e] =
           p->jitter.model ? ((const NetJitterModel *)p->jitter.model)->floor_ns(p->jitter.params, t->lat_mean_ns[e])
                           : t->lat_mean_ns[e];

@@ -3,6 +3,7 @@
  * of family by AIC, the histogram density, hand-worked cases, the models file loaded through a scenario's
  * "include", and the real Rinkeby logs through sim_replay_load(). */
 #include "calibrate.h"
+#include "calibrate_net.h"
 #include "cunit-main.h"
 #include "params.h"
 #include "replay.h"
@@ -645,8 +646,50 @@ static void test_rinkeby(void) {
   CU_ASSERT_PTR_NULL(c2->delays[1].best);
 }
 
+/* The delay rows both the fits and the network fit read, and the network fit's refusals that need no run. */
+static void test_delay_rows(void) {
+  g_autofree char *dir = test_data("emc-rinkeby-2018-09", NULL);
+  const char *names[] = {"A", "B"};
+  const char *dirs2[] = {dir, dir, NULL};
+  SimReplayOptions opt2 = {.dirs = dirs2, .names = names, .n_vantages = 2};
+  g_autoptr(SimReplayData) d2 = sim_replay_load(&opt2, NULL);
+  CU_ASSERT_FATAL(d2 != NULL);
+  SimCalibDelayRows r, t;
+  sim_calib_delay_rows(d2, FALSE, &r);
+  sim_calib_delay_rows(d2, TRUE, &t);
+  CU_ASSERT_EQUAL(r.n_vantages, 2);
+  CU_ASSERT_EQUAL(r.n_rows, 37);
+  CU_ASSERT_EQUAL(t.n_rows, 2548);
+  gboolean pattern = TRUE; /* A first on every tie: [NAN, 0] */
+  for (size_t i = 0; i < r.n_rows; i++)
+    pattern = pattern && isnan(r.ms[2 * i]) && r.ms[2 * i + 1] == 0;
+  for (size_t i = 0; i < t.n_rows; i++)
+    pattern = pattern && isnan(t.ms[2 * i]) && t.ms[2 * i + 1] == 0;
+  CU_ASSERT(pattern);
+  sim_calib_delay_rows_clear(&r);
+  sim_calib_delay_rows_clear(&t);
+
+  g_autofree char *geo = g_build_filename(g_getenv("SIM_SOURCE_ROOT") ? g_getenv("SIM_SOURCE_ROOT") : ".",
+                                          "scenarios", "geo-small.json", NULL);
+  SimNetFitOptions no = {.scenario = geo, .heights = 50, .seeds = 2, .seed = 1, .scale_lo = 0.5, .scale_hi = 2,
+                         .grid = 3, .level = 0.95};
+  g_autoptr(GError) e = NULL;
+  g_autoptr(SimNetFit) f = sim_netfit_run(d2, &no, &e);
+  CU_ASSERT_PTR_NULL(f);
+  CU_ASSERT(e && e->code == SIM_REPLAY_ERROR_INPUT && strstr(e->message, "4 vantage points, but 2 log directories"));
+  g_clear_error(&e);
+  const char *dirs1[] = {dir, NULL};
+  SimReplayOptions opt1 = {.dirs = dirs1, .n_vantages = 1};
+  g_autoptr(SimReplayData) d1 = sim_replay_load(&opt1, NULL);
+  CU_ASSERT_FATAL(d1 != NULL);
+  g_autoptr(SimNetFit) f1 = sim_netfit_run(d1, &no, &e);
+  CU_ASSERT_PTR_NULL(f1);
+  CU_ASSERT(e && e->code == SIM_REPLAY_ERROR_INPUT && strstr(e->message, "the logs have 1 vantage point"));
+}
+
 int register_suites(void) {
   ADD_SUITE("calibrate", TEST(test_self_consistency), TEST(test_best_by_aic), TEST(test_dispersion), TEST(test_hand_worked),
-            TEST(test_work_distribution), TEST(test_histogram), TEST(test_level), TEST(test_models_file_includes), TEST(test_rinkeby));
+            TEST(test_work_distribution), TEST(test_histogram), TEST(test_level), TEST(test_models_file_includes), TEST(test_rinkeby),
+            TEST(test_delay_rows));
   return 0;
 }

@@ -473,6 +473,39 @@ static int64_t first_seen(const SimReplayBlock *b, guint v) {
   return MIN(b->msg_ns[v], b->ann_ns[v]);
 }
 
+void sim_calib_delay_rows(const SimReplayData *data, gboolean txs, SimCalibDelayRows *out) {
+  g_return_if_fail(data != NULL && out != NULL);
+  guint nv = sim_replay_data_n_vantages(data), n = 0;
+  GArray *ms = g_array_new(FALSE, FALSE, sizeof(double));
+  memset(out, 0, sizeof *out);
+  out->n_vantages = nv;
+  const SimReplayBlock *const *blocks = txs ? NULL : sim_replay_data_blocks(data, &n);
+  const SimReplayTx *const *tx = txs ? sim_replay_data_txs(data, &n) : NULL;
+  g_autofree int64_t *t = g_new(int64_t, MAX(nv, 1));
+  for (guint i = 0; nv >= 2 && i < n; i++) {
+    guint first = 0;
+    gboolean all = TRUE;
+    for (guint v = 0; v < nv && all; v++) {
+      t[v] = txs ? tx[i]->recv[v] : first_seen(blocks[i], v);
+      all = t[v] != OBS_TIME_NONE;
+      if (all && t[v] < t[first]) first = v; /* ties: the first vantage in table order */
+    }
+    if (!all) continue;
+    out->n_rows++;
+    for (guint v = 0; v < nv; v++) {
+      double d = v == first ? NAN : (double)(t[v] - t[first]) / 1e6;
+      g_array_append_val(ms, d);
+    }
+  }
+  out->ms = (double *)(void *)g_array_free(ms, FALSE);
+}
+
+void sim_calib_delay_rows_clear(SimCalibDelayRows *rows) {
+  if (!rows) return;
+  g_free(rows->ms);
+  memset(rows, 0, sizeof *rows);
+}
+
 SimCalib *sim_calib_from_replay(const SimReplayData *data, double level, GError **error) {
   g_return_val_if_fail(data != NULL, NULL);
   const AnChain *chain = sim_replay_data_chain(data);
@@ -548,60 +581,38 @@ SimCalib *sim_calib_from_replay(const SimReplayData *data, double level, GError 
   }
   in.tx_arrival_s = arrival;
 
-  /* Delays after the first observation, over the blocks every vantage point saw. */
+  /* Delays after the first observation, over the blocks (transactions) every vantage point saw. */
+  SimCalibDelayRows brows, trows;
+  sim_calib_delay_rows(data, FALSE, &brows);
+  sim_calib_delay_rows(data, TRUE, &trows);
+  in.blocks_seen_by_all = brows.n_rows;
+  in.txs_seen_by_all = trows.n_rows;
   g_autofree GArray **dl = g_new0(GArray *, MAX(nv, 1));
-  for (guint v = 0; v < nv; v++)
+  g_autofree GArray **tl = g_new0(GArray *, MAX(nv, 1));
+  for (guint v = 0; v < nv; v++) {
     dl[v] = g_array_new(FALSE, FALSE, sizeof(double));
-  for (guint i = 0; nv >= 2 && i < n_blocks; i++) {
-    const SimReplayBlock *b = blocks[i];
-    guint first = 0;
-    gboolean all = TRUE;
-    for (guint v = 0; v < nv && all; v++) {
-      all = first_seen(b, v) != OBS_TIME_NONE;
-      if (all && first_seen(b, v) < first_seen(b, first)) first = v;
-    }
-    if (!all) continue;
-    in.blocks_seen_by_all++;
-    for (guint v = 0; v < nv; v++) {
-      if (v == first) continue;
-      double ms = (double)(first_seen(b, v) - first_seen(b, first)) / 1e6;
-      g_array_append_val(dl[v], ms);
-    }
+    tl[v] = g_array_new(FALSE, FALSE, sizeof(double));
   }
+  for (size_t r = 0; r < brows.n_rows; r++)
+    for (guint v = 0; v < nv; v++)
+      if (!isnan(brows.ms[r * nv + v])) g_array_append_val(dl[v], brows.ms[r * nv + v]);
+  for (size_t r = 0; r < trows.n_rows; r++)
+    for (guint v = 0; v < nv; v++)
+      if (!isnan(trows.ms[r * nv + v])) g_array_append_val(tl[v], trows.ms[r * nv + v]);
+  sim_calib_delay_rows_clear(&brows);
+  sim_calib_delay_rows_clear(&trows);
   g_autofree const double **dp = g_new0(const double *, MAX(nv, 1));
   g_autofree size_t *dn = g_new0(size_t, MAX(nv, 1));
-  for (guint v = 0; v < nv; v++) {
-    dp[v] = (const double *)dl[v]->data;
-    dn[v] = dl[v]->len;
-  }
-  in.delays_ms = dp;
-  in.n_delays = dn;
-  /* The same over the transactions every vantage point logged. */
-  g_autofree GArray **tl = g_new0(GArray *, MAX(nv, 1));
-  for (guint v = 0; v < nv; v++)
-    tl[v] = g_array_new(FALSE, FALSE, sizeof(double));
-  for (guint i = 0; nv >= 2 && i < n_txs; i++) {
-    const SimReplayTx *t = txs[i];
-    guint first = 0;
-    gboolean all = TRUE;
-    for (guint v = 0; v < nv && all; v++) {
-      all = t->recv[v] != OBS_TIME_NONE;
-      if (all && t->recv[v] < t->recv[first]) first = v;
-    }
-    if (!all) continue;
-    in.txs_seen_by_all++;
-    for (guint v = 0; v < nv; v++) {
-      if (v == first) continue;
-      double ms = (double)(t->recv[v] - t->recv[first]) / 1e6;
-      g_array_append_val(tl[v], ms);
-    }
-  }
   g_autofree const double **tp = g_new0(const double *, MAX(nv, 1));
   g_autofree size_t *tn = g_new0(size_t, MAX(nv, 1));
   for (guint v = 0; v < nv; v++) {
+    dp[v] = (const double *)dl[v]->data;
+    dn[v] = dl[v]->len;
     tp[v] = (const double *)tl[v]->data;
     tn[v] = tl[v]->len;
   }
+  in.delays_ms = dp;
+  in.n_delays = dn;
   in.tx_delays_ms = tp;
   in.n_tx_delays = tn;
   if (nv < 2) in.n_vantages = 0; /* one vantage point: no delays between points */

@@ -235,6 +235,19 @@ SimCalib *sim_calib_fit(const SimCalibInput *in, GError **error);
 /* The same from measured logs read by sim_replay_load(). */
 SimCalib *sim_calib_from_replay(const SimReplayData *data, double level, GError **error);
 
+/* Delays after the first observation as the fits take them (see "Delays between vantage points" above): one
+ * row per block (txs FALSE: the placed logged blocks in sim_replay_data_blocks() order) or per transaction
+ * (txs TRUE: by id) that every vantage point saw, n_vantages entries a row, vantage v's delay in ms and
+ * NAN for the row's first observer (ties: the first in table order). No rows with fewer than two vantage
+ * points. Clear with sim_calib_delay_rows_clear(). */
+typedef struct {
+  guint n_vantages;
+  size_t n_rows;
+  double *ms; /* n_rows x n_vantages, row-major */
+} SimCalibDelayRows;
+void sim_calib_delay_rows(const SimReplayData *data, gboolean txs, SimCalibDelayRows *out);
+void sim_calib_delay_rows_clear(SimCalibDelayRows *rows);
+
 void sim_calib_free(SimCalib *calib);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimCalib, sim_calib_free)
 
