@@ -1,5 +1,6 @@
 /* cmd_calibrate.c: `sim calibrate LOGDIR... -o FILE`: fits the simulator's models to measured EMC logs and
  * writes them as a models file that scenarios include (sim/app/calibrate.h). */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -9,6 +10,15 @@
 #include "output.h"
 #include "params.h"
 #include "replay.h"
+#include "run.h"
+
+/* Set by the signal handler while --fit-network runs, polled by its runs (as sim run's). */
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig) {
+  (void)sig;
+  interrupted = 1;
+}
 
 /* Writes `doc` to a new output file for `path` (sim/core/outfile.h), not yet committed. */
 static gboolean stage_json(const char *path, const json_t *doc, SimOutFile **out, GError **error) {
@@ -179,10 +189,23 @@ int sim_cmd_calibrate(int argc, char **argv) {
                            .grid = (guint)o.grid,
                            .refine = (guint)o.refine,
                            .level = level,
-                           .progress = !quiet};
+                           .progress = !quiet,
+                           .cancel = (volatile const int *)&interrupted};
+    /* An interrupt stops the runs, whose files (in a temporary directory) are removed: exit 130. */
+    struct sigaction sa = {0}, old_int, old_term, old_hup;
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    sigaction(SIGHUP, &sa, &old_hup);
     netfit = sim_netfit_run(data, &no, &e);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
     if (!netfit) {
+      if (!quiet) fputc('\n', stderr);
       fprintf(stderr, "sim calibrate: %s\n", e->message);
+      if (g_error_matches(e, SIM_RUN_ERROR, SIM_RUN_ERROR_CANCELLED)) return SIM_EXIT_INTERRUPTED;
       return e->code == SIM_REPLAY_ERROR_INPUT ? SIM_EXIT_USAGE : SIM_EXIT_RUNTIME;
     }
   }

@@ -119,6 +119,10 @@ static void progress(Ctx *c, double scale, guint seed_i) {
 static gboolean simulate(Ctx *c, double scale, guint k, SimCalibDelayRows *blocks, SimCalibDelayRows *txs,
                          GError **error) {
   const SimNetFitOptions *opt = c->opt;
+  if (opt->cancel && *opt->cancel) {
+    g_set_error(error, SIM_RUN_ERROR, SIM_RUN_ERROR_CANCELLED, "--fit-network: interrupted; no output written");
+    return FALSE;
+  }
   progress(c, scale, k);
   g_autoptr(SimScenario) sc = load_scenario(opt, opt->seed + k, scale, error);
   if (!sc) return FALSE;
@@ -130,9 +134,11 @@ static gboolean simulate(Ctx *c, double scale, guint k, SimCalibDelayRows *block
   }
   g_autofree char *out = g_build_filename(tmp, "run", NULL);
   char *argv[] = {"sim", "calibrate", "--fit-network", (char *)opt->scenario, NULL};
-  SimRunOptions ro = {.out_dir = out, .argc = 4, .argv = argv, .emc_logs = TRUE, .threads = 0};
+  SimRunOptions ro = {.out_dir = out, .argc = 4, .argv = argv, .emc_logs = TRUE, .threads = 0, .cancel = opt->cancel};
   gboolean ok = sim_run(sc, &ro, NULL, &e);
-  if (!ok) {
+  if (!ok && g_error_matches(e, SIM_RUN_ERROR, SIM_RUN_ERROR_CANCELLED)) {
+    g_set_error(error, SIM_RUN_ERROR, SIM_RUN_ERROR_CANCELLED, "--fit-network: interrupted; no output written");
+  } else if (!ok) {
     g_set_error(error, SIM_REPLAY_ERROR, SIM_REPLAY_ERROR_RUNTIME,
                 "--fit-network: run at scale %g, seed %" G_GUINT64_FORMAT ": %s", scale, opt->seed + k,
                 e->message);

@@ -57,6 +57,9 @@ typedef struct {
   guint refine;              /* bisections of the bracket */
   double level;              /* of the interval, in (0, 1) */
   gboolean progress;         /* a progress line on stderr (only when it is a terminal) */
+  volatile const int *cancel; /* polled by each run and between runs (a signal handler's flag); may be NULL:
+                               * set, sim_netfit_run stops, removes its runs' files and fails with
+                               * SIM_RUN_ERROR_CANCELLED */
 } SimNetFitOptions;
 
 /* One evaluated scale. */

@@ -88,5 +88,22 @@ expect_rc 2 "latency_scale 0 refused" -- "$SIM" validate scenarios/geo-small.jso
 contains "$tmp/err" "latency_scale" "latency_scale bound message"
 [ ! -e "$tmp/x.json" ] && ok || bad "a refused calibrate wrote its file"
 
+# Interrupted (SIGINT during a run): exit 130, no models file, and no run's files left in the temporary
+# directory (the runs write there: TMPDIR below).
+mkdir -p "$tmp/tmpdir"
+TMPDIR="$tmp/tmpdir" "$SIM" calibrate "$tmp"/sc/emc/*/ --pools "$tmp/sc/emc/pools.csv" \
+  --fit-network scenarios/geo-small.json --fit-heights 3000 -o "$tmp/int.json" -q 2>"$tmp/int.err" &
+pid=$!
+for _ in $(seq 100); do # until a run has started (its directory exists), at most 10 s
+  [ -n "$(ls -A "$tmp/tmpdir")" ] && break
+  sleep 0.1
+done
+kill -INT "$pid"
+wait "$pid"
+is "$?" 130 "interrupted fit: exit 130"
+[ ! -e "$tmp/int.json" ] && ok || bad "an interrupted fit wrote its models file"
+is "$(ls -A "$tmp/tmpdir")" "" "an interrupted fit left no run files"
+contains "$tmp/int.err" "interrupted" "interrupted fit: message"
+
 echo "calibrate-net: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
