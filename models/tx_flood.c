@@ -37,6 +37,16 @@ static uint64_t dj_pop(GArray *h) {
   return top;
 }
 
+/* A new search from `src`: every node's time stale but src's (0, no last hop), the heap holding src alone. */
+static void dj_start(TxWorld *w, guint32 src) {
+  w->epoch++;
+  g_array_set_size(w->djheap, 0);
+  w->dist[src] = 0;
+  w->hop[src] = 0;
+  w->dj_epoch[src] = w->epoch;
+  txw_dj_push(w->djheap, 0, src);
+}
+
 /* Per-connection state of one session (TxPeerLinks): a directed edge's four int64s. */
 enum { EL_ARR = 0, EL_END, EL_LIST_FWD, EL_LIST_ARR, EL_N };
 #define EL_DROPPED INT64_MAX
@@ -95,12 +105,7 @@ int64_t txw_link_send(int64_t *l, int64_t fwd, int64_t lat, int64_t s, int64_t m
 int64_t txw_flood(TxWorld *w, SimRng *rng, guint32 src, double bytes, int64_t *avail, int64_t t0, int64_t *links) {
   int64_t last = 0;
   const NetTopology *t = w->netc.topo;
-  w->epoch++;
-  g_array_set_size(w->djheap, 0);
-  w->dist[src] = 0;
-  w->hop[src] = 0;
-  w->dj_epoch[src] = w->epoch;
-  txw_dj_push(w->djheap, 0, src);
+  dj_start(w, src);
   const uint64_t mask = (UINT64_C(1) << DJ_NODE_BITS) - 1;
   while (w->djheap->len) {
     uint64_t k = dj_pop(w->djheap);
@@ -192,12 +197,7 @@ static void sample_tree(TxWorld *w, guint64 key, guint64 tree, guint32 src, doub
   guint left = w->n_vantages; /* the targets still to settle: every vantage point, every pool with a gateway */
   for (guint p = 0; p < w->n_pools; p++)
     left += w->netc.pool_n_gw[p] > 0;
-  w->epoch++;
-  g_array_set_size(w->djheap, 0);
-  w->dist[src] = 0;
-  w->hop[src] = 0;
-  w->dj_epoch[src] = w->epoch;
-  txw_dj_push(w->djheap, 0, src);
+  dj_start(w, src);
   const uint64_t mask = (UINT64_C(1) << DJ_NODE_BITS) - 1;
   const gboolean stop = w->cfg.p.tree_stop;
   while (w->djheap->len && (left || !stop)) {

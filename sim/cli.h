@@ -2,6 +2,7 @@
 #pragma once
 
 #include <glib.h>
+#include <signal.h>
 #include <stddef.h>
 
 /* Exit codes of every subcommand. */
@@ -111,6 +112,11 @@ char *sim_cli_command_line(int argc, char **argv);
 /* Prints the header lines of a table on stdout: "# sim VERSION (GIT DESCRIBE) CMD", the library versions
  * and "# command: COMMAND_LINE". */
 void sim_cli_print_header(const char *cmd, const char *command_line);
+
+/* SIGINT, SIGTERM and SIGHUP to `handler` (no SA_RESTART: a blocking wait returns on them), the previous
+ * actions saved in old[0..2] for sim_cli_signals_restore(). For long commands that stop cleanly. */
+void sim_cli_signals_catch(void (*handler)(int), struct sigaction old[3]);
+void sim_cli_signals_restore(const struct sigaction old[3]);
 
 /* The value of --seed (SIM_OPT_SEED()): `text` is a decimal integer in [0, 2^63 - 1] (g_ascii_strtoll:
  * leading blanks and a sign are allowed), stored in *seed. NULL (not given) leaves *seed as it is. Otherwise

@@ -192,16 +192,10 @@ int sim_cmd_calibrate(int argc, char **argv) {
                            .progress = !quiet,
                            .cancel = (volatile const int *)&interrupted};
     /* An interrupt stops the runs, whose files (in a temporary directory) are removed: exit 130. */
-    struct sigaction sa = {0}, old_int, old_term, old_hup;
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-    sigaction(SIGHUP, &sa, &old_hup);
+    struct sigaction old[3];
+    sim_cli_signals_catch(on_signal, old);
     netfit = sim_netfit_run(data, &no, &e);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
-    sigaction(SIGHUP, &old_hup, NULL);
+    sim_cli_signals_restore(old);
     if (!netfit) {
       if (!quiet) fputc('\n', stderr);
       fprintf(stderr, "sim calibrate: %s\n", e->message);

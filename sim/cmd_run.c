@@ -288,12 +288,8 @@ int sim_cmd_run(int argc, char **argv) {
     }
   }
 
-  struct sigaction sa = {0};
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-  sigaction(SIGHUP, &sa, NULL);
+  struct sigaction old[3];
+  sim_cli_signals_catch(on_signal, old);
 
   g_autoptr(GString) engine_text = g_string_new(NULL);
   EngineReport report = {.text = engine_text, .stats = stats, .numa = numa_report};

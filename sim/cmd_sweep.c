@@ -364,13 +364,9 @@ static int run_all(const char *dir, const SimSweep *sw, const SweepOpts *o, guin
     return SIM_EXIT_RUNTIME;
   }
 
-  struct sigaction sa = {0}, old_int, old_term, old_hup;
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
+  struct sigaction old[3];
   /* No SA_RESTART: waitpid() must return on a signal so the children can be told. */
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
-  sigaction(SIGHUP, &sa, &old_hup);
+  sim_cli_signals_catch(on_signal, old);
 
   g_autofree Child *kids = g_new0(Child, (gsize)o->jobs);
   guint running = 0, next = 0, done = 0;
@@ -425,9 +421,7 @@ static int run_all(const char *dir, const SimSweep *sw, const SweepOpts *o, guin
     progress(o, done, todo->len, *n_failed);
   }
   if (!o->quiet && isatty(STDERR_FILENO)) fputc('\n', stderr);
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
-  sigaction(SIGHUP, &old_hup, NULL);
+  sim_cli_signals_restore(old);
   if (interrupted || sweep_interrupted) return SIM_EXIT_INTERRUPTED;
   return *n_failed ? SIM_EXIT_RUNTIME : SIM_EXIT_OK;
 }

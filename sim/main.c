@@ -147,6 +147,21 @@ char *sim_cli_command_line(int argc, char **argv) {
   return g_string_free(s, FALSE);
 }
 
+void sim_cli_signals_catch(void (*handler)(int), struct sigaction old[3]) {
+  struct sigaction sa = {0};
+  sa.sa_handler = handler;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old[0]);
+  sigaction(SIGTERM, &sa, &old[1]);
+  sigaction(SIGHUP, &sa, &old[2]);
+}
+
+void sim_cli_signals_restore(const struct sigaction old[3]) {
+  sigaction(SIGINT, &old[0], NULL);
+  sigaction(SIGTERM, &old[1], NULL);
+  sigaction(SIGHUP, &old[2], NULL);
+}
+
 gboolean sim_cli_seed(const char *cmd, const char *text, gint64 *seed) {
   if (!text) return TRUE;
   char *end = NULL;
