@@ -70,7 +70,7 @@ static inline double brng_uniform(BtcRng *r) {
   return relay_mix_uniform_pos(&r->m);
 }
 
-static inline SimTime brng_latency(BtcRng *r, const NetLatencyDraw *d) {
+G_ALWAYS_INLINE static inline SimTime brng_latency(BtcRng *r, const NetLatencyDraw *d) {
   if (G_LIKELY(d->kind == NET_DRAW_PARETO))
     return net_pareto_table_of_u(&d->pareto, d->scale_ns, d->inv_shape, brng_uniform(r)) + d->host_ns;
   return net_latency_draw(d, r->slow);
@@ -78,13 +78,14 @@ static inline SimTime brng_latency(BtcRng *r, const NetLatencyDraw *d) {
 
 /* The share of the block a sender sends after a failed compact block under fail_size "simblock": one
  * uniform draw of a table index, as SimBlock (the control table is constant, but its index is drawn all the
- * same, so both kinds of sender use one random number). */
-static double simblock_fail_share(gboolean churn_sender, BtcRng *rng) {
+ * same, so both kinds of sender use one random number). `churn_table` is the churning sender's table
+ * entry by entry (relay_btc_churn_fail_share, a search through its counts, costs ~57 instructions). */
+static double simblock_fail_share(gboolean churn_sender, const double *churn_table, BtcRng *rng) {
   if (!churn_sender) {
     (void)relay_mix_below(&rng->m, BTC_CONTROL_FAIL_ENTRIES);
     return 0.01;
   }
-  return relay_btc_churn_fail_share(relay_mix_below(&rng->m, BTC_CHURN_FAIL_ENTRIES));
+  return churn_table[relay_mix_below(&rng->m, BTC_CHURN_FAIL_ENTRIES)];
 }
 
 /* ---- per-node traits: a stable hash of (seed, node, trait) ---- */
@@ -194,6 +195,7 @@ typedef struct {
   /* The stop's groups seen (a bit each), room for seen_words words. */
   guint64 *seen;
   guint seen_words;
+  double churn_fail[BTC_CHURN_FAIL_ENTRIES]; /* relay_btc_churn_fail_share(i), for i below the count */
 } BtcWork;
 
 static void btc_work_free(gpointer data) {
@@ -226,6 +228,8 @@ static BtcWork *btc_work(RelayWork *w, const NetTopology *t) {
   b->gate = g_new(SimTime, MAX(t->n_nodes, 1));
   b->asked = g_new0(guint8, MAX(t->n_nodes, 1));
   b->trait = g_new0(guint8, MAX(t->n_nodes, 1));
+  for (guint i = 0; i < BTC_CHURN_FAIL_ENTRIES; i++)
+    b->churn_fail[i] = relay_btc_churn_fail_share(i);
   relay_work_set_ext(w, &relay_btc, b, btc_work_free);
   return b;
 }
@@ -557,7 +561,7 @@ static void on_request(Ctx *c, guint32 u, BtcNode *un, SimTime now) {
   gboolean compact = FALSE;
   if (un->flags & ST_RETRY) {
     double share = p->fail_size == BTC_FAIL_SIZE_SIMBLOCK
-                       ? simblock_fail_share(b->trait[v] & TRAIT_CHURN, c->rng)
+                       ? simblock_fail_share(b->trait[v] & TRAIT_CHURN, b->churn_fail, c->rng)
                        : p->fail_share;
     transfer = class_transfer_ns(k, c->blk->size_bytes * share);
   } else if ((b->trait[v] & b->trait[u] & TRAIT_COMPACT) && c->use_compact) {
