@@ -516,6 +516,18 @@ G_GNUC_NO_INLINE static void inv_candidate(Ctx *c, guint32 v, guint32 u, guint64
   heap_push(b, a, K_INV, u);
 }
 
+/* The head of a packed edge (its low 32 bits) by a 32-bit load, which needs no move to clear the upper half
+ * before it indexes. */
+static inline guint32 edge_head(const guint64 *pe) {
+  guint32 u;
+#if G_BYTE_ORDER == G_LITTLE_ENDIAN
+  memcpy(&u, pe, sizeof u);
+#else
+  memcpy(&u, (const char *)pe + 4, sizeof u);
+#endif
+  return u;
+}
+
 /* v has the block at `now`: invs to every peer that has not asked for it yet. */
 static void on_have(Ctx *c, guint32 v, BtcNode *n, SimTime now) {
   const NetTopology *t = c->t;
@@ -528,14 +540,26 @@ static void on_have(Ctx *c, guint32 v, BtcNode *n, SimTime now) {
   const guint64 cls_mask = b->narrow ? 0xFFFF : 0xFFFFFFFF;
   const guint64 *edge = b->edge;
   guint64 messages = 0;
-  for (const guint64 *pp = edge + t->adj_off[v], *end = edge + t->adj_off[v + 1]; pp < end; pp++) {
-    guint64 pe = *pp;
-    guint32 u = (guint32)pe;
-    if (asked[u]) continue;
-    messages++;
-    if (send + floor_ns[(pe >> 32) & cls_mask] >= gate[u]) continue; /* cannot be its first inv: no draw */
-    inv_candidate(c, v, u, pe, (guint64)(pp - edge), send);
+  const guint64 *pp = edge + t->adj_off[v], *end = edge + t->adj_off[v + 1];
+#define BTC_INV_TO(P)                                                                                        \
+  do {                                                                                                       \
+    guint64 pe = *(P);                                                                                       \
+    guint32 u = (guint32)pe;                                                                                 \
+    if (asked[u]) break;                                                                                     \
+    messages++;                                                                                              \
+    if (send + floor_ns[(pe >> 32) & cls_mask] >= gate[u]) break; /* cannot be its first inv: no draw */     \
+    inv_candidate(c, v, u, pe, (guint64)((P)-edge), send);                                                   \
+  } while (0)
+  /* Two peers at a time: both have asked for three pairs in four (86% of peers in workload B), and one test
+   * of both bytes then costs fewer instructions than two. asked[] does not change during the scan (gate[]
+   * does, so each peer's is read in turn). */
+  for (const guint64 *pairs_end = pp + ((end - pp) & ~(ptrdiff_t)1); pp < pairs_end; pp += 2) {
+    if (asked[edge_head(pp)] & asked[edge_head(pp + 1)]) continue;
+    BTC_INV_TO(pp);
+    BTC_INV_TO(pp + 1);
   }
+  if (pp < end) BTC_INV_TO(pp);
+#undef BTC_INV_TO
   c->messages += messages;
 }
 
