@@ -500,11 +500,13 @@ typedef struct {
   guint64 reached, messages;
 } Ctx;
 
-/* An inv from v over edge e (packed word pe) to u that may beat u's best first inv: draw its latency. Out of
- * line: the scan below then keeps its few pointers in registers (with this inlined they were reloaded from
- * the stack for every peer). */
-G_GNUC_NO_INLINE static void inv_candidate(Ctx *c, guint32 v, guint32 u, guint64 pe, guint64 e, SimTime send) {
+/* An inv from v over the edge at pp (a packed word) that may beat its head's best first inv: draw its latency.
+ * Out of line: the scan below then keeps its few pointers in registers (with this inlined they were reloaded
+ * from the stack for every peer). */
+G_GNUC_NO_INLINE static void inv_candidate(Ctx *c, guint32 v, const guint64 *pp, SimTime send) {
   BtcWork *b = c->b;
+  guint64 pe = *pp;
+  guint32 u = (guint32)pe;
   guint32 ci = (guint32)((pe >> 32) & (b->narrow ? 0xFFFF : 0xFFFFFFFF));
   SimTime a = send + brng_latency(c->rng, &b->cls[ci].draw);
   if (a >= b->gate[u]) return;
@@ -512,7 +514,7 @@ G_GNUC_NO_INLINE static void inv_candidate(Ctx *c, guint32 v, guint32 u, guint64
   b->gate[u] = un->announce = a;
   un->inv_from = v;
   un->in_cls = ci;
-  un->inv_cls = b->narrow ? (guint32)(pe >> 48) : b->rev_cls[e];
+  un->inv_cls = b->narrow ? (guint32)(pe >> 48) : b->rev_cls[pp - b->edge];
   heap_push(b, a, K_INV, u);
 }
 
@@ -548,7 +550,7 @@ static void on_have(Ctx *c, guint32 v, BtcNode *n, SimTime now) {
     if (asked[u]) break;                                                                                     \
     messages++;                                                                                              \
     if (send + floor_ns[(pe >> 32) & cls_mask] >= gate[u]) break; /* cannot be its first inv: no draw */     \
-    inv_candidate(c, v, u, pe, (guint64)((P)-edge), send);                                                   \
+    inv_candidate(c, v, (P), send);                                                                          \
   } while (0)
   /* Two peers at a time: both have asked for three pairs in four (86% of peers in workload B), and one test
    * of both bytes then costs fewer instructions than two. asked[] does not change during the scan (gate[]
