@@ -31,6 +31,7 @@ typedef struct {
   guint n_miners;
   guint32 **miner_gw; /* gateway nodes of each miner */
   guint *miner_n_gw;
+  guint32 *miner_gw1; /* a miner's only gateway, or G_MAXUINT32 (none, or several): geo_publish's loop */
   guint max_gw;
   SimEntityId *miner_entity;
   Vantage *vantages;
@@ -113,6 +114,7 @@ static void geo_free_state(gpointer state) {
   for (guint i = 0; i < g->n_miners; i++) g_free(g->miner_gw ? g->miner_gw[i] : NULL);
   g_free(g->miner_gw);
   g_free(g->miner_n_gw);
+  g_free(g->miner_gw1);
   g_free(g->miner_entity);
   for (guint i = 0; i < g->n_vantages; i++) {
     if (g->vantages[i].sightings) g_array_unref(g->vantages[i].sightings);
@@ -200,6 +202,8 @@ static gpointer geo_init(const void *params, const PowWorld *world, SimEngine *e
     g->miner_gw[m] = (guint32 *)g_array_free(gws, FALSE);
     g->miner_entity[m] = pow_world_miner_entity(world, m);
   }
+  g->miner_gw1 = g_new(guint32, MAX(g->n_miners, 1));
+  for (guint m = 0; m < g->n_miners; m++) g->miner_gw1[m] = g->miner_n_gw[m] == 1 ? g->miner_gw[m][0] : G_MAXUINT32;
   /* The relay's stop: one group per miner's gateways (a pool of one miner: all its gateways; each miner of
    * a pool of several mines behind one gateway, which others of the pool may share: the same group). */
   g->stop_group = g_new(guint32, MAX(g->topo->n_special, 1));
@@ -357,7 +361,15 @@ static void geo_publish(const void *params, gpointer state, gpointer scratch, co
   for (guint m = 0; m < g->n_miners; m++) {
     if (m == from) continue;
     SimTime first = SIM_TIME_MAX;
-    for (guint i = 0; i < g->miner_n_gw[m]; i++) first = MIN(first, relay_work_have(s->work, g->miner_gw[m][i]));
+    /* (MIN() of a call evaluates it twice: relay_work_have is out of line.) */
+    if (G_LIKELY(g->miner_gw1[m] != G_MAXUINT32)) {
+      first = relay_work_have(s->work, g->miner_gw1[m]);
+    } else {
+      for (guint i = 0; i < g->miner_n_gw[m]; i++) {
+        SimTime h = relay_work_have(s->work, g->miner_gw[m][i]);
+        first = MIN(first, h);
+      }
+    }
     if (first == SIM_TIME_MAX) continue; /* not connected to where the block went */
     SimTime delay = first - now + import + (constant ? fixed : sim_delay_sample(&p->stratum, &rng));
     sim_ctx_batch_add(ctx, g->miner_entity[m], delay);
