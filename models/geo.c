@@ -356,6 +356,7 @@ static void geo_publish(const void *params, gpointer state, gpointer scratch, co
    * nodes make this loop one step per node). */
   gboolean constant = p->stratum.model == &sim_delay_constant.info;
   SimTime fixed = constant ? sim_delay_sample(&p->stratum, &rng) : 0;
+  SimTime offset = import + fixed - now; /* a constant distribution's delay after the gateway's arrival */
   /* One batch (engine.h): the engine hands them out in time order without a queue operation each. */
   sim_ctx_batch_begin(ctx, POW_EV_BLOCK, 0, b->id);
   for (guint m = 0; m < g->n_miners; m++) {
@@ -371,7 +372,7 @@ static void geo_publish(const void *params, gpointer state, gpointer scratch, co
       }
     }
     if (first == SIM_TIME_MAX) continue; /* not connected to where the block went */
-    SimTime delay = first - now + import + (constant ? fixed : sim_delay_sample(&p->stratum, &rng));
+    SimTime delay = constant ? first + offset : first - now + import + sim_delay_sample(&p->stratum, &rng);
     sim_ctx_batch_add(ctx, g->miner_entity[m], delay);
   }
   sim_ctx_batch_end(ctx);
