@@ -196,6 +196,12 @@ typedef struct {
   guint64 *seen;
   guint seen_words;
   double churn_fail[BTC_CHURN_FAIL_ENTRIES]; /* relay_btc_churn_fail_share(i), for i below the count */
+  /* The nodes of the last propagation in the order they had the block, and when (relay_btc_have_order);
+   * order_valid: it ran to the end. */
+  guint32 *order;
+  SimTime *order_t;
+  guint32 n_order;
+  gboolean order_valid;
 } BtcWork;
 
 static void btc_work_free(gpointer data) {
@@ -215,6 +221,8 @@ static void btc_work_free(gpointer data) {
   g_free(b->q_count);
   g_free(b->q_over.v);
   g_free(b->trait);
+  g_free(b->order);
+  g_free(b->order_t);
   g_free(b);
 }
 
@@ -228,6 +236,8 @@ static BtcWork *btc_work(RelayWork *w, const NetTopology *t) {
   b->gate = g_new(SimTime, MAX(t->n_nodes, 1));
   b->asked = g_new0(guint8, MAX(t->n_nodes, 1));
   b->trait = g_new0(guint8, MAX(t->n_nodes, 1));
+  b->order = g_new(guint32, MAX(t->n_nodes, 1));
+  b->order_t = g_new(SimTime, MAX(t->n_nodes, 1));
   for (guint i = 0; i < BTC_CHURN_FAIL_ENTRIES; i++)
     b->churn_fail[i] = relay_btc_churn_fail_share(i);
   relay_work_set_ext(w, &relay_btc, b, btc_work_free);
@@ -692,8 +702,14 @@ static void btc_propagate(const void *params, const NetGeoParams *gp, const NetT
   }
   gboolean watching_messages = stop_n && groups_left == 0 && stop_msgs > 0;
   const guint32 node_mask = (UINT32_C(1) << STEP_NODE_BITS) - 1;
+  b->order_valid = FALSE;
+  b->n_order = 0;
   guint64 key;
-  while (heap_pop(b, &key)) {
+  for (;;) {
+    if (!heap_pop(b, &key)) { /* ran to the end */
+      b->order_valid = TRUE;
+      break;
+    }
     SimTime now = b->t0 + (SimTime)(key >> STEP_LOW_BITS);
     guint kind = (guint)(key >> STEP_NODE_BITS) & 3;
     guint32 v = (guint32)key & node_mask;
@@ -709,6 +725,8 @@ static void btc_propagate(const void *params, const NetGeoParams *gp, const NetT
       if ((n->flags & ST_DONE) || now != n->have) continue; /* superseded (a source listed twice) */
       n->flags |= ST_DONE;
       c.reached++;
+      b->order[b->n_order] = v; /* each node at most once (ST_DONE) */
+      b->order_t[b->n_order++] = now;
       if (G_UNLIKELY(v < stop_n)) {
         guint32 grp = stop->group ? stop->group[v] : v;
         if (grp != RELAY_STOP_NONE && grp < stop->n_groups && !(b->seen[grp >> 6] & UINT64_C(1) << (grp & 63))) {
@@ -736,6 +754,15 @@ static void btc_propagate(const void *params, const NetGeoParams *gp, const NetT
     relay_work_record(w, v, have, n->first_push, n->announce);
   }
   relay_work_add_counts(w, c.reached, c.messages);
+}
+
+gboolean relay_btc_have_order(const RelayWork *w, const guint32 **nodes, const SimTime **have, guint32 *n) {
+  const BtcWork *b = relay_work_ext(w, &relay_btc);
+  if (!b || !b->order_valid) return FALSE;
+  *nodes = b->order;
+  *have = b->order_t;
+  *n = b->n_order;
+  return TRUE;
 }
 
 const RelayModel relay_btc = {
