@@ -506,7 +506,10 @@ typedef struct {
   BtcRng *rng;
   BtcWork *b;
   SimTime processing, message;
+  SimTime in_message;   /* processing paid in each block message (processing_in_message), else 0 */
+  gboolean until_arrival; /* p->upload_until_arrival */
   gboolean use_compact; /* the block is larger than a compact block */
+  double compact_fail[2]; /* by the receiver's churn trait: p->compact_fail, p->churn_compact_fail */
   guint64 reached, messages;
 } Ctx;
 
@@ -605,13 +608,13 @@ static void on_request(Ctx *c, guint32 u, BtcNode *un, SimTime now) {
     compact = TRUE;
   }
   SimTime start = MAX(now, vn->upload_free);
-  SimTime sent = start + transfer + (p->processing_in_message ? c->processing : 0);
+  SimTime sent = start + transfer + c->in_message;
   SimTime arrive = sent + brng_latency(c->rng, &k->draw);
-  vn->upload_free = p->upload_until_arrival ? arrive : sent;
+  vn->upload_free = c->until_arrival ? arrive : sent;
   c->messages++;
   if (arrive < un->first_push) un->first_push = arrive;
   if (compact) {
-    double fail = b->trait[u] & TRAIT_CHURN ? p->churn_compact_fail : p->compact_fail;
+    double fail = c->compact_fail[(b->trait[u] & TRAIT_CHURN) != 0];
     if (fail > 0 && brng_uniform(c->rng) < fail) {
       /* getblocktxn back to v, which queues the rest of the block. */
       c->messages++;
@@ -668,7 +671,10 @@ static void btc_propagate(const void *params, const NetGeoParams *gp, const NetT
            .b = b,
            .processing = ms(p->processing_ms),
            .message = ms(p->message_ms),
-           .use_compact = p->compact_bytes < blk->size_bytes};
+           .in_message = p->processing_in_message ? ms(p->processing_ms) : 0,
+           .until_arrival = p->upload_until_arrival,
+           .use_compact = p->compact_bytes < blk->size_bytes,
+           .compact_fail = {p->compact_fail, p->churn_compact_fail}};
   for (guint i = 0; i < blk->n_sources; i++) {
     guint32 s = blk->sources[i];
     BtcNode *n = bnode(b, s);
