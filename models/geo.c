@@ -208,7 +208,8 @@ static gpointer geo_init(const void *params, const PowWorld *world, SimEngine *e
     g->miner_entity[m] = pow_world_miner_entity(world, m);
   }
   g->miner_gw1 = g_new(guint32, MAX(g->n_miners, 1));
-  for (guint m = 0; m < g->n_miners; m++) g->miner_gw1[m] = g->miner_n_gw[m] == 1 ? g->miner_gw[m][0] : G_MAXUINT32;
+  for (guint m = 0; m < g->n_miners; m++)
+    g->miner_gw1[m] = g->miner_n_gw[m] == 1 ? g->miner_gw[m][0] : G_MAXUINT32;
   gboolean by_node = g->n_miners > 0;
   for (guint m = 0; m < g->n_miners && by_node; m++)
     by_node = g->miner_gw1[m] != G_MAXUINT32 && g->miner_gw1[m] < g->topo->n_nodes &&

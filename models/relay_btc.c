@@ -513,9 +513,9 @@ typedef struct {
   guint64 reached, messages;
 } Ctx;
 
-/* An inv from v over the edge at pp (a packed word) that may beat its head's best first inv: draw its latency.
- * Out of line: the scan below then keeps its few pointers in registers (with this inlined they were reloaded
- * from the stack for every peer). */
+/* An inv from v over the edge at pp (a packed word) that may beat its head's best first inv: draw its
+ * latency. Out of line: the scan below then keeps its few pointers in registers (with this inlined they were
+ * reloaded from the stack for every peer). */
 G_GNUC_NO_INLINE static void inv_candidate(Ctx *c, guint32 v, const guint64 *pp, SimTime send) {
   BtcWork *b = c->b;
   guint64 pe = *pp;

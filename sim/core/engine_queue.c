@@ -335,7 +335,8 @@ SimStopReason engine_part_run_until(SimPart *p, uint64_t limit, SimTime bound) {
           const Batch *bt = &p->batch[bslot]; /* again: a handler may have added a slot */
           if (bt->pos == bt->n) break;
           const SimEvent *nx = batch_ev(bt, bt->pos);
-          if (G_UNLIKELY(nx->time >= t_check) && (nx->time >= bound || nx->time > lim_t || nx->key >= lim_key))
+          if (G_UNLIKELY(nx->time >= t_check) &&
+              (nx->time >= bound || nx->time > lim_t || nx->key >= lim_key))
             break;
           if (events >= limit || (cancel && *cancel)) break;
           ev = *nx;
