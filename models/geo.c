@@ -7,6 +7,7 @@
 #include "delay.h"
 #include "geo.h"
 #include "relay.h"
+#include "relay_btc-private.h"
 
 enum { GEO_EV_SIGHT = 1 };
 
@@ -31,6 +32,10 @@ typedef struct {
   guint n_miners;
   guint32 **miner_gw; /* gateway nodes of each miner */
   guint *miner_n_gw;
+  guint32 *miner_gw1; /* a miner's only gateway, or G_MAXUINT32 (none, or several): geo_publish's loop */
+  /* When every miner has one gateway and they do not decrease with the miner's index (miners on ordinary
+   * nodes): node v's miners are node_miners[v] .. node_miners[v + 1] - 1; else NULL. */
+  guint *node_miners;
   guint max_gw;
   SimEntityId *miner_entity;
   Vantage *vantages;
@@ -113,6 +118,8 @@ static void geo_free_state(gpointer state) {
   for (guint i = 0; i < g->n_miners; i++) g_free(g->miner_gw ? g->miner_gw[i] : NULL);
   g_free(g->miner_gw);
   g_free(g->miner_n_gw);
+  g_free(g->miner_gw1);
+  g_free(g->node_miners);
   g_free(g->miner_entity);
   for (guint i = 0; i < g->n_vantages; i++) {
     if (g->vantages[i].sightings) g_array_unref(g->vantages[i].sightings);
@@ -199,6 +206,21 @@ static gpointer geo_init(const void *params, const PowWorld *world, SimEngine *e
     g->max_gw = MAX(g->max_gw, gws->len);
     g->miner_gw[m] = (guint32 *)g_array_free(gws, FALSE);
     g->miner_entity[m] = pow_world_miner_entity(world, m);
+  }
+  g->miner_gw1 = g_new(guint32, MAX(g->n_miners, 1));
+  for (guint m = 0; m < g->n_miners; m++)
+    g->miner_gw1[m] = g->miner_n_gw[m] == 1 ? g->miner_gw[m][0] : G_MAXUINT32;
+  gboolean by_node = g->n_miners > 0;
+  for (guint m = 0; m < g->n_miners && by_node; m++)
+    by_node = g->miner_gw1[m] != G_MAXUINT32 && g->miner_gw1[m] < g->topo->n_nodes &&
+              (m == 0 || g->miner_gw1[m] >= g->miner_gw1[m - 1]);
+  if (by_node) {
+    g->node_miners = g_new(guint, (gsize)g->topo->n_nodes + 1);
+    guint m = 0;
+    for (guint32 v = 0; v <= g->topo->n_nodes; v++) {
+      while (m < g->n_miners && g->miner_gw1[m] < v) m++;
+      g->node_miners[v] = m; /* the first miner at node v or after */
+    }
   }
   /* The relay's stop: one group per miner's gateways (a pool of one miner: all its gateways; each miner of
    * a pool of several mines behind one gateway, which others of the pool may share: the same group). */
@@ -352,15 +374,39 @@ static void geo_publish(const void *params, gpointer state, gpointer scratch, co
    * nodes make this loop one step per node). */
   gboolean constant = p->stratum.model == &sim_delay_constant.info;
   SimTime fixed = constant ? sim_delay_sample(&p->stratum, &rng) : 0;
+  SimTime offset = import + fixed - now; /* a constant distribution's delay after the gateway's arrival */
   /* One batch (engine.h): the engine hands them out in time order without a queue operation each. */
   sim_ctx_batch_begin(ctx, POW_EV_BLOCK, 0, b->id);
-  for (guint m = 0; m < g->n_miners; m++) {
-    if (m == from) continue;
-    SimTime first = SIM_TIME_MAX;
-    for (guint i = 0; i < g->miner_n_gw[m]; i++) first = MIN(first, relay_work_have(s->work, g->miner_gw[m][i]));
-    if (first == SIM_TIME_MAX) continue; /* not connected to where the block went */
-    SimTime delay = first - now + import + (constant ? fixed : sim_delay_sample(&p->stratum, &rng));
-    sim_ctx_batch_add(ctx, g->miner_entity[m], delay);
+  /* With bitcoin-compact and one gateway per miner, the miners in the order their nodes had the block (by
+   * time, then node, so by miner on a tie: the order the batch would be sorted into): the batch needs no
+   * sort, and its events and their order are those of the loop below. */
+  const guint32 *order;
+  const SimTime *order_t;
+  guint32 n_order;
+  if (constant && g->node_miners && g->relay == &relay_btc &&
+      relay_btc_have_order(s->work, &order, &order_t, &n_order)) {
+    for (guint32 k = 0; k < n_order; k++) {
+      guint32 v = order[k];
+      for (guint m = g->node_miners[v]; m < g->node_miners[v + 1]; m++)
+        if (m != from) sim_ctx_batch_add(ctx, g->miner_entity[m], order_t[k] + offset);
+    }
+  } else {
+    for (guint m = 0; m < g->n_miners; m++) {
+      if (m == from) continue;
+      SimTime first = SIM_TIME_MAX;
+      /* (MIN() of a call evaluates it twice: relay_work_have is out of line.) */
+      if (G_LIKELY(g->miner_gw1[m] != G_MAXUINT32)) {
+        first = relay_work_have(s->work, g->miner_gw1[m]);
+      } else {
+        for (guint i = 0; i < g->miner_n_gw[m]; i++) {
+          SimTime h = relay_work_have(s->work, g->miner_gw[m][i]);
+          first = MIN(first, h);
+        }
+      }
+      if (first == SIM_TIME_MAX) continue; /* not connected to where the block went */
+      SimTime delay = constant ? first + offset : first - now + import + sim_delay_sample(&p->stratum, &rng);
+      sim_ctx_batch_add(ctx, g->miner_entity[m], delay);
+    }
   }
   sim_ctx_batch_end(ctx);
   /* What the vantage points log: block messages and announcements (a fetched block is not a NewBlockMsg).

@@ -177,7 +177,7 @@ static void consider_head(PowMiner *m, SimCtx *ctx, const PowBlock *b) {
   if (take) m->head = b;
 }
 
-static void accept_block(PowMiner *m, SimCtx *ctx, const PowBlock *b) {
+static inline void accept_block(PowMiner *m, SimCtx *ctx, const PowBlock *b) {
   mark_known(m, b->obs.id);
   if (m->world->uncle_params->max_uncles > 0)
     add_recent(m, b);

@@ -70,7 +70,7 @@ static inline double brng_uniform(BtcRng *r) {
   return relay_mix_uniform_pos(&r->m);
 }
 
-static inline SimTime brng_latency(BtcRng *r, const NetLatencyDraw *d) {
+G_ALWAYS_INLINE static inline SimTime brng_latency(BtcRng *r, const NetLatencyDraw *d) {
   if (G_LIKELY(d->kind == NET_DRAW_PARETO))
     return net_pareto_table_of_u(&d->pareto, d->scale_ns, d->inv_shape, brng_uniform(r)) + d->host_ns;
   return net_latency_draw(d, r->slow);
@@ -78,13 +78,14 @@ static inline SimTime brng_latency(BtcRng *r, const NetLatencyDraw *d) {
 
 /* The share of the block a sender sends after a failed compact block under fail_size "simblock": one
  * uniform draw of a table index, as SimBlock (the control table is constant, but its index is drawn all the
- * same, so both kinds of sender use one random number). */
-static double simblock_fail_share(gboolean churn_sender, BtcRng *rng) {
+ * same, so both kinds of sender use one random number). `churn_table` is the churning sender's table
+ * entry by entry (relay_btc_churn_fail_share, a search through its counts, costs ~57 instructions). */
+static double simblock_fail_share(gboolean churn_sender, const double *churn_table, BtcRng *rng) {
   if (!churn_sender) {
     (void)relay_mix_below(&rng->m, BTC_CONTROL_FAIL_ENTRIES);
     return 0.01;
   }
-  return relay_btc_churn_fail_share(relay_mix_below(&rng->m, BTC_CHURN_FAIL_ENTRIES));
+  return churn_table[relay_mix_below(&rng->m, BTC_CHURN_FAIL_ENTRIES)];
 }
 
 /* ---- per-node traits: a stable hash of (seed, node, trait) ---- */
@@ -134,13 +135,9 @@ typedef struct {
   guint32 len, cap;
 } StepBucket;
 
-/* The step queue: fine buckets of 2^18 ns (262 us) of step time, grouped by 64 into coarse buckets (16.8
- * ms), 128 of those (a window of 2.1 s). Wider fine buckets hold more keys to sort when reached (2.1 ms
- * ones cost workload C 14% more instructions). */
-#define Q_WIDTH_BITS 18
-#define Q_SHIFT (STEP_LOW_BITS + Q_WIDTH_BITS)
-#define Q_FINE 64
-#define Q_CSHIFT (Q_SHIFT + 6)
+/* The step queue: buckets of 2^24 ns (16.8 ms) of step time, 128 of them (a window of 2.1 s); see "a bucket
+ * queue of step keys" below. */
+#define Q_CSHIFT (STEP_LOW_BITS + 24)
 #define Q_COARSE 128
 
 /* Edges with the same latency mean, floor, host overhead and bandwidth form a link class (SimBlock's
@@ -180,18 +177,15 @@ typedef struct {
    * KB) does not; a byte test is two instructions fewer per peer than the bitmap it replaced. */
   guint8 *asked;
   /* The step queue (see "a bucket queue of step keys" below). */
-  StepBucket coarse[Q_COARSE]; /* keys of the coarse buckets after the current one, unsorted */
-  guint64 cmask[Q_COARSE / 64]; /* bit i: coarse[i] has keys */
-  guint64 q_base;               /* coarse bucket number (key >> Q_CSHIFT) of coarse[0] */
-  guint32 q_cur_c;              /* the current coarse bucket (valid with q_has_cur) */
-  gboolean q_has_cur;           /* its keys are in the fine buckets */
-  StepBucket fine[Q_FINE];      /* the current coarse bucket's keys, by fine bucket */
-  guint64 fmask;                /* bit i: fine[i] has keys */
-  guint32 q_cur_f;              /* the current fine bucket: every earlier one is empty */
-  gboolean q_cur_sorted;        /* fine[q_cur_f] is sorted, largest first */
-  gboolean q_whole;             /* the current coarse bucket is sorted as a whole in coarse[q_cur_c] */
-  StepBucket *run;              /* the sorted keys being popped (largest first): fine[q_cur_f] or that */
-  StepBucket q_over;            /* keys beyond the window of Q_COARSE coarse buckets */
+  StepBucket coarse[Q_COARSE]; /* keys of the buckets after the current one, unsorted */
+  guint64 q_base;               /* bucket number (key >> Q_CSHIFT) of coarse[0] */
+  guint64 q_cur;                /* the current bucket, whose keys are in run (G_MAXUINT64: none) */
+  StepBucket *run;              /* its keys, ascending: coarse[q_cur] itself or q_sorted */
+  guint64 *rp, *re;             /* the keys of run still to pop: [rp, re) */
+  StepBucket q_sorted;          /* a large current bucket's keys, counting-sorted out of coarse[q_cur] */
+  guint32 *q_count;             /* the counting sort's counts, room for q_count_cap */
+  guint32 q_count_cap;
+  StepBucket q_over;            /* keys beyond the window of Q_COARSE buckets */
   SimTime t0;
   /* Traits cache: valid for (seed, compact_share, churn_share). */
   guint8 *trait;
@@ -201,6 +195,13 @@ typedef struct {
   /* The stop's groups seen (a bit each), room for seen_words words. */
   guint64 *seen;
   guint seen_words;
+  double churn_fail[BTC_CHURN_FAIL_ENTRIES]; /* relay_btc_churn_fail_share(i), for i below the count */
+  /* The nodes of the last propagation in the order they had the block, and when (relay_btc_have_order);
+   * order_valid: it ran to the end. */
+  guint32 *order;
+  SimTime *order_t;
+  guint32 n_order;
+  gboolean order_valid;
 } BtcWork;
 
 static void btc_work_free(gpointer data) {
@@ -216,10 +217,12 @@ static void btc_work_free(gpointer data) {
   g_free(b->cls_floor);
   for (guint i = 0; i < Q_COARSE; i++)
     g_free(b->coarse[i].v);
-  for (guint i = 0; i < Q_FINE; i++)
-    g_free(b->fine[i].v);
+  g_free(b->q_sorted.v);
+  g_free(b->q_count);
   g_free(b->q_over.v);
   g_free(b->trait);
+  g_free(b->order);
+  g_free(b->order_t);
   g_free(b);
 }
 
@@ -233,6 +236,10 @@ static BtcWork *btc_work(RelayWork *w, const NetTopology *t) {
   b->gate = g_new(SimTime, MAX(t->n_nodes, 1));
   b->asked = g_new0(guint8, MAX(t->n_nodes, 1));
   b->trait = g_new0(guint8, MAX(t->n_nodes, 1));
+  b->order = g_new(guint32, MAX(t->n_nodes, 1));
+  b->order_t = g_new(SimTime, MAX(t->n_nodes, 1));
+  for (guint i = 0; i < BTC_CHURN_FAIL_ENTRIES; i++)
+    b->churn_fail[i] = relay_btc_churn_fail_share(i);
   relay_work_set_ext(w, &relay_btc, b, btc_work_free);
   return b;
 }
@@ -313,15 +320,18 @@ static inline BtcNode *bnode(BtcWork *b, guint32 v) {
 
 /* ---- a bucket queue of step keys ----
  * Label setting pops the smallest pending key, and every step only schedules steps at or after its own
- * time. Keys go to coarse buckets of 16.8 ms of step time, in a window of Q_COARSE of them from q_base;
- * when a pop reaches a coarse bucket its keys are spread over 64 fine buckets of 262 us, and each fine
- * bucket is sorted when reached (a few keys: the latency jitter spreads the steps). A key for the current
- * coarse bucket goes straight to its fine bucket, in order if that is the current one. Keys beyond the
- * window wait in q_over until the window is empty, which then moves to the smallest of them. So every pop
- * returns the smallest key queued: the order is exactly that of the keys, (time, kind, node), and does not
- * depend on the queue. Pushes append to one of a few coarse buckets (their tails stay in cache), where one
- * level of 8192 fine buckets made each push a cache miss; and it takes a fraction of the instructions of the
- * radix heap before it, whose keys moved down buckets and were scanned for minima repeatedly. */
+ * time. Keys go to buckets of 16.8 ms of step time, in a window of Q_COARSE of them from q_base. When a pop
+ * reaches a bucket its keys are sorted, ascending: a few by insertion in place, more by a counting sort on
+ * their next bits (about two keys per count) into q_sorted and one insertion pass to finish (a key never
+ * leaves its count's range), as the engine sorts its batches. A key for the current bucket (about 0.5% of
+ * them: most steps come 15 ms or more after the step that schedules them) is inserted in order among the keys
+ * not yet popped, from the end, where it most often belongs. Keys beyond the window wait in q_over until the
+ * window is empty, which then moves to the smallest of them. So every pop returns the smallest key queued:
+ * the order is exactly that of the keys, (time, kind, node), and does not depend on the queue.
+ * Pushes append to one of a few buckets (their tails stay in cache), where one level of 8192 buckets of 262
+ * us made each push a cache miss. Measured on the queue alone (callgrind, the key sequences of workloads B
+ * and C replayed): 30% fewer instructions than the two levels before it, which spread a reached bucket over
+ * 64 fine buckets and sorted each of those when reached. */
 
 static inline void bucket_add(StepBucket *bk, guint64 key) {
   if (G_UNLIKELY(bk->len == bk->cap)) {
@@ -331,52 +341,29 @@ static inline void bucket_add(StepBucket *bk, guint64 key) {
   bk->v[bk->len++] = key;
 }
 
-/* A key into the sorted run being popped, in order (largest first). */
-static inline void run_insert(StepBucket *bk, guint64 key) {
+/* A key of the current bucket: in order among those still to pop. */
+G_GNUC_NO_INLINE static void queue_put_current(BtcWork *b, guint64 key) {
+  StepBucket *bk = b->run;
+  gsize from = (gsize)(b->rp - bk->v);
   bucket_add(bk, key);
-  guint32 j = bk->len - 1;
-  for (; j > 0 && bk->v[j - 1] < key; j--)
-    bk->v[j] = bk->v[j - 1];
-  bk->v[j] = key;
+  guint64 *lo = bk->v + from, *q = bk->v + bk->len - 1;
+  for (; q > lo && q[-1] > key; q--)
+    *q = q[-1];
+  *q = key;
+  b->rp = lo;
+  b->re = bk->v + bk->len;
 }
-
-/* A key of the current coarse bucket into its fine bucket. */
-static inline void fine_put(BtcWork *b, guint64 key) {
-  guint32 f = (guint32)(key >> Q_SHIFT) & (Q_FINE - 1); /* never below q_cur_f: steps do not go back */
-  StepBucket *bk = &b->fine[f];
-  bucket_add(bk, key);
-  if (G_UNLIKELY(f == b->q_cur_f && b->q_cur_sorted)) { /* the bucket being popped: in order, largest first */
-    guint32 j = bk->len - 1;
-    for (; j > 0 && bk->v[j - 1] < key; j--)
-      bk->v[j] = bk->v[j - 1];
-    bk->v[j] = key;
-    return;
-  }
-  b->fmask |= UINT64_C(1) << f;
-}
-
-/* A coarse bucket with at most this many keys is sorted as a whole when reached (and popped from there),
- * not spread over the fine buckets: for the small ones one sort costs less than the spreading and the many
- * small sorts. Measured (callgrind, all of a run): 16.8 ms buckets of up to 24 / 32 / 48 / 96 / 200 keys
- * whole gave workload B 2.101 / 2.098 / 2.101 / 2.119 / 2.164 G instructions (2.137 with none) and C 2.165 /
- * 2.161 / 2.162 / 2.166 / 2.172 G. */
-#define Q_WHOLE_MAX 32
 
 static inline void queue_put(BtcWork *b, guint64 key) {
   guint64 i = (key >> Q_CSHIFT) - b->q_base;
-  if (b->q_has_cur && i == b->q_cur_c) {
-    if (b->q_whole)
-      run_insert(b->run, key);
-    else
-      fine_put(b, key);
+  if (G_LIKELY(i < Q_COARSE && i != b->q_cur)) {
+    bucket_add(&b->coarse[i], key);
     return;
   }
-  if (G_UNLIKELY(i >= Q_COARSE)) {
+  if (i == b->q_cur)
+    queue_put_current(b, key);
+  else
     bucket_add(&b->q_over, key);
-    return;
-  }
-  bucket_add(&b->coarse[i], key);
-  b->cmask[i >> 6] |= UINT64_C(1) << (i & 63);
 }
 
 static void heap_push(BtcWork *b, SimTime t, guint kind, guint32 node) {
@@ -385,46 +372,65 @@ static void heap_push(BtcWork *b, SimTime t, guint kind, guint32 node) {
   queue_put(b, dt << STEP_LOW_BITS | (guint64)kind << STEP_NODE_BITS | node);
 }
 
-static inline void insertion_sort_desc(guint64 *v, guint32 n) {
-  for (guint32 i = 1; i < n; i++) {
-    guint64 x = v[i];
-    guint32 j = i;
-    for (; j > 0 && v[j - 1] < x; j--)
-      v[j] = v[j - 1];
-    v[j] = x;
+/* Sorts keys ascending by insertion: few keys, or keys already in order but within runs of a few. Keys are
+ * distinct (they name their node). */
+static inline void insertion_sort_asc(guint64 *v, guint32 n) {
+  for (guint64 *p = v + 1, *end = v + n; p < end; p++) {
+    guint64 x = *p;
+    if (G_LIKELY(p[-1] < x)) continue;
+    guint64 *q = p;
+    do {
+      *q = q[-1];
+      q--;
+    } while (q > v && q[-1] > x);
+    *q = x;
   }
 }
 
-/* Sorts keys largest first: insertion sort for a few, else quicksort (median of three; recursion on the
- * smaller part, so the depth stays logarithmic) down to runs of a few. Inline comparisons: qsort()'s
- * callback made the large buckets of workload C cost several times more. Keys are distinct (they name their
- * node). */
-static void sort_desc(guint64 *v, guint32 n) {
-  while (n > 24) {
-    guint64 a = v[0], b = v[n / 2], c = v[n - 1];
-    guint64 pivot = a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
-    guint32 i = 0, j = n - 1;
-    for (;;) { /* Hoare partition: v[0..j] >= pivot >= v[j+1..n-1] */
-      while (v[i] > pivot)
-        i++;
-      while (v[j] < pivot)
-        j--;
-      if (i >= j) break;
-      guint64 t = v[i];
-      v[i++] = v[j];
-      v[j--] = t;
-    }
-    guint32 left = j + 1;
-    if (left < n - left) {
-      sort_desc(v, left);
-      v += left;
-      n -= left;
-    } else {
-      sort_desc(v + left, n - left);
-      n = left;
-    }
+/* A bucket with at most this many keys is sorted in place by insertion when reached; a larger one by
+ * counting. Measured (the queue alone, as above): 8 / 16 / 24 / 32 gave workload B's keys 326.9 / 326.0 /
+ * 329.5 / 334.9 M instructions and C's 302.6 / 302.6 / 303.2 / 304.4 M; a count per key instead of per two
+ * keys (one insertion more for about half of them) 334.6 and 320.3 M, one per four keys 327.5 and 301.1 M. */
+#define Q_SMALL 16
+
+/* The keys of bucket cb, more than Q_SMALL, ascending into q_sorted: a counting sort on their top bits
+ * below the bucket number, about two keys per count, then one insertion pass. */
+static void queue_sort_large(BtcWork *b, StepBucket *cb) {
+  guint32 n = cb->len;
+  guint lg = 4;
+  while ((UINT32_C(1) << (lg + 1)) < n)
+    lg++;
+  guint32 nb = UINT32_C(1) << lg, mask = nb - 1;
+  guint sh = Q_CSHIFT - lg;
+  if (nb > b->q_count_cap) {
+    b->q_count_cap = nb;
+    b->q_count = g_renew(guint32, b->q_count, nb);
   }
-  insertion_sort_desc(v, n);
+  StepBucket *s = &b->q_sorted;
+  if (s->cap < n) {
+    s->cap = MAX(n, 2 * s->cap);
+    s->v = g_renew(guint64, s->v, s->cap);
+  }
+  guint32 *count = b->q_count;
+  memset(count, 0, nb * sizeof *count);
+  const guint64 *in = cb->v, *in_end = in + n;
+  for (const guint64 *p = in; p < in_end; p++)
+    count[(guint32)(*p >> sh) & mask]++;
+  guint32 sum = 0;
+  for (guint32 k = 0; k < nb; k++) {
+    guint32 c = count[k];
+    count[k] = sum;
+    sum += c;
+  }
+  guint64 *out = s->v;
+  for (const guint64 *p = in; p < in_end; p++) {
+    guint64 x = *p;
+    out[count[(guint32)(x >> sh) & mask]++] = x;
+  }
+  insertion_sort_asc(out, n);
+  s->len = n;
+  cb->len = 0;
+  b->run = s;
 }
 
 /* Moves the window to the smallest key beyond it; only when every bucket is empty. */
@@ -434,7 +440,7 @@ static void queue_rebase(BtcWork *b) {
   for (guint32 k = 1; k < o->len; k++)
     m = MIN(m, o->v[k]);
   b->q_base = m >> Q_CSHIFT;
-  b->q_has_cur = FALSE;
+  b->q_cur = G_MAXUINT64;
   guint32 keep = 0, n = o->len;
   o->len = 0;
   for (guint32 k = 0; k < n; k++) {
@@ -447,59 +453,25 @@ static void queue_rebase(BtcWork *b) {
   o->len = keep;
 }
 
-/* Makes the next non-empty coarse bucket after the current one current, its keys spread over the fine
- * buckets; FALSE if there is none in the window. */
-static gboolean queue_next_coarse(BtcWork *b) {
-  guint32 from = b->q_has_cur ? b->q_cur_c + 1 : 0;
-  for (guint32 w = from >> 6; w < Q_COARSE / 64; w++) {
-    guint64 bits = w == from >> 6 ? b->cmask[w] >> (from & 63) << (from & 63) : b->cmask[w];
-    if (!bits) continue;
-    guint32 c = w * 64 + (guint32)__builtin_ctzll(bits);
-    b->q_cur_c = c;
-    b->q_has_cur = TRUE;
-    b->cmask[w] &= ~(UINT64_C(1) << (c & 63));
-    StepBucket *cb = &b->coarse[c];
-    if (cb->len <= Q_WHOLE_MAX) {
-      if (cb->len <= 24)
-        insertion_sort_desc(cb->v, cb->len);
-      else
-        sort_desc(cb->v, cb->len);
-      b->q_whole = TRUE;
-      b->run = cb;
-      return TRUE;
-    }
-    b->q_whole = FALSE;
-    b->q_cur_f = 0;
-    b->q_cur_sorted = FALSE;
-    for (guint32 k = 0; k < cb->len; k++)
-      fine_put(b, cb->v[k]);
-    cb->len = 0;
-    return TRUE;
-  }
-  return FALSE;
-}
-
-/* The current fine bucket is empty (or none is current): makes the next non-empty one current, sorted
- * largest first, so that the kernel's loop pops its keys from the end (heap_pop); FALSE when no key is left.
- * The current bucket has no bit in fmask (fine_put inserts into it in order instead). */
+/* The current bucket is used up: makes the next non-empty one current, its keys sorted in run; FALSE when
+ * no key is left. Most buckets in a block's busy span have keys, so a scan of their lengths finds the next
+ * for less than a bit per bucket set at every push would cost. */
 static gboolean queue_advance(BtcWork *b) {
+  b->run->len = 0;
   for (;;) {
-    if (b->fmask) { /* the next non-empty fine bucket (empty ones have no bit; none while q_whole) */
-      guint32 f = (guint32)__builtin_ctzll(b->fmask);
-      StepBucket *bk = &b->fine[f];
-      if (bk->len <= 24)
-        insertion_sort_desc(bk->v, bk->len);
-      else
-        sort_desc(bk->v, bk->len);
-      b->fmask &= ~(UINT64_C(1) << f);
-      b->q_cur_f = f;
-      b->q_cur_sorted = TRUE;
-      b->run = bk;
+    for (guint32 c = b->q_cur == G_MAXUINT64 ? 0 : (guint32)b->q_cur + 1; c < Q_COARSE; c++) {
+      StepBucket *cb = &b->coarse[c];
+      if (!cb->len) continue;
+      b->q_cur = c;
+      if (cb->len <= Q_SMALL) {
+        insertion_sort_asc(cb->v, cb->len);
+        b->run = cb;
+      } else {
+        queue_sort_large(b, cb);
+      }
+      b->rp = b->run->v;
+      b->re = b->rp + b->run->len;
       return TRUE;
-    }
-    if (queue_next_coarse(b)) { /* else the keys beyond the window, if any */
-      if (b->q_whole) return TRUE; /* never empty: it had a bit in cmask */
-      continue;
     }
     if (b->q_over.len == 0) return FALSE;
     queue_rebase(b);
@@ -508,34 +480,20 @@ static gboolean queue_advance(BtcWork *b) {
 
 /* The smallest key queued, into *key; FALSE when none is left. */
 static inline gboolean heap_pop(BtcWork *b, guint64 *key) {
-  StepBucket *bk = b->run;
-  if (G_UNLIKELY(bk->len == 0)) {
-    if (!queue_advance(b)) return FALSE;
-    bk = b->run;
-  }
-  *key = bk->v[--bk->len];
+  if (G_UNLIKELY(b->rp == b->re) && !queue_advance(b)) return FALSE;
+  *key = *b->rp++;
   return TRUE;
 }
 
 static void heap_clear(BtcWork *b) {
-  for (guint w = 0; w < Q_COARSE / 64; w++) {
-    for (guint64 m = b->cmask[w]; m; m &= m - 1)
-      b->coarse[w * 64 + (guint)__builtin_ctzll(m)].len = 0;
-    b->cmask[w] = 0;
-  }
-  for (guint64 m = b->fmask; m; m &= m - 1)
-    b->fine[__builtin_ctzll(m)].len = 0;
-  b->fine[b->q_cur_f].len = 0; /* the current ones have no bit */
-  b->coarse[b->q_cur_c].len = 0;
-  b->fmask = 0;
+  for (guint c = 0; c < Q_COARSE; c++)
+    b->coarse[c].len = 0;
+  b->q_sorted.len = 0;
   b->q_over.len = 0;
   b->q_base = 0;
-  b->q_has_cur = FALSE;
-  b->q_cur_c = 0;
-  b->q_cur_f = 0;
-  b->q_cur_sorted = FALSE;
-  b->q_whole = FALSE;
-  b->run = &b->fine[0]; /* empty */
+  b->q_cur = G_MAXUINT64;
+  b->run = &b->q_sorted; /* empty */
+  b->rp = b->re = b->q_sorted.v;
 }
 
 /* ---- the kernel ---- */
@@ -548,15 +506,20 @@ typedef struct {
   BtcRng *rng;
   BtcWork *b;
   SimTime processing, message;
+  SimTime in_message;   /* processing paid in each block message (processing_in_message), else 0 */
+  gboolean until_arrival; /* p->upload_until_arrival */
   gboolean use_compact; /* the block is larger than a compact block */
+  double compact_fail[2]; /* by the receiver's churn trait: p->compact_fail, p->churn_compact_fail */
   guint64 reached, messages;
 } Ctx;
 
-/* An inv from v over edge e (packed word pe) to u that may beat u's best first inv: draw its latency. Out of
- * line: the scan below then keeps its few pointers in registers (with this inlined they were reloaded from
- * the stack for every peer). */
-G_GNUC_NO_INLINE static void inv_candidate(Ctx *c, guint32 v, guint32 u, guint64 pe, guint64 e, SimTime send) {
+/* An inv from v over the edge at pp (a packed word) that may beat its head's best first inv: draw its
+ * latency. Out of line: the scan below then keeps its few pointers in registers (with this inlined they were
+ * reloaded from the stack for every peer). */
+G_GNUC_NO_INLINE static void inv_candidate(Ctx *c, guint32 v, const guint64 *pp, SimTime send) {
   BtcWork *b = c->b;
+  guint64 pe = *pp;
+  guint32 u = (guint32)pe;
   guint32 ci = (guint32)((pe >> 32) & (b->narrow ? 0xFFFF : 0xFFFFFFFF));
   SimTime a = send + brng_latency(c->rng, &b->cls[ci].draw);
   if (a >= b->gate[u]) return;
@@ -564,8 +527,20 @@ G_GNUC_NO_INLINE static void inv_candidate(Ctx *c, guint32 v, guint32 u, guint64
   b->gate[u] = un->announce = a;
   un->inv_from = v;
   un->in_cls = ci;
-  un->inv_cls = b->narrow ? (guint32)(pe >> 48) : b->rev_cls[e];
+  un->inv_cls = b->narrow ? (guint32)(pe >> 48) : b->rev_cls[pp - b->edge];
   heap_push(b, a, K_INV, u);
+}
+
+/* The head of a packed edge (its low 32 bits) by a 32-bit load, which needs no move to clear the upper half
+ * before it indexes. */
+static inline guint32 edge_head(const guint64 *pe) {
+  guint32 u;
+#if G_BYTE_ORDER == G_LITTLE_ENDIAN
+  memcpy(&u, pe, sizeof u);
+#else
+  memcpy(&u, (const char *)pe + 4, sizeof u);
+#endif
+  return u;
 }
 
 /* v has the block at `now`: invs to every peer that has not asked for it yet. */
@@ -580,14 +555,26 @@ static void on_have(Ctx *c, guint32 v, BtcNode *n, SimTime now) {
   const guint64 cls_mask = b->narrow ? 0xFFFF : 0xFFFFFFFF;
   const guint64 *edge = b->edge;
   guint64 messages = 0;
-  for (const guint64 *pp = edge + t->adj_off[v], *end = edge + t->adj_off[v + 1]; pp < end; pp++) {
-    guint64 pe = *pp;
-    guint32 u = (guint32)pe;
-    if (asked[u]) continue;
-    messages++;
-    if (send + floor_ns[(pe >> 32) & cls_mask] >= gate[u]) continue; /* cannot be its first inv: no draw */
-    inv_candidate(c, v, u, pe, (guint64)(pp - edge), send);
+  const guint64 *pp = edge + t->adj_off[v], *end = edge + t->adj_off[v + 1];
+#define BTC_INV_TO(P)                                                                                        \
+  do {                                                                                                       \
+    guint64 pe = *(P);                                                                                       \
+    guint32 u = (guint32)pe;                                                                                 \
+    if (asked[u]) break;                                                                                     \
+    messages++;                                                                                              \
+    if (send + floor_ns[(pe >> 32) & cls_mask] >= gate[u]) break; /* cannot be its first inv: no draw */     \
+    inv_candidate(c, v, (P), send);                                                                          \
+  } while (0)
+  /* Two peers at a time: both have asked for three pairs in four (86% of peers in workload B), and one test
+   * of both bytes then costs fewer instructions than two. asked[] does not change during the scan (gate[]
+   * does, so each peer's is read in turn). */
+  for (const guint64 *pairs_end = pp + ((end - pp) & ~(ptrdiff_t)1); pp < pairs_end; pp += 2) {
+    if (asked[edge_head(pp)] & asked[edge_head(pp + 1)]) continue;
+    BTC_INV_TO(pp);
+    BTC_INV_TO(pp + 1);
   }
+  if (pp < end) BTC_INV_TO(pp);
+#undef BTC_INV_TO
   c->messages += messages;
 }
 
@@ -613,7 +600,7 @@ static void on_request(Ctx *c, guint32 u, BtcNode *un, SimTime now) {
   gboolean compact = FALSE;
   if (un->flags & ST_RETRY) {
     double share = p->fail_size == BTC_FAIL_SIZE_SIMBLOCK
-                       ? simblock_fail_share(b->trait[v] & TRAIT_CHURN, c->rng)
+                       ? simblock_fail_share(b->trait[v] & TRAIT_CHURN, b->churn_fail, c->rng)
                        : p->fail_share;
     transfer = class_transfer_ns(k, c->blk->size_bytes * share);
   } else if ((b->trait[v] & b->trait[u] & TRAIT_COMPACT) && c->use_compact) {
@@ -621,13 +608,13 @@ static void on_request(Ctx *c, guint32 u, BtcNode *un, SimTime now) {
     compact = TRUE;
   }
   SimTime start = MAX(now, vn->upload_free);
-  SimTime sent = start + transfer + (p->processing_in_message ? c->processing : 0);
+  SimTime sent = start + transfer + c->in_message;
   SimTime arrive = sent + brng_latency(c->rng, &k->draw);
-  vn->upload_free = p->upload_until_arrival ? arrive : sent;
+  vn->upload_free = c->until_arrival ? arrive : sent;
   c->messages++;
   if (arrive < un->first_push) un->first_push = arrive;
   if (compact) {
-    double fail = b->trait[u] & TRAIT_CHURN ? p->churn_compact_fail : p->compact_fail;
+    double fail = c->compact_fail[(b->trait[u] & TRAIT_CHURN) != 0];
     if (fail > 0 && brng_uniform(c->rng) < fail) {
       /* getblocktxn back to v, which queues the rest of the block. */
       c->messages++;
@@ -684,7 +671,10 @@ static void btc_propagate(const void *params, const NetGeoParams *gp, const NetT
            .b = b,
            .processing = ms(p->processing_ms),
            .message = ms(p->message_ms),
-           .use_compact = p->compact_bytes < blk->size_bytes};
+           .in_message = p->processing_in_message ? ms(p->processing_ms) : 0,
+           .until_arrival = p->upload_until_arrival,
+           .use_compact = p->compact_bytes < blk->size_bytes,
+           .compact_fail = {p->compact_fail, p->churn_compact_fail}};
   for (guint i = 0; i < blk->n_sources; i++) {
     guint32 s = blk->sources[i];
     BtcNode *n = bnode(b, s);
@@ -718,8 +708,14 @@ static void btc_propagate(const void *params, const NetGeoParams *gp, const NetT
   }
   gboolean watching_messages = stop_n && groups_left == 0 && stop_msgs > 0;
   const guint32 node_mask = (UINT32_C(1) << STEP_NODE_BITS) - 1;
+  b->order_valid = FALSE;
+  b->n_order = 0;
   guint64 key;
-  while (heap_pop(b, &key)) {
+  for (;;) {
+    if (!heap_pop(b, &key)) { /* ran to the end */
+      b->order_valid = TRUE;
+      break;
+    }
     SimTime now = b->t0 + (SimTime)(key >> STEP_LOW_BITS);
     guint kind = (guint)(key >> STEP_NODE_BITS) & 3;
     guint32 v = (guint32)key & node_mask;
@@ -735,6 +731,8 @@ static void btc_propagate(const void *params, const NetGeoParams *gp, const NetT
       if ((n->flags & ST_DONE) || now != n->have) continue; /* superseded (a source listed twice) */
       n->flags |= ST_DONE;
       c.reached++;
+      b->order[b->n_order] = v; /* each node at most once (ST_DONE) */
+      b->order_t[b->n_order++] = now;
       if (G_UNLIKELY(v < stop_n)) {
         guint32 grp = stop->group ? stop->group[v] : v;
         if (grp != RELAY_STOP_NONE && grp < stop->n_groups && !(b->seen[grp >> 6] & UINT64_C(1) << (grp & 63))) {
@@ -762,6 +760,15 @@ static void btc_propagate(const void *params, const NetGeoParams *gp, const NetT
     relay_work_record(w, v, have, n->first_push, n->announce);
   }
   relay_work_add_counts(w, c.reached, c.messages);
+}
+
+gboolean relay_btc_have_order(const RelayWork *w, const guint32 **nodes, const SimTime **have, guint32 *n) {
+  const BtcWork *b = relay_work_ext(w, &relay_btc);
+  if (!b || !b->order_valid) return FALSE;
+  *nodes = b->order;
+  *have = b->order_t;
+  *n = b->n_order;
+  return TRUE;
 }
 
 const RelayModel relay_btc = {

@@ -79,8 +79,6 @@ typedef struct {
   uint64_t *ord;  /* with use_ord: (time - least time) << 24 | index into ev, ascending */
   guint32 n, pos, cap, ord_cap;
   gboolean use_ord; /* else ev itself is in time order */
-  gboolean sorted;  /* while filled: the times added so far do not decrease */
-  SimTime lo, hi;   /* while filled: the least and the largest time added */
 } Batch;
 
 #define BATCH_DST UINT32_C(0x80000000)
