@@ -7,7 +7,6 @@
 #include "delay.h"
 #include "geo.h"
 #include "relay.h"
-#include "relay_btc-private.h"
 
 enum { GEO_EV_SIGHT = 1 };
 
@@ -377,14 +376,14 @@ static void geo_publish(const void *params, gpointer state, gpointer scratch, co
   SimTime offset = import + fixed - now; /* a constant distribution's delay after the gateway's arrival */
   /* One batch (engine.h): the engine hands them out in time order without a queue operation each. */
   sim_ctx_batch_begin(ctx, POW_EV_BLOCK, 0, b->id);
-  /* With bitcoin-compact and one gateway per miner, the miners in the order their nodes had the block (by
+  /* With a relay that keeps that order (bitcoin-compact) and one gateway per miner, the miners in the order their nodes had the block (by
    * time, then node, so by miner on a tie: the order the batch would be sorted into): the batch needs no
    * sort, and its events and their order are those of the loop below. */
   const guint32 *order;
   const SimTime *order_t;
   guint32 n_order;
-  if (constant && g->node_miners && g->relay == &relay_btc &&
-      relay_btc_have_order(s->work, &order, &order_t, &n_order)) {
+  if (constant && g->node_miners && g->relay->have_order &&
+      g->relay->have_order(s->work, &order, &order_t, &n_order)) {
     for (guint32 k = 0; k < n_order; k++) {
       guint32 v = order[k];
       for (guint m = g->node_miners[v]; m < g->node_miners[v + 1]; m++)

@@ -219,6 +219,12 @@ typedef struct {
                     const RelayStop *stop, SimRng *rng, RelayWork *w);
   /* Time from having a block to having imported it (so a pool can mine on it). */
   SimTime (*import_ns)(const void *params, double gas_used);
+  /* Optional (NULL: none). After this model's last propagation on `w`: the nodes that had the block, in the
+   * order the kernel processed that (by time, then node), with those times (relay_work_have's): *n of them,
+   * owned by `w` and valid until its next propagation. FALSE if this model never ran on `w` or its last
+   * propagation stopped early (a RelayStop). geo.c hands the miners their deliveries in this order, so that
+   * the engine's batch needs no sort. */
+  gboolean (*have_order)(const RelayWork *w, const guint32 **nodes, const SimTime **have, guint32 *n);
 } RelayModel;
 
 extern const RelayModel relay_geth;

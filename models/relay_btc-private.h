@@ -31,9 +31,4 @@ extern const SimParamSpec relay_btc_params[RELAY_BTC_N_PARAMS];
 #define BTC_CHURN_FAIL_ENTRIES 945
 double relay_btc_churn_fail_share(guint64 i);
 
-/* After a bitcoin-compact propagation on `w`: the nodes that had the block, in the order the kernel processed
- * that (by time, then node), with those times (relay_work_have's): *n of them, owned by `w` and valid until
- * its next propagation. FALSE if bitcoin-compact never ran on `w` or its last propagation stopped early (a
- * RelayStop). Only for a caller that knows `w`'s last propagation was bitcoin-compact's: geo.c, which hands
- * the miners their deliveries in this order, so that the engine's batch needs no sort. */
-gboolean relay_btc_have_order(const RelayWork *w, const guint32 **nodes, const SimTime **have, guint32 *n);
+

@@ -762,7 +762,8 @@ static void btc_propagate(const void *params, const NetGeoParams *gp, const NetT
   relay_work_add_counts(w, c.reached, c.messages);
 }
 
-gboolean relay_btc_have_order(const RelayWork *w, const guint32 **nodes, const SimTime **have, guint32 *n) {
+/* RelayModel.have_order. */
+static gboolean btc_have_order(const RelayWork *w, const guint32 **nodes, const SimTime **have, guint32 *n) {
   const BtcWork *b = relay_work_ext(w, &relay_btc);
   if (!b || !b->order_valid) return FALSE;
   *nodes = b->order;
@@ -783,4 +784,5 @@ const RelayModel relay_btc = {
              .params_size = sizeof(BtcParams)},
     .propagate = btc_propagate,
     .import_ns = btc_import_ns,
+    .have_order = btc_have_order,
 };
