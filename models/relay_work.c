@@ -72,8 +72,9 @@ gboolean relay_stop_agree(const RelayStop *stop, const RelayWork *a, const Relay
   for (guint32 v = 0; v < n; v++) {
     guint32 grp = stop->group ? stop->group[v] : v;
     if (grp == RELAY_STOP_NONE || grp >= stop->n_groups) continue;
-    least[2 * grp] = MIN(least[2 * grp], relay_work_have(a, v));
-    least[2 * grp + 1] = MIN(least[2 * grp + 1], relay_work_have(b, v));
+    SimTime ha = relay_work_have(a, v), hb = relay_work_have(b, v); /* MIN() would call each twice */
+    least[2 * grp] = MIN(least[2 * grp], ha);
+    least[2 * grp + 1] = MIN(least[2 * grp + 1], hb);
   }
   for (guint32 i = 0; i < stop->n_groups; i++)
     if (least[2 * i] != least[2 * i + 1]) return FALSE;
