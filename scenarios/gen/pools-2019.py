@@ -101,10 +101,10 @@ NODES = eth["node_population"]["listening_nodes_approx"]
 # more was sent than fitted (ethereum-2019.json transactions: 8.2 unique per second seen, 7.7 included; the
 # difference waited and was dropped). So the gas per transaction is set for 7.7 included per second at 8.2
 # created; the empty blocks and the rest follow from the backlog, none is fitted to them.
-MC_GAS_MEDIAN = 82000    # message-call gas limit median -> transactions included per second 7.7
+MC_GAS_MEDIAN = 80500    # message-call gas limit median -> transactions included per second 7.7
 STRATUM_MEDIAN_MS = 410  # work-distribution delay median -> uncles per 100 main blocks 6.9-7.6
-EMPTY_WINDOW_MS = 190    # empty-template window -> empty blocks 1.43% of all
-RECOMMIT_S = 1.6         # template refresh interval -> one-miner forks with the same tx set 56%
+EMPTY_WINDOW_MS = 176    # empty-template window -> empty blocks 1.43% of all
+RECOMMIT_S = 1.5         # template refresh interval -> one-miner forks with the same tx set 56%
 geth = eth["geth_1_8_23_relay"]
 scenario = {
     "name": "pools-2019",
