@@ -310,7 +310,8 @@ static void test_empty_window(void) {
  * block is full: 10 transactions each, none empty, the included rate the capacity, 1 per second. */
 static const char *const supply_json_fmt =
     "{\"name\": \"supply\", \"stop\": {\"heights\": %d, \"settle_heights\": 0},"
-    " \"chain\": {\"target_interval_s\": 10, \"empty_window_ms\": 0, \"recommit_s\": 0.01, \"block_gas_limit\": 210000},"
+    " \"chain\": {\"target_interval_s\": 10, \"empty_window_ms\": 0, \"recommit_s\": 0.01,"
+    "             \"block_gas_limit\": 210000},"
     " \"network\": {\"delay\": {\"model\": \"constant\", \"value_ms\": 0}},"
     " \"transactions\": {\"rate_per_s\": %g, \"txs_per_sender\": 1, \"burst_share\": 0, \"senders\": 1000000,"
     "                    \"share_tx\": 1, \"share_mc\": 0, \"share_cc\": 0, \"mc_gas_median\": 21000,"
@@ -390,6 +391,7 @@ static void test_link_queue_drops(void) {
 int register_suites(void) {
   ADD_SUITE("tx", TEST(test_price_and_nonce_order), TEST(test_gas_limit), TEST(test_mempool_view),
             TEST(test_nonce_gap), TEST(test_many_inclusions), TEST(test_settlement), TEST(test_censorship_toy), TEST(test_withholding),
-            TEST(test_empty_window), TEST(test_supply_and_capacity), TEST(test_link_fifo_and_lists), TEST(test_link_queue_drops));
+            TEST(test_empty_window), TEST(test_supply_and_capacity), TEST(test_link_fifo_and_lists),
+            TEST(test_link_queue_drops));
   return 0;
 }
