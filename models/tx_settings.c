@@ -50,7 +50,9 @@ const SimParamSpec tx_params[] = {
     {.name = "tx_gas", .type = SIM_PARAM_NUMBER, .unit = "gas", .min = 21000, .max = 1e9, .def = 21000,
      .offset = offsetof(TxParams, tx_gas), .help = "gas limit (and use) of a plain transfer (Ethereum: 21,000)"},
     {.name = "mc_gas_median", .type = SIM_PARAM_NUMBER, .unit = "gas", .min = 21000, .max = 1e9, .def = 60000,
-     .offset = offsetof(TxParams, mc_gas_median), .help = "median gas limit of a message call, lognormal (a choice)"},
+     .offset = offsetof(TxParams, mc_gas_median),
+     .help = "median gas limit of a message call, lognormal (a choice; pools-2019.json calibrates it to the "
+             "published included rate, 7.7/s)"},
     {.name = "mc_gas_sigma", .type = SIM_PARAM_NUMBER, .min = 0, .max = 10, .def = 1.0,
      .offset = offsetof(TxParams, mc_gas_sigma), .help = "sigma of the message calls' log gas limit (a choice)"},
     {.name = "cc_gas_median", .type = SIM_PARAM_NUMBER, .unit = "gas", .min = 21000, .max = 1e9, .def = 1500000,

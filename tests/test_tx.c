@@ -1,6 +1,7 @@
 /* test_tx.c: the transaction world: Geth's template order (gas price, nonces, gas limit), what a pool's
  * mempool holds (arrival, its chain, censorship), template reuse, settlement; and, end to end, the
- * censorship wait on a two-pool toy where the answer is analytic. */
+ * censorship wait and the empty blocks below and above block capacity on two-pool toys where the answers
+ * are analytic. */
 #include <math.h>
 #include <string.h>
 
@@ -300,6 +301,50 @@ static void test_empty_window(void) {
   json_decref(sum);
 }
 
+/* Why blocks are empty without an empty template, and why a backlog ends it. Every block reaches everyone at
+ * once, templates are refreshed every 10 ms, transfers only (21,000 gas), one per session, arrivals Poisson at
+ * rate r. Below capacity every transaction goes into the next block, so a block is empty when nothing arrived
+ * since the previous one: probability E[exp(-r X)] = 1 / (1 + r T) over intervals X ~ Exp(T). At r = 0.05/s,
+ * T = 10 s: 2/3 of the blocks are empty, with no empty template at all. Above capacity (10 transfers fit, 20
+ * arrive per interval), the excess waits, the cheapest beyond the mempool's 200 slots are dropped, and every
+ * block is full: 10 transactions each, none empty, the included rate the capacity, 1 per second. */
+static const char *const supply_json_fmt =
+    "{\"name\": \"supply\", \"stop\": {\"heights\": %d, \"settle_heights\": 0},"
+    " \"chain\": {\"target_interval_s\": 10, \"empty_window_ms\": 0, \"recommit_s\": 0.01,"
+    "             \"block_gas_limit\": 210000},"
+    " \"network\": {\"delay\": {\"model\": \"constant\", \"value_ms\": 0}},"
+    " \"transactions\": {\"rate_per_s\": %g, \"txs_per_sender\": 1, \"burst_share\": 0, \"senders\": 1000000,"
+    "                    \"share_tx\": 1, \"share_mc\": 0, \"share_cc\": 0, \"mc_gas_median\": 21000,"
+    "                    \"cc_gas_median\": 21000, \"mempool_capacity\": 200},"
+    " \"pools\": [{\"name\": \"A\", \"hash_share\": 0.5}, {\"name\": \"B\", \"hash_share\": 0.5}]}";
+
+static void test_supply_and_capacity(void) {
+  g_autofree char *below = g_strdup_printf(supply_json_fmt, 20000, 0.05);
+  json_t *sum = run_inline(below, "below.json");
+  double blocks = get(sum, "chain.blocks_total"), empty = get(sum, "chain.empty_share");
+  double want = 1.0 / (1.0 + 0.05 * 10.0);
+  /* Binomial over 20,000 blocks (each block's emptiness depends on its own interval only): sd 0.0033; 5 sigma. */
+  CU_ASSERT_DOUBLE_EQUAL(empty, want, 5 * sqrt(want * (1 - want) / blocks));
+  CU_ASSERT_EQUAL(get(sum, "tx.evicted"), 0);
+  json_decref(sum);
+
+  g_autofree char *above = g_strdup_printf(supply_json_fmt, 2000, 2.0);
+  sum = run_inline(above, "above.json");
+  double heights = get(sum, "chain.heights"), committed = get(sum, "tx.committed");
+  CU_ASSERT_EQUAL(get(sum, "chain.empty_share"), 0);
+  /* Full blocks: 10 transactions at every height but the first few, while the backlog builds (20 arrive per
+   * interval on average). */
+  CU_ASSERT(committed <= 10 * heights);
+  CU_ASSERT(committed >= 10 * (heights - 5));
+  /* The included rate is the capacity, 10 per 10-s interval, not the 2 per second sent (the mean of 2,000
+   * intervals has a relative sd of 2.2%; 5 sigma). */
+  CU_ASSERT_DOUBLE_EQUAL(committed / (heights * get(sum, "chain.mean_interval_s")), 1.0, 0.11);
+  /* The other half waits and is dropped: the mempool stays full. */
+  CU_ASSERT(get(sum, "tx.evicted") > 0.4 * get(sum, "tx.created"));
+  CU_ASSERT(get(sum, "tx.mempool_at_end") >= 150); /* a standing backlog: 15 blocks of it */
+  json_decref(sum);
+}
+
 /* One connection's lists (Geth 1.8.23 eth/peer.go: a queue of lists, one broadcast loop, TCP in order), by
  * hand: send time s = 10 ns, latencies as given. */
 static void test_link_fifo_and_lists(void) {
@@ -346,6 +391,7 @@ static void test_link_queue_drops(void) {
 int register_suites(void) {
   ADD_SUITE("tx", TEST(test_price_and_nonce_order), TEST(test_gas_limit), TEST(test_mempool_view),
             TEST(test_nonce_gap), TEST(test_many_inclusions), TEST(test_settlement), TEST(test_censorship_toy), TEST(test_withholding),
-            TEST(test_empty_window), TEST(test_link_fifo_and_lists), TEST(test_link_queue_drops));
+            TEST(test_empty_window), TEST(test_supply_and_capacity), TEST(test_link_fifo_and_lists),
+            TEST(test_link_queue_drops));
   return 0;
 }

@@ -1,20 +1,27 @@
 #!/usr/bin/env python3
-"""calibrate-2019.py: re-derives the three calibrated knobs of scenarios/pools-2019.json, each from its own
+"""calibrate-2019.py: re-derives the four calibrated knobs of scenarios/pools-2019.json, each from its own
 published target only, by running cuts of the month over a small grid, and prints the table.
 
 Run from the repository root after building (build/sim/sim):
 
-    python3 scenarios/gen/calibrate-2019.py                       # all three knobs, 20,000-height cuts
+    python3 scenarios/gen/calibrate-2019.py                       # all four knobs, 20,000-height cuts
     python3 scenarios/gen/calibrate-2019.py --knob stratum --heights 5000 --jobs 2
     python3 scenarios/gen/calibrate-2019.py --set network.nodes=2000   # the same at another model setting
     python3 scenarios/gen/calibrate-2019.py --confirm-only --seeds 1,2 # the targets at the scenario's values
 
 The knobs and their targets (scenarios/data/ethereum-2019.json, calibration_targets; docs/model.md "Calibrated"):
 
-    knob                                        scenario path               target
-    stratum (work-distribution) delay median    network.stratum.median_ms   uncles per 100 main blocks 6.9-7.6
-    empty-template window                       chain.empty_window_ms       empty blocks, share of all: 1.43%
-    template refresh interval (Geth: recommit)  chain.recommit_s            one-miner forks with the same tx set: 56%
+    knob                                        scenario path                    target
+    message-call gas limit median               transactions.mc_gas_median       transactions included per second: 7.7
+    stratum (work-distribution) delay median    network.stratum.median_ms        uncles per 100 main blocks 6.9-7.6
+    empty-template window                       chain.empty_window_ms            empty blocks, share of all: 1.43%
+    template refresh interval (Geth: recommit)  chain.recommit_s                 one-miner forks with the same tx set: 56%
+
+The gas knob comes first: the transactions' gas sets how many fit in a block, so whether the pools keep a
+backlog (2019: 8.2 unique transactions per second created, 7.7 included; the rest waited and was dropped),
+and with it both the empty blocks and the block sizes (import time, so the uncles). The included rate is
+the month's transactions in main blocks over its duration (heights x mean interval), as the published
+figure was derived.
 
 Method. The knobs are taken in that order, once each. The knobs interact a little (empty blocks are small,
 so they spread faster and change the uncle rate); the confirmation run at the end shows by how much. For
@@ -27,19 +34,22 @@ bracket the target; the table says when it does not. Last, one confirmation run 
 misses by more than 2 standard errors is named, with one more step along that knob's line.
 Nothing is written into the scenario: put the values into scenarios/gen/pools-2019.py and regenerate.
 
-Sampling errors (one standard error, printed beside each value): uncles per 100 main blocks, Poisson on the
-uncle count (100 sqrt(uncles) / main); the empty share, binomial over all blocks; the same-tx-set share,
-binomial over the one-miner forks. Repeat with --seeds 1,2,3 to average replicates (errors then shrink by
+Sampling errors (one standard error, printed beside each value): the included rate, batch means over 20
+consecutive parts of the main chain (blocks.csv; arrivals come in bursts, so transactions are not
+independent); uncles per 100 main blocks, Poisson on the uncle count (100 sqrt(uncles) / main); the empty
+share, binomial over all blocks; the same-tx-set share, binomial over the one-miner forks. Repeat with --seeds 1,2,3 to average replicates (errors then shrink by
 sqrt(seeds)).
 
 Runs are kept in --out (default results/calibrate-2019/), one directory per (sim binary, scenario file,
 --set; then knob values, seed, heights); a run whose directory holds a complete result is not run again, so
 an interrupted calibration resumes where it stopped, and a rebuilt binary or an edited scenario starts afresh.
 """
-import argparse, concurrent.futures, hashlib, json, math, os, subprocess, sys, time
+import argparse, concurrent.futures, csv, hashlib, json, math, os, subprocess, sys, time
 
 KNOBS = [
     # name, scenario path, metric key, target, target low/high (for "in range"), rounding step, unit, grid
+    dict(name="gas", path="transactions.mc_gas_median", metric="transactions included per second",
+         target=7.7, lo=7.7, hi=7.7, step=500, unit="gas", grid=[82000, 87000, 92000]),
     dict(name="stratum", path="network.stratum.median_ms", metric="uncles per 100 main blocks",
          target=7.25, lo=6.9, hi=7.6, step=5, unit="ms", grid=[375, 425, 475]),
     dict(name="empty", path="chain.empty_window_ms", metric="empty blocks, % of all",
@@ -49,9 +59,35 @@ KNOBS = [
 ]
 
 
+def included_rate(d, summary, batches=20):
+    """Transactions in main blocks per second over the run's heights, and its standard error by batch means
+    over `batches` consecutive parts of the main chain (the run directory's blocks.csv)."""
+    c = summary["chain"]
+    rate = summary["tx"]["committed"] / (c["heights"] * c["mean_interval_s"])
+    main = []
+    with open(os.path.join(d, "blocks.csv")) as f:
+        for r in csv.DictReader(f):
+            if r["type"] == "main":
+                main.append((int(r["height"]), float(r["mined_s"]), int(r["n_tx"])))
+    main.sort()
+    n = len(main) // batches
+    if n < 2:
+        return rate, float("nan")
+    rates, t0 = [], 0.0
+    for b in range(batches):
+        part = main[b * n:(b + 1) * n]
+        rates.append(sum(x[2] for x in part) / (part[-1][1] - t0))
+        t0 = part[-1][1]
+    m = sum(rates) / batches
+    return rate, math.sqrt(sum((x - m) ** 2 for x in rates) / (batches - 1) / batches)
+
+
 def measure(knob, summary):
     """(value, standard error, count it rests on) of `knob`'s target metric in one run's summary.json."""
     c = summary["chain"]
+    if knob == "gas":
+        rate, se = included_rate(summary["_dir"], summary)
+        return rate, se, summary["tx"]["committed"]
     if knob == "stratum":
         main, unc = c["main"], c["uncles_included"]
         return 100.0 * unc / main, 100.0 * math.sqrt(unc) / main, unc
@@ -133,7 +169,7 @@ def main():
         key = ",".join("%s=%s" % (k["name"], fmt(values[k["name"]])) for k in KNOBS) + ",seed=%d,h=%d" % (seed, heights)
         d = os.path.join(a.out, tag, key)
         if os.path.exists(os.path.join(d, ".sim-result")):
-            return json.load(open(os.path.join(d, "summary.json"))), None
+            return dict(json.load(open(os.path.join(d, "summary.json"))), _dir=d), None
         cmd = [a.sim, "run", a.scenario, "--quiet", "--seed", str(seed), "--threads", str(a.threads), "--out", d]
         for s in sets:
             cmd += ["--set", s]
@@ -141,7 +177,7 @@ def main():
         r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if r.returncode != 0:
             sys.exit("calibrate-2019.py: %s: exit %d: %s" % (" ".join(cmd), r.returncode, r.stderr.strip()))
-        return json.load(open(os.path.join(d, "summary.json"))), time.monotonic() - t0
+        return dict(json.load(open(os.path.join(d, "summary.json"))), _dir=d), time.monotonic() - t0
 
     def run_all(points, heights=a.heights):
         """points: list of value dicts; returns per point the list of (summary, wall) over the seeds."""
@@ -192,7 +228,7 @@ def main():
                 bracketed = min(k["grid"]) <= x <= max(k["grid"])
                 x = min(max(x, min(k["grid"])), max(k["grid"]))
                 x = round(round(x / k["step"]) * k["step"], 6)
-                if k["unit"] == "ms":
+                if k["unit"] in ("ms", "gas"):
                     x = int(x)
                 print("line: %s = %.4g + %.4g x value; target %s at %s %s%s" % (
                     k["metric"], my - b * mx, b, fmt(k["target"]), fmt(x), k["unit"],
@@ -231,9 +267,12 @@ def main():
                             "regenerate, check with --confirm-only)" % (fmt(x), k["unit"]))
                 notes.append("%s misses its target by %.1f standard errors;%s" % (k["name"], miss / se, step))
         s0 = runs[0][0]
-        print("checks (not targets): stale share %.4f, mean interval %.2f s, vantage delay median %.1f ms, wall %s" % (
-            s0["chain"]["stale_share"], s0["chain"]["mean_interval_s"],
-            s0["propagation"]["vantage_delay_ms"]["median"], walls(runs)))
+        c0 = s0["chain"]
+        print("checks (not targets): stale share %.4f, mean interval %.2f s, vantage delay median %.1f ms, "
+              "transactions created %.3f/s (published: 8.2 unique), evicted %.3f/s, wall %s" % (
+            c0["stale_share"], c0["mean_interval_s"], s0["propagation"]["vantage_delay_ms"]["median"],
+            s0["tx"]["created"] / (c0["heights"] * c0["mean_interval_s"]),
+            s0["tx"]["evicted"] / (c0["heights"] * c0["mean_interval_s"]), walls(runs)))
         for n in notes:
             print("note:", n)
 
