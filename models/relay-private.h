@@ -209,7 +209,6 @@ typedef struct {
   SimTime have;
   guint8 done;
   guint8 special; /* 1 for nodes 0..n_special-1 of the topology */
-  guint8 worker;  /* the worker that owns it */
 } NodeHot;
 
 /* One worker's hot state during a window, in locals, so that stores into the per-edge and per-node arrays
@@ -223,6 +222,8 @@ typedef struct {
   const guint32 *off;
   const guint32 *gid;
   NodeHot *nh;
+  const guint8 *worker_of; /* per node (kernel order), fixed for the layout: read for another worker's node
+                            * instead of its NodeHot, which that worker writes (a line shared between cores) */
   SimTime *first_push, *announce, *upload_free;
   guint32 *scratch;
   StepQueue *q;

@@ -350,7 +350,7 @@ static inline void send_msg(Geth *g, guint32 e, const EdgeCold *pr, guint64 x, g
   if (x & EDGE_CROSS_BIT) {
     g->deferred++;
     if (step_lb < g->bound) g->bound = step_lb;
-    guint d = g->nh[to].worker;
+    guint d = g->worker_of[to];
     if (d != g->me) {
       g->posted++;
       Mailbox *mb = &g->out[d];
@@ -450,6 +450,7 @@ static void worker_begin(Kernel *k, Worker *W) {
                 .off = k->off,
                 .gid = k->gid,
                 .nh = k->nh,
+                .worker_of = k->worker_of,
                 .first_push = w->first_push,
                 .announce = w->announce,
                 .upload_free = k->upload_free,

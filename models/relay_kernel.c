@@ -64,7 +64,6 @@ static void layout_build(Kernel *k, guint threads) {
     guint32 own = W->hi - W->lo, max_deg = 0;
     for (guint32 v = W->lo; v < W->hi; v++) {
       k->worker_of[v] = (guint8)i;
-      k->nh[v].worker = (guint8)i;
       max_deg = MAX(max_deg, k->off[v + 1] - k->off[v]);
     }
     for (int f = 0; f < 2; f++)
