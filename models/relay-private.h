@@ -204,7 +204,7 @@ typedef struct {
 enum { STREAM_PUSH_TARGETS = 1, STREAM_MSG = 2 };
 
 /* What a message reads of its receiver, in one 16-byte record per node (kernel order): the full-block time
- * and whether it is final (copied to RelayWork.have/done after the block), and two fixed fields. */
+ * and whether it is final (copied to RelayWork.have/done after the block), and one fixed field. */
 typedef struct {
   SimTime have;
   guint8 done;
