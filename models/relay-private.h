@@ -60,8 +60,11 @@ enum { DONE_NO = 0, DONE_YES = 1, DONE_UNAVAILABLE = 2 };
 /* Kernel.stop_prev before the first window's end. */
 #define STOP_NO_PREV INT64_MIN
 
-/* Spin this long at a barrier, and between blocks, before sleeping on a futex. */
-#define SPIN_NS 20000
+/* Spin this long at a barrier, and between blocks, before sleeping on a futex. A futex wake costs tens of
+ * µs on the 2-core VM, about a window's work: at 20 µs a window's wait often ended in one (the month's
+ * relay ran slower on 2 threads than on 1); at 200 µs the waits end in the spin, and the gaps between
+ * blocks (the side work, ~0.3 ms a block) mostly too (docs/threads.md). */
+#define SPIN_NS 200000
 
 typedef struct Kernel Kernel;
 
