@@ -179,22 +179,23 @@ static double mean_bytes(const TxParams *p) {
 #define TREE_STREAM_BASE (SIM_RNG_SETUP_BASE + (UINT64_C(1) << 40))
 #define TREE_MIX_PURPOSE 1
 
-/* One sampled tree from `src` (tree number `tree`): Dijkstra over latency draws (edge e's from draw[ecls[e]],
- * net_latency_draw: net_edge_latency's distribution) plus the transfer of `bytes`,
- * stopped once every target is settled (the vantage points' nodes, and one gateway per pool: a pool's first
- * gateway to settle is its earliest; with tree_stop false, run over the whole network: the same times); its delays and last hops into d and hop (txw_flood_targets' layout:
- * INT64_MAX / 4 and 0 for a target never reached). `toff`/`tgt` list each node's targets (CSR); `done` is
- * scratch of n_targets. */
+/* One sampled tree from `src` (tree number `tree`): Dijkstra over latency draws (edge e's from draw[ecls[e]]:
+ * net_edge_latency's distribution) plus the transfer of `bytes`, stopped once every target is settled (the
+ * vantage points' nodes, and one gateway per pool: a pool's first gateway to settle is its earliest; with
+ * tree_stop false, run over the whole network: the same times). Its delays and last hops go into d and hop
+ * (txw_flood_targets' layout: INT64_MAX / 4 and 0 for a target never reached). `toff`/`tgt` list each node's
+ * targets (CSR); `done` is scratch of n_targets. */
 static void sample_tree(TxWorld *w, guint64 key, guint64 tree, guint32 src, double bytes,
-                        const NetLatencyDraw *draw, gboolean mix_only, const guint32 *ecls, const guint32 *toff,
-                        const guint32 *tgt, guint8 *done, int64_t *d, int64_t *hop) {
+                        const NetLatencyDraw *draw, gboolean mix_only, const guint32 *ecls,
+                        const guint32 *toff, const guint32 *tgt, guint8 *done, int64_t *d, int64_t *hop) {
   const NetTopology *t = w->netc.topo;
   for (guint j = 0; j < w->n_targets; j++) {
     d[j] = INT64_MAX / 4;
     hop[j] = 0;
     done[j] = 0;
   }
-  guint left = w->n_vantages; /* the targets still to settle: every vantage point, every pool with a gateway */
+  /* The targets still to settle: every vantage point, every pool with a gateway. */
+  guint left = w->n_vantages;
   for (guint p = 0; p < w->n_pools; p++)
     left += w->netc.pool_n_gw[p] > 0;
   dj_start(w, src);
@@ -221,11 +222,12 @@ static void sample_tree(TxWorld *w, guint64 key, guint64 tree, guint32 src, doub
     for (guint32 e = t->adj_off[v]; e < t->adj_off[v + 1]; e++) {
       guint32 u = t->adj[e];
       const NetLatencyDraw *dr = &draw[ecls[e]];
-      int64_t lat = dr->kind == NET_DRAW_PARETO
-                        ? net_pareto_table_of_u(&dr->pareto, dr->scale_ns, dr->inv_shape, relay_mix_uniform_pos(&m)) +
-                              dr->host_ns
-                        : dr->kind == NET_DRAW_FIXED ? dr->fixed_ns
-                                                     : net_latency_draw(dr, &r);
+      int64_t lat =
+          dr->kind == NET_DRAW_PARETO
+              ? net_pareto_table_of_u(&dr->pareto, dr->scale_ns, dr->inv_shape, relay_mix_uniform_pos(&m)) +
+                    dr->host_ns
+          : dr->kind == NET_DRAW_FIXED ? dr->fixed_ns
+                                       : net_latency_draw(dr, &r);
       int64_t hop_ns = lat + net_edge_transfer_ns(t, e, bytes), tu = tv + hop_ns;
       if (w->dj_epoch[u] == w->epoch && tu >= w->dist[u]) continue;
       w->dj_epoch[u] = w->epoch;
