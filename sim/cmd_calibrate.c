@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "calibrate.h"
 #include "calibrate_net.h"
@@ -197,7 +198,7 @@ int sim_cmd_calibrate(int argc, char **argv) {
     netfit = sim_netfit_run(data, &no, &e);
     sim_cli_signals_restore(old);
     if (!netfit) {
-      if (!quiet) fputc('\n', stderr);
+      if (!quiet && isatty(STDERR_FILENO)) fputc('\n', stderr); /* after the progress line */
       fprintf(stderr, "sim calibrate: %s\n", e->message);
       if (g_error_matches(e, SIM_RUN_ERROR, SIM_RUN_ERROR_CANCELLED)) return SIM_EXIT_INTERRUPTED;
       return e->code == SIM_REPLAY_ERROR_INPUT ? SIM_EXIT_USAGE : SIM_EXIT_RUNTIME;
