@@ -638,7 +638,7 @@ SimSweep *sim_sweep_load_file(const char *path, SimDiag *diag) {
   SweepTop top = {0};
   g_autoptr(GPtrArray) fixed = g_ptr_array_new_with_free_func(g_free);
   check_top(doc, path, &top, fixed, diag);
-  g_autofree char *name = g_steal_pointer(&top.name);
+  g_clear_pointer(&top.name, g_free); /* checked, not kept */
   g_autofree char *base = g_steal_pointer(&top.base);
   if (sim_diag_count(diag) != before || !base) return NULL;
 
