@@ -7,6 +7,7 @@
 #include "delay.h"
 #include "geo.h"
 #include "relay.h"
+#include "spinwait.h" /* sim_mono_ns: two calls per block (vDSO, about 20 ns each) */
 
 enum { GEO_EV_SIGHT = 1 };
 
@@ -333,12 +334,6 @@ static void geo_free_scratch(gpointer scratch) {
   g_free(s);
 }
 
-/* A monotonic clock in ns (vDSO, about 20 ns a call): two calls per block. */
-static gint64 mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (gint64)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static void geo_trace_record(GeoState *g, RelayWork *run_work, const RelayBlock *rb, const ObsBlock *b, SimTime now,
                              gboolean complete);
@@ -361,9 +356,9 @@ static void geo_publish(const void *params, gpointer state, gpointer scratch, co
                    .gas_used = (double)b->gas_used};
   /* Only what g->stop watches reaches the rest of the simulation, so the relay may stop once that is final,
    * unless miners sit on ordinary nodes. */
-  gint64 c0 = mono_ns();
+  gint64 c0 = sim_mono_ns();
   g->relay->propagate(p->relay.params, p, g->topo, &rb, g->on_nodes ? NULL : &g->stop, &rng, s->work);
-  s->relay_ns += mono_ns() - c0;
+  s->relay_ns += sim_mono_ns() - c0;
   s->deliveries += relay_work_reached(s->work);
   if (g->n_trace_h) geo_trace_record(g, s->work, &rb, b, now, g->on_nodes);
 

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "spinwait.h" /* sim_mono_ns, the threads' waits */
+
 enum { STEP_HAVE = 0, STEP_PUSH = 1, STEP_ANNOUNCE = 2 };
 
 /* RelayWork.done: a node's full-block time is final (YES), or it is a joining node not synced when the
@@ -371,12 +373,6 @@ struct Kernel {
 };
 
 /* ---- helpers of more than one file ---- */
-
-static inline gint64 mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (gint64)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static inline guint32 edge_to(guint64 word) {
   return (guint32)(word >> EDGE_TO_SHIFT) & EDGE_TO_MASK;

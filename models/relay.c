@@ -683,7 +683,7 @@ static void geth_propagate(const void *params, const NetGeoParams *gp, const Net
                            const RelayBlock *b, const RelayStop *stop, SimRng *rng, RelayWork *w) {
   const GethParams *p = params;
   g_return_if_fail(t->n_nodes < (UINT32_C(1) << EDGE_TO_BITS) && w->n_nodes == t->n_nodes);
-  gint64 c0 = mono_ns();
+  gint64 c0 = sim_mono_ns();
   Kernel *k = relay_kernel_get(w, gp, t);
   BlockSpec *bs = &k->blk;
   bs->key = sim_rng_u64(rng);
@@ -739,12 +739,12 @@ static void geth_propagate(const void *params, const NetGeoParams *gp, const Net
   gboolean all = n > 1 && relay_kernel_schedule_all(w, k);
   k->n_run = all ? n : 1;
   memset(k->wait_s, 0, n * sizeof *k->wait_s);
-  gint64 r0 = mono_ns();
+  gint64 r0 = sim_mono_ns();
   if (all)
     relay_kernel_run_all(k);
   else
     relay_kernel_thread_block(k, 0);
-  gint64 r1 = mono_ns();
+  gint64 r1 = sim_mono_ns();
   if (n > 1 && k->sched.probing) {
     k->sched.ns[all] += (double)(r1 - r0);
     k->sched.work[all] += (double)k->work;

@@ -2,47 +2,13 @@
  * stopping the threads, and the choice of how many run a block. */
 #include "relay-private.h"
 
-#include <limits.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-/* ---- waiting: spin briefly, then sleep on a futex ---- */
-
-static void futex_wait(unsigned *addr, unsigned val) {
-  syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
-}
-
-static void futex_wake_all(unsigned *addr) {
-  syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
-}
-
-static inline void cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-
-/* Waits until *addr != val. The waker stores *addr then reads *sleepers; we add to *sleepers then read
- * *addr (both sequentially consistent): one of us sees the other. */
+/* Waiting: spin up to SPIN_NS, then sleep on a futex (sim/core/spinwait.h). */
 static void wait_change(unsigned *addr, unsigned val, unsigned *sleepers) {
-  gint64 until = mono_ns() + SPIN_NS;
-  for (unsigned i = 1;; i++) {
-    if (__atomic_load_n(addr, __ATOMIC_ACQUIRE) != val) return;
-    cpu_relax();
-    if ((i & 63) == 0 && mono_ns() > until) break;
-  }
-  __atomic_add_fetch(sleepers, 1, __ATOMIC_SEQ_CST);
-  while (__atomic_load_n(addr, __ATOMIC_SEQ_CST) == val)
-    futex_wait(addr, val);
-  __atomic_sub_fetch(sleepers, 1, __ATOMIC_SEQ_CST);
-}
-
-static void bump_and_wake(unsigned *addr, unsigned *sleepers) {
-  __atomic_add_fetch(addr, 1, __ATOMIC_SEQ_CST);
-  if (__atomic_load_n(sleepers, __ATOMIC_SEQ_CST)) futex_wake_all(addr);
+  sim_wait_change(addr, val, sleepers, SPIN_NS);
 }
 
 /* The window barrier: publishes thread p's slot, returns everyone's least bound and whether to stop. */
@@ -65,11 +31,11 @@ void relay_kernel_barrier(Kernel *k, guint p, const Slot *mine, SimTime *next, g
     k->bar_bound = b;
     if (k->pruning) relay_kernel_snap_merge(k, b);
     k->bar_stop = relay_kernel_stop_reached(k, b);
-    bump_and_wake(&k->bar_gen, &k->bar_sleepers);
+    sim_bump_and_wake(&k->bar_gen, &k->bar_sleepers);
   } else {
-    gint64 t0 = mono_ns();
+    gint64 t0 = sim_mono_ns();
     wait_change(&k->bar_gen, gen, &k->bar_sleepers);
-    k->wait_s[p] += (double)(mono_ns() - t0) / 1e9;
+    k->wait_s[p] += (double)(sim_mono_ns() - t0) / 1e9;
   }
   *next = k->bar_bound;
   *stop = k->bar_stop;
@@ -86,14 +52,14 @@ static void *thread_main(void *arg) {
     if (__atomic_load_n(&k->quit, __ATOMIC_ACQUIRE)) return NULL;
     if (T->index >= k->n_run) continue; /* this block runs on fewer threads */
     relay_kernel_thread_block(k, T->index);
-    bump_and_wake(&k->finished, &k->fin_sleepers);
+    sim_bump_and_wake(&k->finished, &k->fin_sleepers);
   }
 }
 
 void relay_kernel_stop_threads(Kernel *k) {
   if (!k || !k->started) return;
   __atomic_store_n(&k->quit, 1, __ATOMIC_RELEASE);
-  bump_and_wake(&k->block_gen, &k->park_sleepers);
+  sim_bump_and_wake(&k->block_gen, &k->park_sleepers);
   for (guint i = 1; i < k->n_workers; i++)
     pthread_join(k->threads[i]->tid, NULL);
   k->started = FALSE;
@@ -119,7 +85,7 @@ void relay_kernel_run_all(Kernel *k) {
   guint n = k->n_workers;
   if (!k->started) kernel_start_threads(k);
   __atomic_store_n(&k->finished, 0, __ATOMIC_RELAXED);
-  bump_and_wake(&k->block_gen, &k->park_sleepers); /* publishes the block (sequentially consistent) */
+  sim_bump_and_wake(&k->block_gen, &k->park_sleepers); /* publishes the block (sequentially consistent) */
   relay_kernel_thread_block(k, 0);
   for (;;) {
     unsigned f = __atomic_load_n(&k->finished, __ATOMIC_ACQUIRE);

@@ -2,17 +2,15 @@
  * workers, what every worker decides at a barrier, the worker threads, and the window statistics. */
 #include "engine.h"
 
-#include <limits.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "engine-private.h"
+#include "spinwait.h"
 
 /* CPU time of the calling thread: unlike wall time, it does not grow while other work holds the core. */
 static double thread_cpu_s(void) {
@@ -23,20 +21,6 @@ static double thread_cpu_s(void) {
 
 /* ---- The barrier ---- */
 
-static void futex_wait(unsigned *addr, unsigned val) {
-  syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
-}
-
-static void futex_wake_all(unsigned *addr) {
-  syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
-}
-
-static inline void cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-
 typedef void (*BarrierHook)(SimPart *last);
 
 static void barrier_wait(Barrier *b, BarrierHook hook, SimPart *self) {
@@ -45,22 +29,10 @@ static void barrier_wait(Barrier *b, BarrierHook hook, SimPart *self) {
     /* Last: everyone else has published and waits on `gen`; nobody touches `count` until it changes. */
     __atomic_store_n(&b->count, 0, __ATOMIC_RELAXED);
     if (hook) hook(self);
-    __atomic_store_n(&b->gen, gen + 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&b->sleepers, __ATOMIC_SEQ_CST)) futex_wake_all(&b->gen);
+    sim_bump_and_wake(&b->gen, &b->sleepers); /* only the last one changes gen */
     return;
   }
-  double until = mono_s() + BARRIER_SPIN_NS * 1e-9;
-  for (unsigned i = 1;; i++) {
-    if (__atomic_load_n(&b->gen, __ATOMIC_ACQUIRE) != gen) return;
-    cpu_relax();
-    if ((i & 63) == 0 && mono_s() > until) break;
-  }
-  /* Sleep. The releaser stores gen then reads sleepers; we add to sleepers then read gen (both sequentially
-   * consistent): one of us sees the other. */
-  __atomic_add_fetch(&b->sleepers, 1, __ATOMIC_SEQ_CST);
-  while (__atomic_load_n(&b->gen, __ATOMIC_SEQ_CST) == gen)
-    futex_wait(&b->gen, gen);
-  __atomic_sub_fetch(&b->sleepers, 1, __ATOMIC_SEQ_CST);
+  sim_wait_change(&b->gen, gen, &b->sleepers, BARRIER_SPIN_NS);
 }
 
 /* ---- Windows ---- */

@@ -1,0 +1,50 @@
+/* spinwait.h: one thread waiting for another's store to a counter: spin briefly (a window's wait often ends
+ * within microseconds), then sleep on a futex (Linux). The partitioned engine's window barrier and the relay
+ * kernel's threads both wait this way. */
+#pragma once
+#include <glib.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+G_BEGIN_DECLS
+
+/* CLOCK_MONOTONIC in ns. */
+static inline gint64 sim_mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (gint64)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline void sim_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+/* Waits until *addr != val: spins up to spin_ns, then sleeps on a futex, counted in *sleepers. The waker
+ * (sim_bump_and_wake) stores *addr then reads *sleepers; the sleeper adds to *sleepers then reads *addr
+ * (both sequentially consistent): one of them sees the other, so no wake is lost. */
+static inline void sim_wait_change(unsigned *addr, unsigned val, unsigned *sleepers, gint64 spin_ns) {
+  gint64 until = sim_mono_ns() + spin_ns;
+  for (unsigned i = 1;; i++) {
+    if (__atomic_load_n(addr, __ATOMIC_ACQUIRE) != val) return;
+    sim_cpu_relax();
+    if ((i & 63) == 0 && sim_mono_ns() > until) break;
+  }
+  __atomic_add_fetch(sleepers, 1, __ATOMIC_SEQ_CST);
+  while (__atomic_load_n(addr, __ATOMIC_SEQ_CST) == val)
+    syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+  __atomic_sub_fetch(sleepers, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Adds one to *addr and wakes every thread sleeping on it (sim_wait_change). */
+static inline void sim_bump_and_wake(unsigned *addr, unsigned *sleepers) {
+  __atomic_add_fetch(addr, 1, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(sleepers, __ATOMIC_SEQ_CST))
+    syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+G_END_DECLS
