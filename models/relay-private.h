@@ -136,6 +136,7 @@ typedef struct {
   double fetch_fail_prob;
   gboolean draw_all;
   gboolean prune;
+  int64_t prune_table_after;
 } GethParams;
 
 /* ---- the windowed kernel ---- */
@@ -307,6 +308,24 @@ typedef struct {
   guint64 at;            /* blocks since the cycle began */
 } Schedule;
 
+/* Pruning bounds for the blocks of one size class (relay_stop.c). A message that changes what node x
+ * decides (it brings x the block, or tells x that a peer has it before x chooses whom to push to) changes
+ * only messages x sends at its push (each leaving at least the transfer of the block over that link after
+ * it) or at its announcement (import after its push), but for the announcement back to the peer that told
+ * it. So each hop x -> y of a chain that reaches a target costs its latency floor plus
+ * min(transfer(x -> y), import), and for blocks of at least 2^(key/4) bytes the table built with that size
+ * and the import of an empty block (import_base_ms) bounds them all from below. */
+typedef struct {
+  gint key;          /* size class */
+  SimTime import_lo; /* the import time it was built with */
+  guint32 *a;     /* [node * n_tg + target]: a chain starting with a hop that pays min(transfer, import) */
+  guint32 *a0;    /* the same with a first hop at its floor alone */
+} TgTable;
+#define TG_CACHE_MAX 16
+#define TG_KEYS 256
+/* The size classes' tables together take at most this many bytes (pairs of n_nodes x n_tg words). */
+#define TG_CACHE_BYTES (UINT64_C(128) << 20)
+
 struct Kernel {
   /* Built for one topology and jitter model (read-only during a block but for each worker's own part). */
   const NetTopology *topo;
@@ -347,7 +366,16 @@ struct Kernel {
    * workers' parts at its end), and the targets still open (value at or after the window's start). */
   gboolean pruning;
   guint32 n_tg;
-  guint32 *tdist; /* [node * n_tg + target], kernel order */
+  guint32 *tdist_base; /* [node * n_tg + target], kernel order: floors alone (owned) */
+  /* The block's bounds (relay_kernel_targets_select): `tdist` for a message sent at a step's time or later
+   * by a node that must push or announce it (each hop's sender pays its least push or import delay,
+   * TgTable), `tdist0` for an announcement sent at the step's time (its first hop pays the floor alone).
+   * Either the base table or a size class's. */
+  const guint32 *tdist, *tdist0;
+  TgTable tg_cache[TG_CACHE_MAX];
+  guint tg_cache_n, tg_cache_cap;
+  guint64 tg_asked[TG_KEYS]; /* blocks of each size class relayed while it was not built */
+  guint64 tg_built_classes; /* tables built, for the stats */
   SimTime *snap;
   guint32 *active, n_active;
   const guint32 *tg_group;
@@ -413,5 +441,7 @@ gboolean relay_kernel_schedule_all(RelayWork *w, Kernel *k);
 void relay_kernel_stop_prepare(Kernel *k, const NetTopology *t, const RelayStop *stop);
 gboolean relay_kernel_stop_reached(Kernel *k, SimTime next);
 void relay_kernel_targets_build(Kernel *k);
+void relay_kernel_targets_select(Kernel *k, double size_bytes, SimTime import_lo, int64_t after);
+void relay_kernel_targets_free(Kernel *k);
 void relay_kernel_snap_part(Kernel *k, Worker *W);
 void relay_kernel_snap_merge(Kernel *k, SimTime next);

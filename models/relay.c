@@ -157,6 +157,11 @@ static const SimParamSpec geth_params[] = {
     {.name = "prune", .type = SIM_PARAM_BOOL, .def = 1, .offset = offsetof(GethParams, prune),
      .help = "with a stop (the run's relay), skip a node's steps once none can reach a watched value in time "
              "(relay.h; exact: tests/test_relay.c compares with and without)"},
+    {.name = "prune_table_after", .type = SIM_PARAM_INT, .min = 0, .max = 1000000000, .def = 64,
+     .offset = offsetof(GethParams, prune_table_after),
+     .help = "skipping: build the tighter bounds of a block size class (2^(1/4) steps) once this many of its "
+             "blocks were relayed, while 16 classes (and 128 MiB) have room; 0: the latency floors alone "
+             "(the same results, more steps; docs/threads.md)"},
 };
 
 static SimTime ms(double v) { return sim_time_from_s(v / 1e3); }
@@ -517,10 +522,11 @@ static void worker_begin(Kernel *k, Worker *W) {
   W->fifo[0][0] = W->fifo[1][0] = UINT64_MAX;
 }
 
-/* Whether node v's step at `now` can be skipped: for every open target, now plus v's least floor path to it
- * is after its value (its value cannot be lowered, nor tied, by anything the step would cause). */
-static inline gboolean prune_ok(const Kernel *k, guint32 v, SimTime now) {
-  const guint32 *dv = k->tdist + (gsize)v * k->n_tg;
+/* Whether node v's step at `now` can be skipped: for every open target, now plus v's least cost to it (the
+ * block's table: Kernel.tdist for the messages of a push, tdist0 for those of an announcement) is after its
+ * value (its value cannot be lowered, nor tied, by anything the step would cause). */
+static inline gboolean prune_ok(const Kernel *k, guint32 v, SimTime now, const guint32 *tdist) {
+  const guint32 *dv = tdist + (gsize)v * k->n_tg;
   for (guint32 i = 0; i < k->n_active; i++) {
     guint32 T = k->active[i];
     if (dv[T] != G_MAXUINT32 && now + (SimTime)dv[T] * 1000 <= k->snap[T]) return FALSE;
@@ -581,8 +587,10 @@ static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, g
           W->fresh = TRUE;
         }
       }
-      /* A node whose steps cannot matter any more has the block, and does nothing with it. */
-      if (pruning && prune_ok(k, v, now)) {
+      /* A node whose steps cannot matter any more has the block, and does nothing with it: its push comes
+       * verify after it (a source's at once), its announcement import later still, which costs no less
+       * than the cheapest hop of tdist. */
+      if (pruning && prune_ok(k, v, now > b->last_source_t ? now + b->verify : now, k->tdist)) {
         pruned++;
         break;
       }
@@ -607,14 +615,14 @@ static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, g
     /* A push or announcement skipped as above: the node's later steps are skipped too (the values only
      * fall and the time only grows). */
     case STEP_PUSH:
-      if (pruning && prune_ok(k, v, now)) {
+      if (pruning && prune_ok(k, v, now, k->tdist)) {
         pruned++;
         break;
       }
       geth_push(&g, v, now);
       break;
     default:
-      if (pruning && prune_ok(k, v, now)) {
+      if (pruning && prune_ok(k, v, now, k->tdist0)) {
         pruned++;
         break;
       }
@@ -720,6 +728,7 @@ static void geth_propagate(const void *params, const NetGeoParams *gp, const Net
     if (!k->tg_built || k->tg_group != bs->stop_group || k->tg_n != bs->stop_n || k->tg_groups != bs->stop_groups ||
         k->tg_msgs != bs->stop_msgs)
       relay_kernel_targets_build(k);
+    relay_kernel_targets_select(k, b->size_bytes, geth_import_ns(p, 0), p->prune_table_after);
     /* Window 0 prunes nothing: every target open, at no value yet. */
     k->n_active = k->n_tg;
     for (guint32 T = 0; T < k->n_tg; T++) {

@@ -101,7 +101,7 @@ void relay_kernel_free(Kernel *k) {
   g_free(k->blk.src_t);
   g_free(k->seen_all);
   g_free(k->fin_in);
-  g_free(k->tdist);
+  relay_kernel_targets_free(k);
   g_free(k->snap);
   g_free(k->active);
   g_aligned_free(k);

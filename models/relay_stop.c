@@ -3,6 +3,8 @@
  * their values at each window's start). */
 #include "relay-private.h"
 
+#include <math.h>
+
 /* Sets the block's stop from `stop` (NULL: none): the bitmaps sized for its groups, no group seen yet, and
  * the groups it watches counted (those of no watched node are never waited for). */
 void relay_kernel_stop_prepare(Kernel *k, const NetTopology *t, const RelayStop *stop) {
@@ -72,18 +74,13 @@ void relay_kernel_snap_merge(Kernel *k, SimTime next) {
   }
 }
 
-/* The targets of the block's stop and each node's least sum of latency floors to each (Dijkstra from the
- * target's nodes over the links reversed), and each worker's watched nodes; once per stop and layout. */
-void relay_kernel_targets_build(Kernel *k) {
+/* Each node's least cost to each target (ns; kernel order) into out[node * n_tg + target] in us, rounded
+ * down (G_MAXUINT32: cannot reach it): Dijkstra from the target's nodes over the links reversed, a hop
+ * x -> y costing its latency floor plus min(size_lo * x's transfer time per byte to y, import_lo) (both 0:
+ * the floors alone). With out0, also the cost with a first hop at its floor alone. */
+static void targets_dijkstra(const Kernel *k, double size_lo, SimTime import_lo, guint32 *out, guint32 *out0) {
   const BlockSpec *b = &k->blk;
-  guint32 ng = b->stop_groups, nt = ng + b->stop_msgs, n = k->n_nodes;
-  g_free(k->tdist);
-  g_free(k->snap);
-  g_free(k->active);
-  k->n_tg = nt;
-  k->tdist = g_new(guint32, MAX((gsize)nt * n, 1));
-  k->snap = g_new(SimTime, MAX(nt, 1));
-  k->active = g_new(guint32, MAX(nt, 1));
+  guint32 ng = b->stop_groups, nt = k->n_tg, n = k->n_nodes;
   g_autofree SimTime *d = g_new(SimTime, MAX(n, 1));
   g_autofree guint64 *heap = g_new(guint64, MAX(k->off[n], 1) + n + 1);
   for (guint32 T = 0; T < nt; T++) {
@@ -116,7 +113,14 @@ void relay_kernel_targets_build(Kernel *k) {
       if (dy != d[y]) continue;
       for (guint32 e = k->off[y]; e < k->off[y + 1]; e++) {
         guint32 z = edge_to(k->ew[e]);
-        SimTime dz = dy + k->cls[k->ec[k->ec[e].rev].cls].floor_ns; /* link z -> y */
+        const LinkClass *c = &k->cls[k->ec[k->ec[e].rev].cls]; /* link z -> y */
+        SimTime hop = c->floor_ns;
+        if (size_lo > 0) {
+          /* Rounded down, as a bound must be. */
+          double tr = size_lo * c->tx_ns_per_byte;
+          hop += tr < (double)import_lo ? (SimTime)tr : import_lo;
+        }
+        SimTime dz = dy + hop;
         if (dz >= d[z] || dz >= (SimTime)(UINT64_C(1) << (63 - STEP_NODE_BITS))) continue;
         d[z] = dz;
         gsize i = len++;
@@ -130,8 +134,49 @@ void relay_kernel_targets_build(Kernel *k) {
       }
     }
     for (guint32 v = 0; v < n; v++)
-      k->tdist[(gsize)v * nt + T] = d[v] == SIM_TIME_MAX ? G_MAXUINT32 : (guint32)MIN(d[v] / 1000, G_MAXUINT32 - 1);
+      out[(gsize)v * nt + T] = d[v] == SIM_TIME_MAX ? G_MAXUINT32 : (guint32)MIN(d[v] / 1000, G_MAXUINT32 - 1);
+    if (!out0) continue;
+    /* The first hop at its floor: a target's own node 0, else the least floor plus the rest over its links. */
+    for (guint32 v = 0; v < n; v++) {
+      SimTime best = d[v];
+      if (best != 0)
+        for (guint32 e = k->off[v]; e < k->off[v + 1]; e++) {
+          SimTime dc = d[edge_to(k->ew[e])];
+          if (dc != SIM_TIME_MAX) best = MIN(best, dc + k->cls[k->ec[e].cls].floor_ns);
+        }
+      out0[(gsize)v * nt + T] = best == SIM_TIME_MAX ? G_MAXUINT32 : (guint32)MIN(best / 1000, G_MAXUINT32 - 1);
+    }
   }
+}
+
+void relay_kernel_targets_free(Kernel *k) {
+  for (guint i = 0; i < k->tg_cache_n; i++) {
+    g_free(k->tg_cache[i].a);
+    g_free(k->tg_cache[i].a0);
+  }
+  k->tg_cache_n = 0;
+  memset(k->tg_asked, 0, sizeof k->tg_asked);
+  g_free(k->tdist_base);
+  k->tdist_base = NULL;
+  k->tdist = k->tdist0 = NULL;
+}
+
+/* The targets of the block's stop and each node's least sum of latency floors to each, and each worker's
+ * watched nodes; once per stop and layout. The size classes' tables are dropped (built again as asked). */
+void relay_kernel_targets_build(Kernel *k) {
+  const BlockSpec *b = &k->blk;
+  guint32 ng = b->stop_groups, nt = ng + b->stop_msgs, n = k->n_nodes;
+  relay_kernel_targets_free(k);
+  g_free(k->snap);
+  g_free(k->active);
+  k->n_tg = nt;
+  k->tdist_base = g_new(guint32, MAX((gsize)nt * n, 1));
+  k->tdist = k->tdist0 = k->tdist_base;
+  k->snap = g_new(SimTime, MAX(nt, 1));
+  k->active = g_new(guint32, MAX(nt, 1));
+  targets_dijkstra(k, 0, 0, k->tdist_base, NULL);
+  guint64 pair = 2 * (guint64)MAX((gsize)nt * n, 1) * sizeof(guint32);
+  k->tg_cache_cap = (guint)MIN((guint64)TG_CACHE_MAX, TG_CACHE_BYTES / pair);
   for (guint i = 0; i < k->n_workers; i++) {
     Worker *W = k->workers[i];
     g_free(W->snap_part);
@@ -202,4 +247,46 @@ gboolean relay_kernel_stop_reached(Kernel *k, SimTime next) {
     if (b->stop_first ? MIN(fp, an) >= lim : (fp >= lim || an >= lim)) return FALSE;
   }
   return TRUE;
+}
+
+/* The size class of a block: floor(4 log2(size)), so that its least size 2^(key/4) is at most the block's. */
+static gint size_key(double size_bytes) {
+  if (!(size_bytes >= 1)) return -1;
+  gint key = (gint)floor(4 * log2(size_bytes));
+  while (key > 0 && exp2(key / 4.0) > size_bytes)
+    key--;
+  return MIN(key, TG_KEYS - 1);
+}
+
+/* Sets the block's bounds (Kernel.tdist, tdist0) for a block of `size_bytes` whose import takes at least
+ * `import_lo` (that of an empty block): its size class's table if built; else, once `after` (> 0) blocks
+ * have asked for it and while the cache has room, builds it (no table is dropped: one costs about as much
+ * as relaying 20 of the month's blocks, and a run's block sizes keep their distribution, so the common
+ * classes fill the cache first); else the largest smaller class built (its
+ * bounds hold for bigger blocks: no hop costs less), or the floors alone. Which table a block uses changes
+ * how many steps it skips, never its watched values; the choice depends on the blocks relayed before, so on
+ * no thread count. */
+void relay_kernel_targets_select(Kernel *k, double size_bytes, SimTime import_lo, int64_t after) {
+  k->tdist = k->tdist0 = k->tdist_base;
+  gint key = size_key(size_bytes);
+  if (key < 0 || k->tg_cache_cap == 0 || after <= 0) return;
+  const TgTable *best = NULL;
+  for (guint i = 0; i < k->tg_cache_n; i++) {
+    const TgTable *t = &k->tg_cache[i];
+    if (t->import_lo == import_lo && t->key <= key && (!best || t->key > best->key)) best = t;
+  }
+  if ((!best || best->key != key) && k->tg_cache_n < k->tg_cache_cap && ++k->tg_asked[key] >= (guint64)after) {
+    TgTable *t = &k->tg_cache[k->tg_cache_n++];
+    gsize cells = MAX((gsize)k->n_tg * k->n_nodes, 1);
+    t->key = key;
+    t->import_lo = import_lo;
+    t->a = g_new(guint32, cells);
+    t->a0 = g_new(guint32, cells);
+    targets_dijkstra(k, exp2(key / 4.0), import_lo, t->a, t->a0);
+    k->tg_built_classes++;
+    best = t;
+  }
+  if (!best) return;
+  k->tdist = best->a;
+  k->tdist0 = best->a0;
 }
