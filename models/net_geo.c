@@ -5,20 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "net-private.h"
-
-/* See net-private.h. */
-char *net_fmt_num(double v) {
-  if (isnan(v)) return g_strdup("nan");
-  if (isinf(v)) return g_strdup(v > 0 ? "inf" : "-inf");
-  char fmt[8], buf[G_ASCII_DTOSTR_BUF_SIZE];
-  for (int prec = 6; prec <= 17; prec++) {
-    g_snprintf(fmt, sizeof fmt, "%%.%dg", prec);
-    g_ascii_formatd(buf, sizeof buf, fmt, v);
-    if (g_ascii_strtod(buf, NULL) == v) break;
-  }
-  return g_strdup(buf);
-}
+#include "params.h" /* sim_fmt_double */
 
 /* ======================================================================================================
  * Parameter tables
@@ -126,7 +113,7 @@ static gboolean parse_number(json_t *v, const char *path, int bound, gboolean al
   double d = json_number_value(v);
   gboolean ok = isfinite(d) && (bound == BOUND_POS ? d > 0 : d >= 0) && (bound != BOUND_MS || d <= LATENCY_MAX_MS);
   if (!ok) {
-    g_autofree char *got = net_fmt_num(d);
+    g_autofree char *got = sim_fmt_double(d);
     if (bound == BOUND_MS)
       sim_diag_add(diag, path, "must be in [0, %g] (got %s)", LATENCY_MAX_MS, got);
     else
@@ -157,28 +144,8 @@ static gboolean parse_vector(json_t *v, const char *path, guint n, int bound, do
 /* An n x n matrix of numbers >= 0 (or null when allow_null) into out[n * n], row-major. */
 static gboolean parse_matrix(json_t *v, const char *path, guint n, gboolean allow_null, double *out,
                              SimDiag *diag) {
-  if (!json_is_array(v)) {
-    sim_diag_add(diag, path, "must be a %ux%u matrix (got %s)", n, n, sim_json_kind(v));
-    return FALSE;
-  }
-  if (json_array_size(v) != n) {
-    sim_diag_add(diag, path, "must be a %ux%u matrix (got %zu rows)", n, n, json_array_size(v));
-    return FALSE;
-  }
-  /* Shape problems are reported, and the entries that exist are still checked, all in one pass. */
   gboolean ok = TRUE;
-  for (guint i = 0; i < n; i++) {
-    json_t *row = json_array_get(v, i);
-    if (!json_is_array(row)) {
-      sim_diag_add(diag, path, "must be a %ux%u matrix (row %u is %s %s)", n, n, i,
-                   strchr("aeiou", sim_json_kind(row)[0]) ? "an" : "a", sim_json_kind(row));
-      ok = FALSE;
-    } else if (json_array_size(row) != n) {
-      sim_diag_add(diag, path, "must be a %ux%u matrix (row %u has %zu entries)", n, n, i,
-                   json_array_size(row));
-      ok = FALSE;
-    }
-  }
+  if (!sim_json_matrix_shape(v, path, n, &ok, diag)) return FALSE;
   for (guint i = 0; i < n; i++) {
     json_t *row = json_array_get(v, i);
     if (!json_is_array(row)) continue;
@@ -298,7 +265,7 @@ static gboolean parse_peers(json_t *obj, const char *opath, int64_t def, int64_t
     sim_diag_add(diag, path, "must be an integer (got %s)", sim_json_kind(v));
     return FALSE;
   }
-  g_autofree char *got = net_fmt_num(d);
+  g_autofree char *got = sim_fmt_double(d);
   if (d < 1) {
     sim_diag_add(diag, path, "must be >= 1 (got %s)", got);
     return FALSE;
@@ -620,12 +587,12 @@ static void parse_out_degree_cdf(NetGeoParams *p, json_t *v, const char *path, S
   gboolean ok = TRUE;
   for (guint i = 0; i < NET_OUT_DEGREE_MAX; i++) {
     g_autofree char *ip = index_path(path, i);
-    g_autofree char *got = net_fmt_num(cdf[i]);
+    g_autofree char *got = sim_fmt_double(cdf[i]);
     if (cdf[i] > 1) {
       sim_diag_add(diag, ip, "must be <= 1 (got %s)", got);
       ok = FALSE;
     } else if (i > 0 && cdf[i] < cdf[i - 1]) {
-      g_autofree char *prev = net_fmt_num(cdf[i - 1]);
+      g_autofree char *prev = sim_fmt_double(cdf[i - 1]);
       sim_diag_add(diag, ip,
                    "must not be below the entry before it (a CDF is non-decreasing; got %s after %s)", got,
                    prev);
@@ -634,7 +601,7 @@ static void parse_out_degree_cdf(NetGeoParams *p, json_t *v, const char *path, S
   }
   if (cdf[NET_OUT_DEGREE_MAX - 1] != 1) {
     g_autofree char *ip = index_path(path, NET_OUT_DEGREE_MAX - 1);
-    g_autofree char *got = net_fmt_num(cdf[NET_OUT_DEGREE_MAX - 1]);
+    g_autofree char *got = sim_fmt_double(cdf[NET_OUT_DEGREE_MAX - 1]);
     sim_diag_add(diag, ip, "must be 1 (the last entry of a CDF; got %s)", got);
     ok = FALSE;
   }

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "net-private.h"
+#include "params.h" /* sim_fmt_double */
 
 /* ---- none ---- */
 static SimTime none_sample(const void *params, SimTime mean_ns, SimRng *rng) {
@@ -275,8 +275,8 @@ static SimTime empirical_floor(const void *params, SimTime mean_ns) {
 static void empirical_check(const void *params, SimDiag *diag, const char *path) {
   const EmpiricalParams *p = params;
   if (p->p10_factor > p->p50_factor || p->p50_factor > p->p90_factor || p->p90_factor > p->p99_factor) {
-    g_autofree char *a = net_fmt_num(p->p10_factor), *b = net_fmt_num(p->p50_factor);
-    g_autofree char *c = net_fmt_num(p->p90_factor), *d = net_fmt_num(p->p99_factor);
+    g_autofree char *a = sim_fmt_double(p->p10_factor), *b = sim_fmt_double(p->p50_factor);
+    g_autofree char *c = sim_fmt_double(p->p90_factor), *d = sim_fmt_double(p->p99_factor);
     sim_diag_add(diag, path,
                  "p10_factor, p50_factor, p90_factor, p99_factor must be non-decreasing (got %s, %s, %s, %s)",
                  a, b, c, d);

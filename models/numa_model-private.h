@@ -19,9 +19,6 @@ struct NumaModelMachine {
   guint *workers;
 };
 
-/* %g when it round-trips, else the shortest longer form that does (for messages). Free with g_free(). */
-char *numa_model_fmt_num(double v);
-
 /* Asserts that workers[n_workers] is a valid worker set of m (programming errors: callers check input). */
 void numa_model_check_workers(const NumaModelMachine *m, const guint *workers, guint n_workers);
 

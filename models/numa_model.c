@@ -106,23 +106,6 @@ guint numa_model_machine_default_workers(const NumaModelMachine *m, guint *worke
 
 /* ---- Loading ---- */
 
-/* See numa_model-private.h. */
-char *numa_model_fmt_num(double v) {
-  if (isnan(v)) return g_strdup("nan");
-  if (isinf(v)) return g_strdup(v > 0 ? "inf" : "-inf");
-  char fmt[8], buf[G_ASCII_DTOSTR_BUF_SIZE];
-  for (int prec = 6; prec <= 17; prec++) {
-    g_snprintf(fmt, sizeof fmt, "%%.%dg", prec);
-    g_ascii_formatd(buf, sizeof buf, fmt, v);
-    if (g_ascii_strtod(buf, NULL) == v) break;
-  }
-  return g_strdup(buf);
-}
-
-static const char *article(const char *word) {
-  return strchr("aeiou", word[0]) ? "an" : "a";
-}
-
 typedef struct {
   char *name;
   int64_t nodes;
@@ -163,7 +146,7 @@ static gboolean parse_entry(json_t *v, const char *path, gboolean null_column, g
       return TRUE;
     }
     if (json_is_number(v)) {
-      g_autofree char *got = numa_model_fmt_num(json_number_value(v));
+      g_autofree char *got = sim_fmt_double(json_number_value(v));
       sim_diag_add(diag, path, "must be null: node %u has no CPUs (got %s)", column, got);
     } else {
       sim_diag_add(diag, path, "must be null: node %u has no CPUs (got %s)", column, sim_json_kind(v));
@@ -176,7 +159,7 @@ static gboolean parse_entry(json_t *v, const char *path, gboolean null_column, g
   }
   double d = json_number_value(v);
   if (!(isfinite(d) && d > 0)) {
-    g_autofree char *got = numa_model_fmt_num(d);
+    g_autofree char *got = sim_fmt_double(d);
     sim_diag_add(diag, path, "must be > 0 (got %s)", got);
     return FALSE;
   }
@@ -188,27 +171,8 @@ static gboolean parse_entry(json_t *v, const char *path, gboolean null_column, g
  * exists are reported in one pass. */
 static gboolean parse_matrix(json_t *v, const char *path, guint n, const guint *cpus, double *out,
                              SimDiag *diag) {
-  if (!json_is_array(v)) {
-    sim_diag_add(diag, path, "must be a %ux%u matrix (got %s)", n, n, sim_json_kind(v));
-    return FALSE;
-  }
-  if (json_array_size(v) != n) {
-    sim_diag_add(diag, path, "must be a %ux%u matrix (got %zu rows)", n, n, json_array_size(v));
-    return FALSE;
-  }
   gboolean ok = TRUE;
-  for (guint i = 0; i < n; i++) {
-    json_t *row = json_array_get(v, i);
-    if (!json_is_array(row)) {
-      sim_diag_add(diag, path, "must be a %ux%u matrix (row %u is %s %s)", n, n, i, article(sim_json_kind(row)),
-                   sim_json_kind(row));
-      ok = FALSE;
-    } else if (json_array_size(row) != n) {
-      sim_diag_add(diag, path, "must be a %ux%u matrix (row %u has %zu entries)", n, n, i,
-                   json_array_size(row));
-      ok = FALSE;
-    }
-  }
+  if (!sim_json_matrix_shape(v, path, n, &ok, diag)) return FALSE;
   for (guint i = 0; i < n; i++) {
     json_t *row = json_array_get(v, i);
     if (!json_is_array(row)) continue;

@@ -78,11 +78,11 @@ static const SimParamSpec app_mlp_params[] = {
 static void app_mlp_check(const void *params, SimDiag *diag, const char *path) {
   const NumaModelAppParams *p = params;
   if (!(p->util_flat < p->util_linear && p->util_linear < 1)) {
-    g_autofree char *a = numa_model_fmt_num(p->util_flat), *b = numa_model_fmt_num(p->util_linear);
+    g_autofree char *a = sim_fmt_double(p->util_flat), *b = sim_fmt_double(p->util_linear);
     sim_diag_add(diag, path, "need util_flat < util_linear < 1 (got %s and %s)", a, b);
   }
   if (p->latency_factor_linear > p->latency_factor_saturated) {
-    g_autofree char *a = numa_model_fmt_num(p->latency_factor_linear), *b = numa_model_fmt_num(p->latency_factor_saturated);
+    g_autofree char *a = sim_fmt_double(p->latency_factor_linear), *b = sim_fmt_double(p->latency_factor_saturated);
     sim_diag_add(diag, path, "latency_factor_linear (%s) must not exceed latency_factor_saturated (%s)", a,
                  b);
   }

@@ -123,9 +123,8 @@ char *sim_diag_join(const SimDiag *diag) {
 
 /* ---- Formatting helpers ---- */
 
-/* %g when it round-trips, else the shortest longer form that does: "must be in [0, 1] (got 1)" for
- * 1.0000001 would be misleading. Locale-independent. Free with g_free(). */
-static char *fmt_double(double v) {
+/* See params.h. */
+char *sim_fmt_double(double v) {
   if (isnan(v)) return g_strdup("nan");
   if (isinf(v)) return g_strdup(v > 0 ? "inf" : "-inf");
   char fmt[8];
@@ -147,7 +146,7 @@ static gboolean double_is_int64(double v) {
 static char *fmt_spec_number(const SimParamSpec *spec, double v) {
   if (spec->type == SIM_PARAM_INT && double_is_int64(v))
     return g_strdup_printf("%" G_GINT64_FORMAT, (gint64)v);
-  return fmt_double(v);
+  return sim_fmt_double(v);
 }
 
 /* "[0, 1]", "(0, 1]", "> 0", ">= 0", "<= 5"; NULL when unbounded or not numeric. */
@@ -201,10 +200,35 @@ const char *sim_json_kind(const json_t *v) {
   return "?";
 }
 
+/* See params.h. */
+gboolean sim_json_matrix_shape(const json_t *v, const char *path, guint n, gboolean *rows_ok, SimDiag *diag) {
+  if (!json_is_array(v)) {
+    sim_diag_add(diag, path, "must be a %ux%u matrix (got %s)", n, n, sim_json_kind(v));
+    return FALSE;
+  }
+  if (json_array_size(v) != n) {
+    sim_diag_add(diag, path, "must be a %ux%u matrix (got %zu rows)", n, n, json_array_size(v));
+    return FALSE;
+  }
+  for (guint i = 0; i < n; i++) {
+    const json_t *row = json_array_get(v, i);
+    const char *kind = sim_json_kind(row);
+    if (!json_is_array(row)) {
+      sim_diag_add(diag, path, "must be a %ux%u matrix (row %u is %s %s)", n, n, i,
+                   strchr("aeiou", kind[0]) ? "an" : "a", kind);
+      *rows_ok = FALSE;
+    } else if (json_array_size(row) != n) {
+      sim_diag_add(diag, path, "must be a %ux%u matrix (row %u has %zu entries)", n, n, i, json_array_size(row));
+      *rows_ok = FALSE;
+    }
+  }
+  return TRUE;
+}
+
 /* What a JSON value is, for "(got ...)": its kind, and a real's value. Free with g_free(). */
 static char *json_what(const json_t *v) {
   if (json_is_real(v)) {
-    g_autofree char *num = fmt_double(json_real_value(v));
+    g_autofree char *num = sim_fmt_double(json_real_value(v));
     return g_strdup_printf("real %s", num);
   }
   return g_strdup(sim_json_kind(v));
@@ -319,7 +343,7 @@ static gboolean parse_value(const SimParamSpec *spec, json_t *v, const char *pat
       return FALSE;
     }
     if (!in_bounds(spec, d)) {
-      g_autofree char *got = fmt_double(d);
+      g_autofree char *got = sim_fmt_double(d);
       report_bounds(spec, path, got, diag);
       return FALSE;
     }

@@ -24,6 +24,10 @@ void sim_diag_free(SimDiag *diag);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimDiag, sim_diag_free)
 
 /* Adds "FILE: PATH: message". `path` is a JSON path such as "$.pools[3].hash_share". */
+/* A number as messages quote it: %g when it round-trips, else the shortest longer form that does ("must be
+ * in [0, 1] (got 1)" for 1.0000001 would be misleading). Locale-independent. Free with g_free(). */
+char *sim_fmt_double(double v);
+
 void sim_diag_add(SimDiag *diag, const char *path, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
 /* Adds "FILE: message" (e.g. "cannot read: File too large"). */
 void sim_diag_add_raw(SimDiag *diag, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
@@ -47,6 +51,12 @@ char *sim_diag_join(const SimDiag *diag);
 /* The kind of a JSON value for messages: "object", "array", "string", "integer", "real", "true", "false",
  * "null". */
 const char *sim_json_kind(const json_t *v);
+
+/* Whether v can be read as an n x n matrix (an array of n rows; otherwise reported at `path`). Rows that are
+ * not arrays of n entries are reported too ("row 2 has 3 entries"), and *rows_ok is cleared, but the
+ * caller still checks the entries that exist (json_array_get on a short row gives NULL past its end), so
+ * that one pass reports every problem. */
+gboolean sim_json_matrix_shape(const json_t *v, const char *path, guint n, gboolean *rows_ok, SimDiag *diag);
 
 /* ---- Parameter tables ---- */
 
