@@ -71,6 +71,28 @@ DEFINE_SORT(sort_batch, BatchKey, batch_less, cmp_batch)
 
 DEFINE_SORT(sort_ids, IdKey, id_less, cmp_id)
 
+/* A key of the order sample's sorts: (sender, text key, digits, nonce, id), the text key and digits 0 for the
+ * numeric order; then the record's position, so that equal keys keep their order (as qsort's merge sort). */
+typedef struct {
+  uint64_t sender, text, nonce, id;
+  uint32_t digits, pos;
+} OrdKey;
+
+static inline gboolean ordkey_less(const OrdKey *a, const OrdKey *b) {
+  if (a->sender != b->sender) return a->sender < b->sender;
+  if (a->text != b->text) return a->text < b->text;
+  if (a->digits != b->digits) return a->digits < b->digits;
+  if (a->nonce != b->nonce) return a->nonce < b->nonce;
+  if (a->id != b->id) return a->id < b->id;
+  return a->pos < b->pos;
+}
+
+static int cmp_ordkey(const void *a, const void *b) {
+  return ordkey_less(a, b) ? -1 : ordkey_less(b, a) ? 1 : 0;
+}
+
+DEFINE_SORT(sort_ordkeys, OrdKey, ordkey_less, cmp_ordkey)
+
 static inline OrdRec *ord_at(const AnTx *t, uint32_t i) {
   return (OrdRec *)(t->ord + (gsize)i * t->ord_size);
 }
@@ -122,21 +144,6 @@ int an_tx_nonce_text_cmp(uint64_t a, uint64_t b) {
   return a < b ? -1 : a > b; /* both 20 digits: the last one */
 }
 
-static int ord_cmp_numeric(const void *pa, const void *pb) {
-  const OrdRec *a = pa, *b = pb;
-  if (a->sender != b->sender) return a->sender < b->sender ? -1 : 1;
-  if (a->nonce != b->nonce) return a->nonce < b->nonce ? -1 : 1;
-  return a->id < b->id ? -1 : a->id > b->id;
-}
-
-static int ord_cmp_text(const void *pa, const void *pb) {
-  const OrdRec *a = pa, *b = pb;
-  if (a->sender != b->sender) return a->sender < b->sender ? -1 : 1;
-  int c = an_tx_nonce_text_cmp(a->nonce, b->nonce);
-  if (c) return c;
-  return a->id < b->id ? -1 : a->id > b->id;
-}
-
 int64_t an_tx_floor_ms(int64_t ns) {
   return ns >= 0 ? ns / 1000000 : -((-(ns + 1)) / 1000000) - 1;
 }
@@ -169,12 +176,31 @@ static void ord_count(const AnTx *t, guint v, gboolean committed_only, gboolean 
   }
 }
 
+/* Sorts the order sample by sender, then nonce (numerically, or as its decimal text sorts with `text`), then
+ * id (an_tx_nonce_text_cmp()'s order is (text key, digits, nonce)), by sorting small keys and moving each
+ * record once; qsort() over the records with a comparison of that order took five times the instructions. */
+static void ord_sort(AnTx *t, gboolean text) {
+  g_autofree OrdKey *keys = g_new(OrdKey, t->ord_len);
+  for (uint32_t i = 0; i < t->ord_len; i++) {
+    const OrdRec *r = ord_at(t, i);
+    guint digits = 0;
+    uint64_t tk = text ? nonce_text_key(r->nonce, &digits) : 0;
+    keys[i] = (OrdKey){.sender = r->sender, .text = tk, .nonce = r->nonce, .id = r->id, .digits = digits, .pos = i};
+  }
+  sort_ordkeys(keys, t->ord_len);
+  char *sorted = g_malloc_n(t->ord_cap, t->ord_size);
+  for (uint32_t i = 0; i < t->ord_len; i++)
+    memcpy(sorted + (gsize)i * t->ord_size, ord_at(t, keys[i].pos), t->ord_size);
+  g_free(t->ord);
+  t->ord = sorted;
+}
+
 static void ord_finalize(AnTx *t) {
   OrderFigures *f = &t->of;
   f->sender_share = (double)t->ord_limit / 0x1p64;
   if (t->ord_limit == UINT64_MAX) f->sender_share = 1;
   if (!t->ord_len) return;
-  qsort(t->ord, t->ord_len, t->ord_size, ord_cmp_numeric);
+  ord_sort(t, FALSE);
   for (uint32_t i = 0; i < t->ord_len; i++)
     if (i == 0 || ord_at(t, i)->sender != ord_at(t, i - 1)->sender) f->senders_kept++;
   uint64_t dummy = 0;
@@ -208,7 +234,7 @@ static void ord_finalize(AnTx *t) {
       }
     }
   }
-  qsort(t->ord, t->ord_len, t->ord_size, ord_cmp_text);
+  ord_sort(t, TRUE);
   for (guint v = 0; v < t->n; v++) {
     ord_count(t, v, TRUE, TRUE, &f->pub_ooo[v], &f->pub_pairs[v]);
     ord_count(t, v, FALSE, TRUE, &f->seen_pub_ooo, &dummy);
