@@ -98,7 +98,8 @@ static void build_template(TxWorld *w, guint pool, const ObsBlock *parent, SimTi
         w->senders[e->sender].skip_gen == w->gen || e->sel_gen == w->gen)
       continue;
     if (e->n_incl && in_chain(w, e, anc, n_anc, top_h)) continue;
-    if (e->sprev != NONE && w->tx[e->sprev].sel_gen != w->gen && !in_chain(w, &w->tx[e->sprev], anc, n_anc, top_h)) {
+    if (e->sprev != NONE && w->tx[e->sprev].sel_gen != w->gen &&
+        (!w->tx[e->sprev].n_incl || !in_chain(w, &w->tx[e->sprev], anc, n_anc, top_h))) {
       e->defer_gen = w->gen; /* runs once its predecessor is in this block */
       continue;
     }
