@@ -4,7 +4,10 @@
 uint32_t txw_slot_new(TxWorld *w) {
   if (w->free_head == NONE) {
     uint32_t old = w->cap, cap = MAX(1024u, old * 2);
-    w->tx = g_renew(TxE, w->tx, cap);
+    TxE *tx = g_aligned_alloc(cap, sizeof(TxE), 64);
+    if (old) memcpy(tx, w->tx, sizeof(TxE) * old);
+    g_aligned_free(w->tx);
+    w->tx = tx;
     w->arrive = g_renew(int64_t, w->arrive, (gsize)cap * MAX(w->n_pools, 1));
     w->free_next = g_renew(uint32_t, w->free_next, cap);
     for (uint32_t i = old; i < cap; i++) {

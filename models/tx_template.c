@@ -88,12 +88,18 @@ static void build_template(TxWorld *w, guint pool, const ObsBlock *parent, SimTi
     if (cur != NONE && (w->heap->len == 0 || txw_better(&w->tx[cur], &w->tx[g_array_index(w->heap, uint32_t, 0)]))) {
       pick = cur;
       cur = w->tx[cur].bnext;
+      if (cur != NONE) { /* the walk is a chain of cache misses: the next one's lines are asked for now */
+        __builtin_prefetch(&w->tx[cur]);
+        __builtin_prefetch(&w->arrive[(gsize)cur * P + pool]);
+      }
     } else if (w->heap->len) {
       pick = heap_pop_tx(w);
     } else {
       break;
     }
     TxE *e = &w->tx[pick];
+    __builtin_prefetch(&w->senders[e->sender]);
+    if (e->sprev != NONE) __builtin_prefetch(&w->tx[e->sprev]);
     if (w->arrive[(gsize)pick * P + pool] > built || (censor && e->censored) ||
         w->senders[e->sender].skip_gen == w->gen || e->sel_gen == w->gen)
       continue;
