@@ -178,21 +178,34 @@ static void ord_count(const AnTx *t, guint v, gboolean committed_only, gboolean 
 
 /* Sorts the order sample by sender, then nonce (numerically, or as its decimal text sorts with `text`), then
  * id (an_tx_nonce_text_cmp()'s order is (text key, digits, nonce)), by sorting small keys and moving each
- * record once; qsort() over the records with a comparison of that order took five times the instructions. */
+ * record once, in place; qsort() over the records, comparing with that order, took 2.5 times the
+ * instructions. */
 static void ord_sort(AnTx *t, gboolean text) {
   g_autofree OrdKey *keys = g_new(OrdKey, t->ord_len);
   for (uint32_t i = 0; i < t->ord_len; i++) {
     const OrdRec *r = ord_at(t, i);
     guint digits = 0;
     uint64_t tk = text ? nonce_text_key(r->nonce, &digits) : 0;
-    keys[i] = (OrdKey){.sender = r->sender, .text = tk, .nonce = r->nonce, .id = r->id, .digits = digits, .pos = i};
+    keys[i] = (OrdKey){.sender = r->sender, .text = tk, .nonce = r->nonce, .id = r->id, .digits = digits,
+                       .pos = i};
   }
   sort_ordkeys(keys, t->ord_len);
-  char *sorted = g_malloc_n(t->ord_cap, t->ord_size);
-  for (uint32_t i = 0; i < t->ord_len; i++)
-    memcpy(sorted + (gsize)i * t->ord_size, ord_at(t, keys[i].pos), t->ord_size);
-  g_free(t->ord);
-  t->ord = sorted;
+  /* In place, cycle by cycle (no second copy of the sample): place i takes the record at keys[i].pos. */
+  g_autofree char *tmp = g_malloc(t->ord_size);
+  for (uint32_t i = 0; i < t->ord_len; i++) {
+    if (keys[i].pos == UINT32_MAX) continue;
+    memcpy(tmp, ord_at(t, i), t->ord_size);
+    for (uint32_t j = i;;) {
+      uint32_t src = keys[j].pos;
+      keys[j].pos = UINT32_MAX;
+      if (src == i) {
+        memcpy(ord_at(t, j), tmp, t->ord_size);
+        break;
+      }
+      memcpy(ord_at(t, j), ord_at(t, src), t->ord_size);
+      j = src;
+    }
+  }
 }
 
 static void ord_finalize(AnTx *t) {
