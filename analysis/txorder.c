@@ -71,6 +71,28 @@ DEFINE_SORT(sort_batch, BatchKey, batch_less, cmp_batch)
 
 DEFINE_SORT(sort_ids, IdKey, id_less, cmp_id)
 
+/* A key of the order sample's sorts: (sender, text key, digits, nonce, id), the text key and digits 0 for the
+ * numeric order; then the record's position, so that equal keys keep their order (as qsort's merge sort). */
+typedef struct {
+  uint64_t sender, text, nonce, id;
+  uint32_t digits, pos;
+} OrdKey;
+
+static inline gboolean ordkey_less(const OrdKey *a, const OrdKey *b) {
+  if (a->sender != b->sender) return a->sender < b->sender;
+  if (a->text != b->text) return a->text < b->text;
+  if (a->digits != b->digits) return a->digits < b->digits;
+  if (a->nonce != b->nonce) return a->nonce < b->nonce;
+  if (a->id != b->id) return a->id < b->id;
+  return a->pos < b->pos;
+}
+
+static int cmp_ordkey(const void *a, const void *b) {
+  return ordkey_less(a, b) ? -1 : ordkey_less(b, a) ? 1 : 0;
+}
+
+DEFINE_SORT(sort_ordkeys, OrdKey, ordkey_less, cmp_ordkey)
+
 static inline OrdRec *ord_at(const AnTx *t, uint32_t i) {
   return (OrdRec *)(t->ord + (gsize)i * t->ord_size);
 }
@@ -122,21 +144,6 @@ int an_tx_nonce_text_cmp(uint64_t a, uint64_t b) {
   return a < b ? -1 : a > b; /* both 20 digits: the last one */
 }
 
-static int ord_cmp_numeric(const void *pa, const void *pb) {
-  const OrdRec *a = pa, *b = pb;
-  if (a->sender != b->sender) return a->sender < b->sender ? -1 : 1;
-  if (a->nonce != b->nonce) return a->nonce < b->nonce ? -1 : 1;
-  return a->id < b->id ? -1 : a->id > b->id;
-}
-
-static int ord_cmp_text(const void *pa, const void *pb) {
-  const OrdRec *a = pa, *b = pb;
-  if (a->sender != b->sender) return a->sender < b->sender ? -1 : 1;
-  int c = an_tx_nonce_text_cmp(a->nonce, b->nonce);
-  if (c) return c;
-  return a->id < b->id ? -1 : a->id > b->id;
-}
-
 int64_t an_tx_floor_ms(int64_t ns) {
   return ns >= 0 ? ns / 1000000 : -((-(ns + 1)) / 1000000) - 1;
 }
@@ -169,12 +176,44 @@ static void ord_count(const AnTx *t, guint v, gboolean committed_only, gboolean 
   }
 }
 
+/* Sorts the order sample by sender, then nonce (numerically, or as its decimal text sorts with `text`), then
+ * id (an_tx_nonce_text_cmp()'s order is (text key, digits, nonce)), by sorting small keys and moving each
+ * record once, in place; qsort() over the records, comparing with that order, took 2.5 times the
+ * instructions. */
+static void ord_sort(AnTx *t, gboolean text) {
+  g_autofree OrdKey *keys = g_new(OrdKey, t->ord_len);
+  for (uint32_t i = 0; i < t->ord_len; i++) {
+    const OrdRec *r = ord_at(t, i);
+    guint digits = 0;
+    uint64_t tk = text ? nonce_text_key(r->nonce, &digits) : 0;
+    keys[i] = (OrdKey){.sender = r->sender, .text = tk, .nonce = r->nonce, .id = r->id, .digits = digits,
+                       .pos = i};
+  }
+  sort_ordkeys(keys, t->ord_len);
+  /* In place, cycle by cycle (no second copy of the sample): place i takes the record at keys[i].pos. */
+  g_autofree char *tmp = g_malloc(t->ord_size);
+  for (uint32_t i = 0; i < t->ord_len; i++) {
+    if (keys[i].pos == UINT32_MAX) continue;
+    memcpy(tmp, ord_at(t, i), t->ord_size);
+    for (uint32_t j = i;;) {
+      uint32_t src = keys[j].pos;
+      keys[j].pos = UINT32_MAX;
+      if (src == i) {
+        memcpy(ord_at(t, j), tmp, t->ord_size);
+        break;
+      }
+      memcpy(ord_at(t, j), ord_at(t, src), t->ord_size);
+      j = src;
+    }
+  }
+}
+
 static void ord_finalize(AnTx *t) {
   OrderFigures *f = &t->of;
   f->sender_share = (double)t->ord_limit / 0x1p64;
   if (t->ord_limit == UINT64_MAX) f->sender_share = 1;
   if (!t->ord_len) return;
-  qsort(t->ord, t->ord_len, t->ord_size, ord_cmp_numeric);
+  ord_sort(t, FALSE);
   for (uint32_t i = 0; i < t->ord_len; i++)
     if (i == 0 || ord_at(t, i)->sender != ord_at(t, i - 1)->sender) f->senders_kept++;
   uint64_t dummy = 0;
@@ -208,7 +247,7 @@ static void ord_finalize(AnTx *t) {
       }
     }
   }
-  qsort(t->ord, t->ord_len, t->ord_size, ord_cmp_text);
+  ord_sort(t, TRUE);
   for (guint v = 0; v < t->n; v++) {
     ord_count(t, v, TRUE, TRUE, &f->pub_ooo[v], &f->pub_pairs[v]);
     ord_count(t, v, FALSE, TRUE, &f->seen_pub_ooo, &dummy);
@@ -217,19 +256,56 @@ static void ord_finalize(AnTx *t) {
   t->ord_len = t->ord_cap = 0;
 }
 
+/* Appends `s` to `g` as an_csv_put_field() writes it. */
+static void csv_field_append(GString *g, const char *s) {
+  if (!strpbrk(s, ",\"\r\n")) {
+    g_string_append(g, s);
+    return;
+  }
+  g_string_append_c(g, '"');
+  for (; *s; s++) {
+    if (*s == '"') g_string_append_c(g, '"');
+    g_string_append_c(g, *s);
+  }
+  g_string_append_c(g, '"');
+}
+
+/* Rows "k,vantage,commit_s" with commit_s as "%.9f" (an_fmt_fixed9), assembled in a buffer written in large
+ * pieces; the same bytes as one fprintf per row. */
 gboolean an_tx_write_commit_samples_csv(const AnTx *t, FILE *out) {
   g_return_val_if_fail(t != NULL && t->finalized && out != NULL, FALSE);
   fputs("k,vantage,commit_s\n", out);
   guint kept = t->cs_hash ? t->cs_hash->len : 0;
-  for (guint k = 0; k < AN_TX_N_K; k++)
-    for (guint v = 0; v < t->n; v++)
-      for (guint j = 0; j < kept; j++) {
-        double x = g_array_index(t->cs_values, double, ((gsize)j * AN_TX_N_K + k) * t->n + v);
-        if (isnan(x)) continue;
-        fprintf(out, "%u,", AN_TX_K[k]);
-        an_csv_put_field(out, t->names[v]);
-        fprintf(out, ",%.9f\n", x);
+  enum { BUF = 1 << 16 };
+  g_autofree char *buf = g_malloc(BUF);
+  gsize len = 0;
+  g_autoptr(GString) prefix = g_string_new(NULL);
+  for (guint k = 0; k < AN_TX_N_K && kept; k++)
+    for (guint v = 0; v < t->n; v++) {
+      g_string_printf(prefix, "%u,", AN_TX_K[k]);
+      csv_field_append(prefix, t->names[v]);
+      g_string_append_c(prefix, ',');
+      const double *x = &g_array_index(t->cs_values, double, (gsize)k * t->n + v);
+      const gsize stride = (gsize)AN_TX_N_K * t->n;
+      for (guint j = 0; j < kept; j++, x += stride) {
+        if (isnan(*x)) continue;
+        if (len + prefix->len + AN_FIXED9_MAX + 1 > BUF) {
+          if (len) fwrite(buf, 1, len, out);
+          len = 0;
+          if (prefix->len + AN_FIXED9_MAX + 1 > BUF) { /* a name of 64 KiB */
+            fwrite(prefix->str, 1, prefix->len, out);
+            len = an_fmt_fixed9(buf, *x);
+            buf[len++] = '\n';
+            continue;
+          }
+        }
+        memcpy(buf + len, prefix->str, prefix->len);
+        len += prefix->len;
+        len += an_fmt_fixed9(buf + len, *x);
+        buf[len++] = '\n';
       }
+    }
+  if (len) fwrite(buf, 1, len, out);
   return fflush(out) == 0 && !ferror(out);
 }
 

@@ -2,7 +2,44 @@
 #include "util.h"
 
 #include <glib.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+
+gsize an_fmt_fixed9(char *buf, double x) {
+  if (!isfinite(x) || fabs(x) >= 1e9) return (gsize)snprintf(buf, AN_FIXED9_MAX, "%.9f", x);
+  char *p = buf;
+  if (signbit(x)) *p++ = '-';
+  int e;
+  double f = frexp(fabs(x), &e); /* |x| = f 2^e, f in [0.5, 1) or 0 */
+  uint64_t n = 0;
+  if (f != 0) { /* |x| 1e9 = m 1e9 2^-s exactly, m < 2^53, s >= 23 (|x| < 2^30) */
+    uint64_t m = (uint64_t)ldexp(f, 53);
+    int s = 53 - e;
+    unsigned __int128 prod = (unsigned __int128)m * 1000000000u; /* < 2^83 */
+    if (s < 128) {
+      unsigned __int128 q = prod >> s, rem = prod - (q << s), half = (unsigned __int128)1 << (s - 1);
+      if (rem > half || (rem == half && (q & 1))) q++;
+      n = (uint64_t)q;
+    } /* else below 2^-45: 0 */
+  }
+  uint64_t ip = n / 1000000000u;
+  uint32_t fp = (uint32_t)(n % 1000000000u);
+  char tmp[24];
+  int l = 0;
+  do {
+    tmp[l++] = (char)('0' + ip % 10);
+    ip /= 10;
+  } while (ip);
+  while (l) *p++ = tmp[--l];
+  *p++ = '.';
+  for (int i = 8; i >= 0; i--) {
+    p[i] = (char)('0' + fp % 10);
+    fp /= 10;
+  }
+  return (gsize)(p + 9 - buf);
+}
 
 
 void an_csv_put_field(FILE *out, const char *s) {

@@ -36,22 +36,27 @@ struct InclMore {
   uint32_t *h;
 };
 
+/* 128 bytes, the slab 64-byte aligned: what the template walk and the price index read (id to n_incl) is one
+ * cache line, the rest the other. */
 typedef struct {
   uint64_t id; /* 0: free slot */
+  double price; /* gwei */
+  uint32_t bprev, bnext; /* price bin list */
+  uint32_t sprev, snext; /* the sender's live transactions in nonce order */
+  uint32_t sender;
+  uint32_t gas_limit;
+  uint32_t defer_gen, sel_gen;
+  uint32_t gas_used, bytes;
+  uint16_t bin;
+  uint8_t type, censored, in_index, n_incl;
   uint64_t nonce;
   int64_t created;
-  double price; /* gwei */
   uint64_t incl[MAX_INCL]; /* blocks that include it (every one: a missing one would let a pool include it twice) */
   uint32_t incl_h[MAX_INCL];
   struct InclMore *more;   /* beyond MAX_INCL (forks of forks, selfish branches): rare */
-  uint32_t sender;
-  uint32_t gas_limit, gas_used, bytes;
-  uint32_t bprev, bnext; /* price bin list */
-  uint32_t sprev, snext; /* the sender's live transactions in nonce order */
-  uint32_t defer_gen, sel_gen;
-  uint16_t bin;
-  uint8_t type, censored, in_index, n_incl;
 } TxE;
+
+G_STATIC_ASSERT(sizeof(TxE) == 128);
 
 typedef struct {
   uint64_t next_nonce;

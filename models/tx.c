@@ -156,7 +156,7 @@ void tx_world_free(TxWorld *w) {
   g_free(w->senders);
   for (uint32_t i = 0; i < w->cap; i++)
     if (w->tx[i].id) txw_slot_free(w, i);
-  g_free(w->tx);
+  g_aligned_free(w->tx);
   g_free(w->arrive);
   g_free(w->free_next);
   g_free(w);

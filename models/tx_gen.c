@@ -190,19 +190,27 @@ static void emit(TxWorld *w, Session *s) {
       }
       AcctProp *ap = s->ap;
       if (!ap->prev) ap->prev = g_new(int64_t, 2 * (gsize)T);
+      int64_t *prev = ap->prev, busy = ap->busy;
+      const int64_t *rd = rs->d + (gsize)k * T, *rh = rs->hop + (gsize)k * T;
+      const int64_t t0 = s->t;
+      const gboolean has_prev = ap->has_prev, fifo = p->peer_fifo && has_prev;
       for (guint j = 0; j < T; j++) {
-        int64_t d = rs->d[(gsize)k * T + j], h = rs->hop[(gsize)k * T + j];
-        int64_t at = s->t + d;
-        if (ap->has_prev && ap->prev[2 * j] - ap->prev[2 * j + 1] + h > at) at = ap->prev[2 * j] - ap->prev[2 * j + 1] + h;
-        /* In-order connections and the gap hold at every node: a node that is not the entry node receives a
-         * sender's transactions in nonce order (no drops in "region"). */
-        if (p->peer_fifo && ap->has_prev && ap->prev[2 * j] > at) at = ap->prev[2 * j];
-        ap->prev[2 * j] = at;
-        ap->prev[2 * j + 1] = h;
-        if (at < INT64_MAX / 4) ap->busy = MAX(ap->busy, at);
+        int64_t h = rh[j];
+        int64_t at = t0 + rd[j];
+        if (has_prev) {
+          int64_t gap = prev[2 * j] - prev[2 * j + 1] + h;
+          if (gap > at) at = gap;
+          /* In-order connections and the gap hold at every node: a node that is not the entry node receives
+           * a sender's transactions in nonce order (no drops in "region"). */
+          if (fifo && prev[2 * j] > at) at = prev[2 * j];
+        }
+        prev[2 * j] = at;
+        prev[2 * j + 1] = h;
+        if (at < INT64_MAX / 4) busy = MAX(busy, at);
         dd[j] = at;
         hh[j] = h;
       }
+      ap->busy = busy;
     }
     for (guint v = 0; v < w->n_vantages; v++) {
       w->recv[v] = dd[v] >= INT64_MAX / 4 ? OBS_TIME_NONE : dd[v];

@@ -4,7 +4,10 @@
 uint32_t txw_slot_new(TxWorld *w) {
   if (w->free_head == NONE) {
     uint32_t old = w->cap, cap = MAX(1024u, old * 2);
-    w->tx = g_renew(TxE, w->tx, cap);
+    TxE *tx = g_aligned_alloc(cap, sizeof(TxE), 64);
+    if (old) memcpy(tx, w->tx, sizeof(TxE) * old);
+    g_aligned_free(w->tx);
+    w->tx = tx;
     w->arrive = g_renew(int64_t, w->arrive, (gsize)cap * MAX(w->n_pools, 1));
     w->free_next = g_renew(uint32_t, w->free_next, cap);
     for (uint32_t i = old; i < cap; i++) {
@@ -42,8 +45,16 @@ guint16 txw_price_bin(double gwei) {
 void txw_index_insert(TxWorld *w, uint32_t i) {
   TxE *e = &w->tx[i];
   guint16 b = e->bin;
-  uint32_t after = w->bin_tail[b];
-  while (after != NONE && txw_better(e, &w->tx[after])) after = w->tx[after].bprev;
+  /* Its place in the bin (the list's order is strict): walked from the end nearer its price. */
+  uint32_t after, head = w->bin_head[b], tail = w->bin_tail[b];
+  if (head != NONE && e->price >= 0.5 * (w->tx[head].price + w->tx[tail].price)) {
+    uint32_t before = head;
+    while (before != NONE && txw_better(&w->tx[before], e)) before = w->tx[before].bnext;
+    after = before == NONE ? tail : w->tx[before].bprev;
+  } else {
+    after = tail;
+    while (after != NONE && txw_better(e, &w->tx[after])) after = w->tx[after].bprev;
+  }
   e->bprev = after;
   e->bnext = after == NONE ? w->bin_head[b] : w->tx[after].bnext;
   if (e->bnext != NONE) w->tx[e->bnext].bprev = i; else w->bin_tail[b] = i;

@@ -88,20 +88,26 @@ static void build_template(TxWorld *w, guint pool, const ObsBlock *parent, SimTi
     if (cur != NONE && (w->heap->len == 0 || txw_better(&w->tx[cur], &w->tx[g_array_index(w->heap, uint32_t, 0)]))) {
       pick = cur;
       cur = w->tx[cur].bnext;
+      if (cur != NONE) __builtin_prefetch(&w->tx[cur]); /* the walk is a chain of cache misses */
     } else if (w->heap->len) {
       pick = heap_pop_tx(w);
     } else {
       break;
     }
     TxE *e = &w->tx[pick];
+    /* Most candidates wait for a predecessor (a sender's later nonces): that test comes first, before the
+     * reception and the sender are read. A candidate deferred here that the tests below would have dropped
+     * is the same: if its predecessor joins the block it is pushed, popped, and dropped by them then (they do
+     * not change within a build, and a sender dropped for gas has no predecessor joining later). */
+    if (e->sprev != NONE && w->tx[e->sprev].sel_gen != w->gen &&
+        (!w->tx[e->sprev].n_incl || !in_chain(w, &w->tx[e->sprev], anc, n_anc, top_h))) {
+      e->defer_gen = w->gen; /* runs once its predecessor is in this block */
+      continue;
+    }
     if (w->arrive[(gsize)pick * P + pool] > built || (censor && e->censored) ||
         w->senders[e->sender].skip_gen == w->gen || e->sel_gen == w->gen)
       continue;
     if (e->n_incl && in_chain(w, e, anc, n_anc, top_h)) continue;
-    if (e->sprev != NONE && w->tx[e->sprev].sel_gen != w->gen && !in_chain(w, &w->tx[e->sprev], anc, n_anc, top_h)) {
-      e->defer_gen = w->gen; /* runs once its predecessor is in this block */
-      continue;
-    }
     if (e->gas_limit > gas_left) { /* Geth: ErrGasLimitReached pops the account */
       w->senders[e->sender].skip_gen = w->gen;
       continue;

@@ -6,6 +6,7 @@
 #include "json-fixture.h"
 #include "chain-fixture.h"
 #include "txmetrics.h"
+#include "util.h"
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
@@ -1242,6 +1243,37 @@ static void test_hist_bins_at_edges(void) {
   check_edges(3e-3, 7.5);
 }
 
+/* an_fmt_fixed9: byte for byte printf's "%.9f" (tx_commit_samples.csv), ties and signs included. */
+static void check_fixed9(double x, int *bad) {
+  char got[AN_FIXED9_MAX + 1], want[AN_FIXED9_MAX + 1];
+  gsize n = an_fmt_fixed9(got, x);
+  got[n] = 0;
+  snprintf(want, sizeof want, "%.9f", x);
+  if (strcmp(got, want) && (*bad)++ < 5) fprintf(stderr, "%a: got %s want %s\n", x, got, want);
+}
+
+static void test_fixed9(void) {
+  int bad = 0;
+  const double special[] = {0.0, -0.0, 1e-12, -1e-12, 5e-10, -5e-10, 1.5e-9, 2.5e-9, 0x1p-10, -0x1p-10,
+                            0.9999999995, 999999999.9999999, -999999999.9999999, 1e9, -1e9, 1e300, INFINITY,
+                            -INFINITY, NAN, 4.9406564584124654e-324, 12.000000000499999};
+  for (gsize i = 0; i < G_N_ELEMENTS(special); i++) check_fixed9(special[i], &bad);
+  uint64_t r = 88172645463325252u;
+  for (int i = 0; i < 300000; i++) {
+    r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+    double x;
+    switch (i % 4) {
+    case 0: x = (double)(int64_t)(r % 4000000000000000u - 2000000000000000u) / 1e9; break; /* ns / 1e9 */
+    case 1: x = ldexp((double)(r >> 11), -(int)(r % 90)) * (r & 1 ? -1 : 1); break;       /* ties */
+    case 2: x = (double)(int64_t)(r >> 24) * 0x1p-10; break;
+    default: x = ((double)(r >> 20) + 0.5) * 1e-9; break;
+    }
+    check_fixed9(x, &bad);
+  }
+  for (int k = -20000; k < 20000; k++) check_fixed9(k * 0x1p-11, &bad);
+  CU_ASSERT_EQUAL(bad, 0);
+}
+
 int register_suites(void) {
   ADD_SUITE("txmetrics", TEST(test_commit_times), TEST(test_commit_csv), TEST(test_out_of_order), TEST(test_out_of_order_as_published), TEST(test_nonce_text_order),
             TEST(test_order_sample),
@@ -1250,5 +1282,6 @@ int register_suites(void) {
             TEST(test_add_tx_seen_same_outputs), TEST(test_add_tx_seen_errors), TEST(test_reference_stream), TEST(test_sink));
   ADD_SUITE("histogram", TEST(test_hist_lognormal), TEST(test_hist_signed), TEST(test_hist_exact_small),
             TEST(test_hist_bins_at_edges));
+  ADD_SUITE("format", TEST(test_fixed9));
   return 0;
 }
