@@ -609,9 +609,10 @@ static inline gboolean prune_ok(const Kernel *k, guint32 v, SimTime now) {
  * before the end. Returns a lower bound on every step W may still take or cause; adds its work to *work. */
 static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, guint64 *work) {
   const BlockSpec *b = &k->blk;
+  guint64 work0 = W->steps + W->g.messages + W->g.deferred;
+  if (win > 0) apply_inbox(k, W, &W->g, (guint)(win - 1) & 1);
+  /* In a local whose address no call takes, so that its counters and pointers stay in registers. */
   Geth g = W->g;
-  guint64 work0 = W->steps + g.messages + g.deferred;
-  if (win > 0) apply_inbox(k, W, &g, (guint)(win - 1) & 1);
   if (k->pruning) relay_kernel_snap_part(k, W);
   const gboolean pruning = k->pruning;
   guint64 pruned = W->pruned;
