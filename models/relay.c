@@ -505,6 +505,37 @@ static void apply_inbox(Kernel *k, Worker *W, Geth *g, guint parity) {
   }
 }
 
+/* The sent, lazy and heard bits of the words [x, end) reset: nothing sent or heard yet. A fill of every
+ * word costs less than a stamp checked on each access (a node's row reset at its first touch cost more: 78%
+ * of the rows are touched on pools-2019, and the test sits on every message). Eight words at a time, in
+ * vectors of four (GCC's vector extension: two SSE2 pairs in every x86-64; one AVX2 register where the CPU
+ * has it, chosen at load time on x86-64 Linux), through pointers that nothing else in the function holds
+ * (with g->ew reloaded at each pair it took 10 instructions per pair; docs/threads.md, session 8). */
+#if defined(__x86_64__) && defined(__linux__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define WORDS_RESET_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+#endif
+#ifndef WORDS_RESET_CLONES
+#define WORDS_RESET_CLONES
+#endif
+static void __attribute__((noinline)) WORDS_RESET_CLONES edge_words_reset(guint64 *x, guint64 *end) {
+  typedef guint64 V4 __attribute__((vector_size(32)));
+  const V4 keep = {~EDGE_RESET_MASK, ~EDGE_RESET_MASK, ~EDGE_RESET_MASK, ~EDGE_RESET_MASK};
+  const V4 none = {EDGE_HEARD_NONE, EDGE_HEARD_NONE, EDGE_HEARD_NONE, EDGE_HEARD_NONE};
+  for (gsize n = (gsize)(end - x) / 8; n; n--, x += 8) {
+    V4 w0, w1;
+    memcpy(&w0, x, sizeof w0);
+    memcpy(&w1, x + 4, sizeof w1);
+    w0 = (w0 & keep) | none;
+    w1 = (w1 & keep) | none;
+    memcpy(x, &w0, sizeof w0);
+    memcpy(x + 4, &w1, sizeof w1);
+  }
+  for (; x < end; x++)
+    *x = (*x & ~EDGE_RESET_MASK) | EDGE_HEARD_NONE;
+}
+
 /* Starts worker W on the block: its nodes and edges reset, its sources relaxed. */
 static void worker_begin(Kernel *k, Worker *W) {
   const BlockSpec *b = &k->blk;
@@ -537,33 +568,8 @@ static void worker_begin(Kernel *k, Worker *W) {
     g->nh[v].have = g->first_push[v] = g->announce[v] = SIM_TIME_MAX;
     g->nh[v].done = DONE_NO;
   }
-  /* Nothing sent or heard yet. A fill of every record costs less than a stamp checked on each access (a
-   * node's row reset at its first touch cost more: 78% of the rows are touched on pools-2019, and the test
-   * sits on every message); eight words at a time, in four pairs (SSE2, in every x86-64; GCC's vector
-   * extension elsewhere), through a local pointer (through g->ew it was reloaded at each pair: 10
-   * instructions per pair, under 5 now; docs/threads.md, session 8). */
-  {
-    typedef guint64 V2 __attribute__((vector_size(16)));
-    const V2 keep = {~EDGE_RESET_MASK, ~EDGE_RESET_MASK}, none = {EDGE_HEARD_NONE, EDGE_HEARD_NONE};
-    guint64 *x = g->ew + g->off[lo], *const end = g->ew + g->off[hi];
-    for (gsize n = (gsize)(end - x) / 8; n; n--, x += 8) {
-      V2 w0, w1, w2, w3;
-      memcpy(&w0, x, sizeof w0);
-      memcpy(&w1, x + 2, sizeof w1);
-      memcpy(&w2, x + 4, sizeof w2);
-      memcpy(&w3, x + 6, sizeof w3);
-      w0 = (w0 & keep) | none;
-      w1 = (w1 & keep) | none;
-      w2 = (w2 & keep) | none;
-      w3 = (w3 & keep) | none;
-      memcpy(x, &w0, sizeof w0);
-      memcpy(x + 2, &w1, sizeof w1);
-      memcpy(x + 4, &w2, sizeof w2);
-      memcpy(x + 6, &w3, sizeof w3);
-    }
-    for (; x < end; x++)
-      *x = (*x & ~EDGE_RESET_MASK) | EDGE_HEARD_NONE;
-  }
+  /* Nothing sent or heard yet (edge_words_reset). */
+  edge_words_reset(g->ew + g->off[lo], g->ew + g->off[hi]);
   queue_reset(&W->q);
   for (guint d = 0; d < k->n_workers; d++) {
     g->out[d].len = 0;
