@@ -111,10 +111,10 @@ struct RelayGroups {
 
 /* ---- a thread's queue of steps (relay.c) ---- */
 
-/* Step keys by bin (key >> STEP_BIN_SHIFT: 2^18 ns of time, 262 µs), on a ring of STEP_RING bins (2^31 ns,
+/* Step keys by bin (key >> STEP_BIN_SHIFT: 2^21 ns of time, 2.1 ms), on a ring of STEP_RING bins (2^31 ns,
  * 2.1 s) from the current one; the queue's workings are in relay.c. */
-#define STEP_BIN_SHIFT (STEP_KEY_SHIFT + 18)
-#define STEP_RING_BITS 13
+#define STEP_BIN_SHIFT (STEP_KEY_SHIFT + 21)
+#define STEP_RING_BITS 10
 #define STEP_RING (UINT32_C(1) << STEP_RING_BITS)
 
 typedef struct {

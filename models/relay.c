@@ -11,16 +11,18 @@
 /* ---- a thread's queue of steps ----
  * HAVE step keys. A step only creates later steps, mostly 16 ms to 2 s later (a latency, a fetch after
  * arriveTimeout), and a block is stopped with about a third of its keys never taken: a calendar queue. A
- * key goes to its bin of 2^18 ns (append only) on a ring of STEP_RING bins after the current one; when the
+ * key goes to its bin of 2^21 ns (append only) on a ring of STEP_RING bins after the current one; when the
  * current bin is used up the next one with keys becomes current and is sorted, then taken in order from
  * `head`. A key in the current bin or below it (but above the last one taken) is inserted into the sorted
- * rest (the bins after the current one hold only larger keys). On pools-2019 this costs 0.6 M instructions
- * per block where the radix heap it replaced cost 1.4 M (its keys moved 5.5 times a pop; docs/threads.md,
- * session 8); a 4-ary heap costs fewer instructions than either but far more time (branchy pops). Keys at
- * or below the last one taken (zero latency and transfer to a lower node, or an arrival from another group
- * below a superseded key already taken) and keys past the ring (over 2.1 s ahead) go to a 4-ary min-heap.
- * PUSH and ANNOUNCE steps come a fixed time after HAVE (verify; verify + import), so in HAVE order they are
- * already sorted: two FIFO queues. */
+ * rest (the bins after the current one hold only larger keys). On pools-2019 this costs 0.7 M instructions
+ * per block where the radix heap it replaced cost 1.4 M (its keys moved 5.5 times a pop); a 4-ary heap
+ * costs fewer instructions than either but far more time (branchy pops). Narrower bins cost fewer
+ * instructions still (2^18 ns: 90 k a block fewer) but spread the keys over more memory: 5 times the
+ * last-level misses in cachegrind (docs/threads.md, session 8). Keys at or below the last one taken (zero
+ * latency and transfer to a lower node, or an arrival from another group below a superseded key already
+ * taken) and keys past the ring (over 2.1 s ahead) go to a 4-ary min-heap. PUSH and ANNOUNCE steps come a
+ * fixed time after HAVE (verify; verify + import), so in HAVE order they are already sorted: two FIFO
+ * queues. */
 
 void relay_queue_init(StepQueue *q) {
   memset(q, 0, sizeof *q);
