@@ -104,8 +104,10 @@ static void keys_sort(guint64 *a, guint32 n) {
     guint64 p = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
     guint32 i = 0, j = n - 1;
     for (;;) {
-      while (a[i] < p) i++;
-      while (a[j] > p) j--;
+      while (a[i] < p)
+        i++;
+      while (a[j] > p)
+        j--;
       if (i >= j) break;
       guint64 t = a[i];
       a[i++] = a[j];
@@ -681,8 +683,8 @@ static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, g
           source = b->src[i] == v && b->src_t[i] == now;
       if (source) {
         /* A miner's own block is already imported: push and announce at once (minedBroadcastLoop). Into
-         * the step queue: a later source can come after other nodes' HAVE steps (it would break the FIFOs' order).
-         */
+         * the step queue: a later source can come after other nodes' HAVE steps (it would break the FIFOs'
+         * order). */
         queue_push(q, step_key(&g, now, v, STEP_PUSH));
         queue_push(q, step_key(&g, now, v, STEP_ANNOUNCE));
       } else {
