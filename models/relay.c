@@ -512,18 +512,11 @@ static void apply_inbox(Kernel *k, Worker *W, Geth *g, guint parity) {
 /* The sent, lazy and heard bits of the words [x, end) reset: nothing sent or heard yet. A fill of every
  * word costs less than a stamp checked on each access (a node's row reset at its first touch cost more: 78%
  * of the rows are touched on pools-2019, and the test sits on every message). Eight words at a time, in
- * vectors of four (GCC's vector extension: two SSE2 pairs in every x86-64; one AVX2 register where the CPU
- * has it, chosen at load time on x86-64 Linux), through pointers that nothing else in the function holds
- * (with g->ew reloaded at each pair it took 10 instructions per pair; docs/threads.md, session 8). */
-#if defined(__x86_64__) && defined(__linux__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define WORDS_RESET_CLONES __attribute__((target_clones("avx2", "default")))
-#endif
-#endif
-#ifndef WORDS_RESET_CLONES
-#define WORDS_RESET_CLONES
-#endif
-static void __attribute__((noinline)) WORDS_RESET_CLONES edge_words_reset(guint64 *x, guint64 *end) {
+ * vectors of four (GCC's vector extension: two SSE2 pairs in every x86-64), through pointers that nothing
+ * else in the function holds (with g->ew reloaded at each pair it took 10 instructions per pair). A clone
+ * for AVX2 (target_clones) took 160 k instructions a block fewer but no less CPU time (docs/threads.md,
+ * session 8). */
+static void __attribute__((noinline)) edge_words_reset(guint64 *x, guint64 *end) {
   typedef guint64 V4 __attribute__((vector_size(32)));
   const V4 keep = {~EDGE_RESET_MASK, ~EDGE_RESET_MASK, ~EDGE_RESET_MASK, ~EDGE_RESET_MASK};
   const V4 none = {EDGE_HEARD_NONE, EDGE_HEARD_NONE, EDGE_HEARD_NONE, EDGE_HEARD_NONE};
