@@ -111,15 +111,23 @@ struct RelayGroups {
 
 /* ---- a thread's queue of steps (relay.c) ---- */
 
+/* Step keys by bin (key >> STEP_BIN_SHIFT: 2^21 ns of time, 2.1 ms), on a ring of STEP_RING bins (2^31 ns,
+ * 2.1 s) from the current one; the queue's workings are in relay.c. */
+#define STEP_BIN_SHIFT (STEP_KEY_SHIFT + 21)
+#define STEP_RING_BITS 10
+#define STEP_RING (UINT32_C(1) << STEP_RING_BITS)
+
 typedef struct {
   guint64 *key;
   guint32 len, cap;
-} RadixBucket;
+} StepBin;
 
 typedef struct {
-  RadixBucket bucket[65];
-  guint64 bucket_mask; /* bit b - 1: bucket b not empty */
-  guint64 radix_last, radix_min;
+  StepBin *bin;        /* STEP_RING: bin b's keys at bin[b % STEP_RING] */
+  guint64 *occ;        /* STEP_RING / 64 words: bit b: a bin after the current one has keys at bin[b] */
+  guint64 cur;         /* the current bin: its keys (and any pushed below it) sorted, taken from `head` on */
+  guint32 head, ahead; /* ahead: keys in the bins after the current one */
+  guint64 last, min;   /* the last key taken from the bins; the least key in them (UINT64_MAX: none) */
   guint64 *heap;
   gsize heap_len, heap_cap;
 } StepQueue;

@@ -9,33 +9,49 @@
 #include <math.h>
 
 /* ---- a thread's queue of steps ----
- * HAVE step keys. A step only creates later steps, so keys mostly arrive above the last one taken: a radix
- * heap (bucket b > 0 holds the keys whose highest bit differing from `radix_last` is bit b - 1; the keys of
- * the lowest bucket are spread over lower ones when it is taken) with its minimum kept up to date; faster
- * here than a 4-ary heap (branchy pops) or a calendar queue (bursts of equal-time fetches). The rare key at
- * or below the last one taken (zero latency and transfer to a lower node, or an arrival from another group
- * below a superseded key already taken) goes to a 4-ary min-heap. PUSH and ANNOUNCE steps come a fixed time
- * after HAVE (verify; verify + import), so in HAVE order they are already sorted: two FIFO queues. */
+ * HAVE step keys. A step only creates later steps, mostly 16 ms to 2 s later (a latency, a fetch after
+ * arriveTimeout), and a block is stopped with about a third of its keys never taken: a calendar queue. A
+ * key goes to its bin of 2^21 ns (append only) on a ring of STEP_RING bins after the current one; when the
+ * current bin is used up the next one with keys becomes current and is sorted, then taken in order from
+ * `head`. A key in the current bin or below it (but above the last one taken) is inserted into the sorted
+ * rest (the bins after the current one hold only larger keys). On pools-2019 this costs 0.7 M instructions
+ * per block where the radix heap it replaced cost 1.4 M (its keys moved 5.5 times a pop); a 4-ary heap
+ * costs fewer instructions than either but far more time (branchy pops). Narrower bins cost fewer
+ * instructions still (2^18 ns: 90 k a block fewer) but spread the keys over more memory: 5 times the
+ * last-level misses in cachegrind (docs/threads.md, session 8). Keys at or below the last one taken (zero
+ * latency and transfer to a lower node, or an arrival from another group below a superseded key already
+ * taken) and keys past the ring (over 2.1 s ahead) go to a 4-ary min-heap. PUSH and ANNOUNCE steps come a
+ * fixed time after HAVE (verify; verify + import), so in HAVE order they are already sorted: two FIFO
+ * queues. */
 
 void relay_queue_init(StepQueue *q) {
   memset(q, 0, sizeof *q);
+  q->bin = g_new0(StepBin, STEP_RING);
+  q->occ = g_new0(guint64, STEP_RING / 64);
   q->heap_cap = 1024;
   q->heap = g_new(guint64, q->heap_cap);
-  q->radix_min = UINT64_MAX;
+  q->min = UINT64_MAX;
 }
 
 void relay_queue_clear(StepQueue *q) {
-  for (int b = 0; b < 65; b++)
-    g_free(q->bucket[b].key);
+  for (guint32 b = 0; b < STEP_RING; b++)
+    g_free(q->bin[b].key);
+  g_free(q->bin);
+  g_free(q->occ);
   g_free(q->heap);
 }
 
 static void queue_reset(StepQueue *q) {
-  for (guint64 m = q->bucket_mask; m; m &= m - 1)
-    q->bucket[__builtin_ctzll(m) + 1].len = 0;
-  q->bucket_mask = 0;
-  q->radix_last = 0;
-  q->radix_min = UINT64_MAX;
+  for (guint32 w = 0; w < STEP_RING / 64; w++) {
+    for (guint64 m = q->occ[w]; m; m &= m - 1)
+      q->bin[w * 64 + __builtin_ctzll(m)].len = 0;
+    q->occ[w] = 0;
+  }
+  q->bin[q->cur % STEP_RING].len = 0;
+  q->cur = 0;
+  q->head = q->ahead = 0;
+  q->last = 0;
+  q->min = UINT64_MAX;
   q->heap_len = 0;
 }
 
@@ -73,59 +89,111 @@ static guint64 heap_pop(StepQueue *q) {
   return top;
 }
 
-static inline void bucket_append(StepQueue *q, int b, guint64 key) {
-  RadixBucket *k = &q->bucket[b];
-  if (G_UNLIKELY(k->len == k->cap)) {
-    k->cap = k->cap ? 2 * k->cap : 64;
-    k->key = g_renew(guint64, k->key, k->cap);
+static inline void bin_append(StepBin *b, guint64 key) {
+  if (G_UNLIKELY(b->len == b->cap)) {
+    b->cap = b->cap ? 2 * b->cap : 16;
+    b->key = g_renew(guint64, b->key, b->cap);
   }
-  k->key[k->len++] = key;
-  q->bucket_mask |= UINT64_C(1) << (b - 1);
+  b->key[b->len++] = key;
 }
 
-static inline void radix_push(StepQueue *q, guint64 key) {
-  if (G_UNLIKELY(key <= q->radix_last)) {
+/* Ascending (keys are distinct): quicksort down to 16 keys, then insertion sort. */
+static void keys_sort(guint64 *a, guint32 n) {
+  while (n > 16) {
+    guint64 x = a[0], y = a[n / 2], z = a[n - 1]; /* the pivot: their median */
+    guint64 p = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+    guint32 i = 0, j = n - 1;
+    for (;;) {
+      while (a[i] < p)
+        i++;
+      while (a[j] > p)
+        j--;
+      if (i >= j) break;
+      guint64 t = a[i];
+      a[i++] = a[j];
+      a[j--] = t;
+    }
+    guint32 l = j + 1; /* a[0, l) <= p <= a[l, n) */
+    if (l < n - l) {
+      keys_sort(a, l);
+      a += l;
+      n -= l;
+    } else {
+      keys_sort(a + l, n - l);
+      n = l;
+    }
+  }
+  for (guint32 i = 1; i < n; i++) {
+    guint64 k = a[i];
+    guint32 j = i;
+    for (; j > 0 && a[j - 1] > k; j--)
+      a[j] = a[j - 1];
+    a[j] = k;
+  }
+}
+
+/* The current bin used up and keys ahead: the next bin with keys becomes current, sorted. */
+static void queue_advance(StepQueue *q) {
+  guint32 cs = (guint32)(q->cur % STEP_RING);
+  q->bin[cs].len = 0;
+  q->head = 0;
+  guint32 s = (cs + 1) % STEP_RING, w = s / 64;
+  guint64 bits = q->occ[w] & (~UINT64_C(0) << (s % 64));
+  while (!bits) {
+    w = (w + 1) % (STEP_RING / 64);
+    bits = q->occ[w];
+  }
+  guint32 ns = w * 64 + (guint32)__builtin_ctzll(bits);
+  q->occ[w] &= ~(UINT64_C(1) << (ns % 64));
+  q->cur += (ns - cs) % STEP_RING;
+  StepBin *b = &q->bin[ns];
+  q->ahead -= b->len;
+  keys_sort(b->key, b->len);
+  q->min = b->key[0];
+}
+
+static inline void queue_push(StepQueue *q, guint64 key) {
+  if (G_UNLIKELY(key <= q->last)) {
     heap_push_key(q, key);
     return;
   }
-  bucket_append(q, 64 - __builtin_clzll(key ^ q->radix_last), key);
-  if (key < q->radix_min) q->radix_min = key;
+  guint64 bin = key >> STEP_BIN_SHIFT;
+  if (G_UNLIKELY(bin <= q->cur)) {
+    /* Into the current bin's sorted rest, after the keys taken (all below it). */
+    StepBin *r = &q->bin[q->cur % STEP_RING];
+    bin_append(r, key);
+    guint32 j = r->len - 1;
+    for (; j > q->head && r->key[j - 1] > key; j--)
+      r->key[j] = r->key[j - 1];
+    r->key[j] = key;
+    q->min = r->key[q->head];
+    return;
+  }
+  if (G_UNLIKELY(bin - q->cur >= STEP_RING)) {
+    heap_push_key(q, key);
+    return;
+  }
+  guint32 s = (guint32)(bin % STEP_RING);
+  bin_append(&q->bin[s], key);
+  q->occ[s / 64] |= UINT64_C(1) << (s % 64);
+  q->ahead++;
+  if (key < q->min) q->min = key; /* below the current bin's rest only when that is empty */
 }
 
-/* Takes radix_min (the radix heap must not be empty) and finds the next minimum. */
-static void radix_pop(StepQueue *q) {
-  guint64 m = q->radix_min;
-  int i = __builtin_ctzll(q->bucket_mask) + 1; /* the minimum is in the lowest bucket */
-  RadixBucket *src = &q->bucket[i];
-  const guint64 *keys = src->key;
-  guint32 len = src->len;
-  src->len = 0;
-  /* In locals: the key stores below could otherwise alias them. */
-  guint64 mask = q->bucket_mask & ~(UINT64_C(1) << (i - 1));
-  q->radix_last = m;
-  guint64 next = UINT64_MAX;
-  /* Every other key of bucket i differs from m below bit i - 1: it moves to a lower bucket, all of which
-   * are empty, so the next minimum is among the moved keys. */
-  for (guint32 j = 0; j < len; j++) {
-    guint64 k = keys[j];
-    if (k == m) continue;
-    int b = 64 - __builtin_clzll(k ^ m);
-    RadixBucket *d = &q->bucket[b];
-    if (G_UNLIKELY(d->len == d->cap)) {
-      d->cap = d->cap ? 2 * d->cap : 64;
-      d->key = g_renew(guint64, d->key, d->cap);
-    }
-    d->key[d->len++] = k;
-    mask |= UINT64_C(1) << (b - 1);
-    next = MIN(next, k);
+/* Takes q->min (the bins must not be empty) and finds the next minimum. */
+static void queue_pop(StepQueue *q) {
+  StepBin *r = &q->bin[q->cur % STEP_RING];
+  if (q->head == r->len) {
+    queue_advance(q);
+    r = &q->bin[q->cur % STEP_RING];
   }
-  q->bucket_mask = mask;
-  if (next == UINT64_MAX && mask) {
-    const RadixBucket *low = &q->bucket[__builtin_ctzll(q->bucket_mask) + 1];
-    for (guint32 j = 0; j < low->len; j++)
-      if (low->key[j] < next) next = low->key[j];
-  }
-  q->radix_min = next;
+  q->last = r->key[q->head++];
+  if (q->head < r->len)
+    q->min = r->key[q->head];
+  else if (q->ahead)
+    queue_advance(q);
+  else
+    q->min = UINT64_MAX;
 }
 
 /* ---- Geth 1.8.23 ---- */
@@ -228,7 +296,7 @@ static inline void relax_full(Geth *g, guint32 v, SimTime t) {
   g->nh[v].have = t;
   guint64 dt = (guint64)(t - g->t0);
   if (dt > STEP_TIME_MAX) return; /* more than 18 minutes after the block left: treated as never */
-  radix_push(g->q, dt << STEP_KEY_SHIFT | (guint64)v << 2 | STEP_HAVE);
+  queue_push(g->q, dt << STEP_KEY_SHIFT | (guint64)v << 2 | STEP_HAVE);
 }
 
 static inline guint64 step_key(const Geth *g, SimTime t, guint32 node, guint32 kind) {
@@ -376,10 +444,13 @@ static inline void geth_push(Geth *g, guint32 v, SimTime now) {
   guint32 *scratch = g->scratch;
   guint64 *ew = g->ew;
   guint64 after = heard_after(g, now);
-  guint32 n = 0;
+  /* The heard bits compared at the top of the word (shifted, not masked: no 40-bit constant to hold in a
+   * register in this loop, 51 k edges a block on pools-2019). */
+  const guint64 after_top = after << (64 - EDGE_HEARD_BITS);
+  gsize n = 0;
   for (guint32 e = g->off[v], end = g->off[v + 1]; e < end; e++) {
     scratch[n] = e;
-    n += (edge_seen(g, e, ew[e], after) & EDGE_HEARD_NONE) >= after; /* the peer has not told us */
+    n += edge_seen(g, e, ew[e], after) << (64 - EDGE_HEARD_BITS) >= after_top; /* the peer has not told us */
   }
   if (n == 0) {
     g->upload_free[v] = 0; /* nothing sent: the link was never busy */
@@ -443,6 +514,30 @@ static void apply_inbox(Kernel *k, Worker *W, Geth *g, guint parity) {
   }
 }
 
+/* The sent, lazy and heard bits of the words [x, end) reset: nothing sent or heard yet. A fill of every
+ * word costs less than a stamp checked on each access (a node's row reset at its first touch cost more: 78%
+ * of the rows are touched on pools-2019, and the test sits on every message). Eight words at a time, in
+ * vectors of four (GCC's vector extension: two SSE2 pairs in every x86-64), through pointers that nothing
+ * else in the function holds (with g->ew reloaded at each pair it took 10 instructions per pair). A clone
+ * for AVX2 (target_clones) took 160 k instructions a block fewer but no less CPU time (docs/threads.md,
+ * session 8). */
+static void __attribute__((noinline)) edge_words_reset(guint64 *x, guint64 *end) {
+  typedef guint64 V4 __attribute__((vector_size(32)));
+  const V4 keep = {~EDGE_RESET_MASK, ~EDGE_RESET_MASK, ~EDGE_RESET_MASK, ~EDGE_RESET_MASK};
+  const V4 none = {EDGE_HEARD_NONE, EDGE_HEARD_NONE, EDGE_HEARD_NONE, EDGE_HEARD_NONE};
+  for (gsize n = (gsize)(end - x) / 8; n; n--, x += 8) {
+    V4 w0, w1;
+    memcpy(&w0, x, sizeof w0);
+    memcpy(&w1, x + 4, sizeof w1);
+    w0 = (w0 & keep) | none;
+    w1 = (w1 & keep) | none;
+    memcpy(x, &w0, sizeof w0);
+    memcpy(x + 4, &w1, sizeof w1);
+  }
+  for (; x < end; x++)
+    *x = (*x & ~EDGE_RESET_MASK) | EDGE_HEARD_NONE;
+}
+
 /* Starts worker W on the block: its nodes and edges reset, its sources relaxed. */
 static void worker_begin(Kernel *k, Worker *W) {
   const BlockSpec *b = &k->blk;
@@ -475,20 +570,8 @@ static void worker_begin(Kernel *k, Worker *W) {
     g->nh[v].have = g->first_push[v] = g->announce[v] = SIM_TIME_MAX;
     g->nh[v].done = DONE_NO;
   }
-  /* Nothing sent or heard yet. A fill of every record costs less than a stamp checked on each access; two
-   * words at a time (SSE2, in every x86-64; GCC's vector extension elsewhere). */
-  {
-    typedef guint64 V2 __attribute__((vector_size(16)));
-    const V2 keep = {~EDGE_RESET_MASK, ~EDGE_RESET_MASK}, none = {EDGE_HEARD_NONE, EDGE_HEARD_NONE};
-    guint32 e = g->off[lo], end = g->off[hi];
-    for (; e + 2 <= end; e += 2) {
-      V2 x;
-      memcpy(&x, &g->ew[e], sizeof x);
-      x = (x & keep) | none;
-      memcpy(&g->ew[e], &x, sizeof x);
-    }
-    if (e < end) g->ew[e] = (g->ew[e] & ~EDGE_RESET_MASK) | EDGE_HEARD_NONE;
-  }
+  /* Nothing sent or heard yet (edge_words_reset). */
+  edge_words_reset(g->ew + g->off[lo], g->ew + g->off[hi]);
   queue_reset(&W->q);
   for (guint d = 0; d < k->n_workers; d++) {
     g->out[d].len = 0;
@@ -538,9 +621,10 @@ static inline gboolean prune_ok(const Kernel *k, guint32 v, SimTime now, const g
  * before the end. Returns a lower bound on every step W may still take or cause; adds its work to *work. */
 static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, guint64 *work) {
   const BlockSpec *b = &k->blk;
+  guint64 work0 = W->steps + W->g.messages + W->g.deferred;
+  if (win > 0) apply_inbox(k, W, &W->g, (guint)(win - 1) & 1);
+  /* In a local whose address no call takes, so that its counters and pointers stay in registers. */
   Geth g = W->g;
-  guint64 work0 = W->steps + g.messages + g.deferred;
-  if (win > 0) apply_inbox(k, W, &g, (guint)(win - 1) & 1);
   if (k->pruning) relay_kernel_snap_part(k, W);
   const gboolean pruning = k->pruning;
   guint64 pruned = W->pruned;
@@ -555,11 +639,11 @@ static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, g
   const guint32 stop_n = b->stop_n;
   guint64 key;
   for (;;) {
-    /* The smallest of the queue heads and the heaps' tops (radix_min is UINT64_MAX when empty). */
+    /* The smallest of the queue heads, the bins' and the heap's (q->min is UINT64_MAX when empty). */
     key = fifo[0][fifo_head[0]];
     int from = 0;
     if (fifo[1][fifo_head[1]] < key) key = fifo[1][fifo_head[1]], from = 1;
-    if (q->radix_min < key) key = q->radix_min, from = 3;
+    if (q->min < key) key = q->min, from = 3;
     if (G_UNLIKELY(q->heap_len) && q->heap[0] < key) key = q->heap[0], from = 2;
     if (key == UINT64_MAX) break;
     SimTime now = g.t0 + (SimTime)(key >> STEP_KEY_SHIFT);
@@ -569,7 +653,7 @@ static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, g
     gboolean stale = kind == STEP_HAVE && (g.nh[v].done || now != g.nh[v].have);
     if (!stale && key >= key_end) break;
     if (from == 3)
-      radix_pop(q);
+      queue_pop(q);
     else if (from == 2)
       heap_pop(q);
     else
@@ -600,10 +684,10 @@ static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, g
           source = b->src[i] == v && b->src_t[i] == now;
       if (source) {
         /* A miner's own block is already imported: push and announce at once (minedBroadcastLoop). Into
-         * the heap: a later source can come after other nodes' HAVE steps (it would break the FIFOs' order).
-         */
-        radix_push(q, step_key(&g, now, v, STEP_PUSH));
-        radix_push(q, step_key(&g, now, v, STEP_ANNOUNCE));
+         * the step queue: a later source can come after other nodes' HAVE steps (it would break the FIFOs'
+         * order). */
+        queue_push(q, step_key(&g, now, v, STEP_PUSH));
+        queue_push(q, step_key(&g, now, v, STEP_ANNOUNCE));
       } else {
         /* HAVE steps come in time order, so their PUSH and ANNOUNCE steps a fixed time later do too. */
         fifo[0][fifo_len[0]++] = step_key(&g, now + b->verify, v, STEP_PUSH);
