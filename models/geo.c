@@ -595,6 +595,8 @@ static gboolean geo_relay_stats(gpointer state, PowRelayStats *out) {
                          .deferred = st.deferred,
                          .work = st.work,
                          .work_critical = st.work_critical,
+                         .pruned = st.pruned,
+                         .prune_tables = st.prune_tables,
                          .wall_s = st.wall_s};
   memcpy(out->wait_s, st.wait_s, sizeof out->wait_s);
   return TRUE;

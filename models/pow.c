@@ -738,11 +738,12 @@ char *pow_world_partition_note(const PowWorld *w, double run_wall_s) {
                              rs.lookahead_from, rs.lookahead_to);
     g_string_append_printf(
         s,
-        " %.1f windows per block, %.1f steps per window, %.1f%% of messages between groups; "
+        " %.1f windows per block, %.1f steps per window (%.1f%% skipped: they could not change what the run "
+        "reads; %u block-size classes with bounds of their own), %.1f%% of messages between groups; "
         "work balance %.2f (work / the busiest thread's work per window: the speedup over 1 "
         "thread that dedicated cores and a free barrier would give); barrier wait s per thread:",
-        rs.windows / blocks, rs.steps / windows,
-        rs.messages ? 100.0 * (double)rs.deferred / (double)rs.messages : 0.0,
+        rs.windows / blocks, rs.steps / windows, rs.steps ? 100.0 * (double)rs.pruned / (double)rs.steps : 0.0,
+        rs.prune_tables, rs.messages ? 100.0 * (double)rs.deferred / (double)rs.messages : 0.0,
         rs.work_critical ? (double)rs.work / (double)rs.work_critical : 1.0);
     for (guint i = 0; i < rs.threads && i < POW_RELAY_MAX_THREADS; i++)
       g_string_append_printf(s, "%s%.3f", i ? "," : " ", rs.wait_s[i]);

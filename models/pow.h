@@ -148,6 +148,8 @@ typedef struct {
   guint64 work;           /* steps + messages sent and received between groups, all threads */
   guint64 work_critical;  /* the busiest thread's work per window, summed */
   double wall_s;          /* wall seconds in the relay */
+  guint64 pruned;         /* of the steps, those skipped (they could not change what the run reads) */
+  guint32 prune_tables;   /* block-size classes with skipping bounds of their own */
   double wait_s[POW_RELAY_MAX_THREADS]; /* per thread: wall seconds waiting at the window barrier */
 } PowRelayStats;
 

@@ -383,7 +383,6 @@ struct Kernel {
   TgTable tg_cache[TG_CACHE_MAX];
   guint tg_cache_n, tg_cache_cap;
   guint64 tg_asked[TG_KEYS]; /* blocks of each size class relayed while it was not built */
-  guint64 tg_built_classes; /* tables built, for the stats */
   SimTime *snap;
   guint32 *active, n_active;
   const guint32 *tg_group;

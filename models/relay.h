@@ -186,6 +186,7 @@ typedef struct {
                            * speedup dedicated cores and a free barrier would give (depends on threads) */
   double wait_s[RELAY_MAX_THREADS]; /* per thread: wall seconds waiting at the window barrier */
   double wall_s;          /* wall seconds in the kernel (all propagations) */
+  guint32 prune_tables;   /* block-size classes with skipping bounds of their own (prune_table_after) */
 } RelayWorkStats;
 void relay_work_get_stats(const RelayWork *w, RelayWorkStats *stats);
 

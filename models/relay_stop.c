@@ -283,7 +283,6 @@ void relay_kernel_targets_select(Kernel *k, double size_bytes, SimTime import_lo
     t->a = g_new(guint32, cells);
     t->a0 = g_new(guint32, cells);
     targets_dijkstra(k, exp2(key / 4.0), import_lo, t->a, t->a0);
-    k->tg_built_classes++;
     best = t;
   }
   if (!best) return;
