@@ -326,8 +326,8 @@ typedef struct {
 typedef struct {
   gint key;          /* size class */
   SimTime import_lo; /* the import time it was built with */
-  guint32 *a;     /* [node * n_tg + target]: a chain starting with a hop that pays min(transfer, import) */
-  guint32 *a0;    /* the same with a first hop at its floor alone */
+  guint32 *a;        /* [node * n_tg + target]: chains whose first hop pays min(transfer, import) too */
+  guint32 *a0;       /* the same with a first hop at its floor alone */
 } TgTable;
 #define TG_CACHE_MAX 16
 #define TG_KEYS 256
