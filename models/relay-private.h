@@ -55,8 +55,9 @@ enum { DONE_NO = 0, DONE_YES = 1, DONE_UNAVAILABLE = 2 };
 #define EDGE_STATE_MASK (EDGE_SENT_BIT | EDGE_HEARD_NONE)
 #define EDGE_RESET_MASK (EDGE_LAZY_BIT | EDGE_SENT_BIT | EDGE_HEARD_NONE)
 
-/* Pruning keeps each node's least floor path to each target (4 bytes each): a stop with more targets than
- * fit in this many entries is not pruned (its watched values are as exact, the relay just does more). */
+/* Pruning keeps each node's least floor path to each target (4 bytes each, and a 2-byte narrow copy,
+ * TG_NARROW_UNIT_US): a stop with more targets than fit in this many entries is not pruned (its watched
+ * values are as exact, the relay just does more). */
 #define PRUNE_MAX_ENTRIES (UINT64_C(32) << 20)
 
 /* Kernel.stop_prev before the first window's end. */
@@ -340,9 +341,9 @@ typedef struct {
  * down, so a lower bound still (G_MAXUINT16: cannot reach; codes that do not fit saturate at TG_NARROW_SAT,
  * which bounds only from below); rows of Kernel.tn_stride codes, a multiple of 32 (64-byte rows, the table
  * 64-byte aligned), so that a row of up to 64 targets is two cache lines where the wide row is four or
- * five. The narrow code settles a target but where the step's time plus it is within 16 us of the target's
- * value, or saturated: then the wide table decides, so the steps skipped are exactly those of the wide
- * table alone (docs/threads.md, session 9). */
+ * five. The narrow code settles a target but where the step's time plus it is at or before the target's
+ * value by less than 15 us, or saturated: then the wide table decides, so the steps skipped are exactly
+ * those of the wide table alone (docs/threads.md, session 9). */
 #define TG_NARROW_UNIT_US 16
 #define TG_NARROW_NONE G_MAXUINT16
 #define TG_NARROW_SAT (G_MAXUINT16 - 1)
