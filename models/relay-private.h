@@ -55,9 +55,8 @@ enum { DONE_NO = 0, DONE_YES = 1, DONE_UNAVAILABLE = 2 };
 #define EDGE_STATE_MASK (EDGE_SENT_BIT | EDGE_HEARD_NONE)
 #define EDGE_RESET_MASK (EDGE_LAZY_BIT | EDGE_SENT_BIT | EDGE_HEARD_NONE)
 
-/* Pruning keeps each node's least floor path to each target (4 bytes each, and a 2-byte narrow copy,
- * TG_NARROW_UNIT_US): a stop with more targets than fit in this many entries is not pruned (its watched
- * values are as exact, the relay just does more). */
+/* Pruning keeps each node's least floor path to each target (4 bytes each): a stop with more targets than
+ * fit in this many entries is not pruned (its watched values are as exact, the relay just does more). */
 #define PRUNE_MAX_ENTRIES (UINT64_C(32) << 20)
 
 /* Kernel.stop_prev before the first window's end. */
@@ -329,24 +328,11 @@ typedef struct {
   SimTime import_lo; /* the import time it was built with */
   guint32 *a;        /* [node * n_tg + target]: chains whose first hop pays min(transfer, import) too */
   guint32 *a0;       /* the same with a first hop at its floor alone */
-  guint16 *n, *n0;   /* a and a0 narrow (TG_NARROW_UNIT_US) */
 } TgTable;
 #define TG_CACHE_MAX 16
 #define TG_KEYS 256
-/* The size classes' tables together take at most this many bytes (pairs of n_nodes x n_tg words; their
- * narrow copies take half as much again, not counted, so that the classes built stay those of before). */
+/* The size classes' tables together take at most this many bytes (pairs of n_nodes x n_tg words). */
 #define TG_CACHE_BYTES (UINT64_C(128) << 20)
-
-/* Each table (in us) also in a narrow copy that prune_ok scans: 16-bit codes in units of 16 us, rounded
- * down, so a lower bound still (G_MAXUINT16: cannot reach; codes that do not fit saturate at TG_NARROW_SAT,
- * which bounds only from below); rows of Kernel.tn_stride codes, a multiple of 32 (64-byte rows, the table
- * 64-byte aligned), so that a row of up to 64 targets is two cache lines where the wide row is four or
- * five. The narrow code settles a target but where the step's time plus it is at or before the target's
- * value by less than 15 us, or saturated: then the wide table decides, so the steps skipped are exactly
- * those of the wide table alone (docs/threads.md, session 9). */
-#define TG_NARROW_UNIT_US 16
-#define TG_NARROW_NONE G_MAXUINT16
-#define TG_NARROW_SAT (G_MAXUINT16 - 1)
 
 struct Kernel {
   /* Built for one topology and jitter model (read-only during a block but for each worker's own part). */
@@ -394,10 +380,6 @@ struct Kernel {
    * TgTable), `tdist0` for an announcement sent at the step's time (its first hop pays the floor alone).
    * Either the base table or a size class's. */
   const guint32 *tdist, *tdist0;
-  /* Their narrow copies (TG_NARROW_UNIT_US), rows of tn_stride codes; tn_base is tdist_base's (owned). */
-  guint16 *tn_base;
-  const guint16 *tn, *tn0;
-  guint32 tn_stride;
   TgTable tg_cache[TG_CACHE_MAX];
   guint tg_cache_n, tg_cache_cap;
   guint64 tg_asked[TG_KEYS]; /* blocks of each size class relayed while it was not built */

@@ -616,21 +616,12 @@ static void worker_begin(Kernel *k, Worker *W) {
 
 /* Whether node v's step at `now` can be skipped: for every open target, now plus v's least cost to it (the
  * block's table: Kernel.tdist for the messages of a push, tdist0 for those of an announcement) is after its
- * value (its value cannot be lowered, nor tied, by anything the step would cause). The narrow copy (tn,
- * tn0: half the cache lines of a row) settles each target but where the step's time plus its code is within
- * 16 us of the value, or the code saturated; there the wide table decides: the same answer as the wide table
- * alone. */
-static inline gboolean prune_ok(const Kernel *k, guint32 v, SimTime now, const guint16 *tn, const guint32 *tdist) {
-  const guint16 *nv = tn + (gsize)v * k->tn_stride;
+ * value (its value cannot be lowered, nor tied, by anything the step would cause). */
+static inline gboolean prune_ok(const Kernel *k, guint32 v, SimTime now, const guint32 *tdist) {
+  const guint32 *dv = tdist + (gsize)v * k->n_tg;
   for (guint32 i = 0; i < k->n_active; i++) {
     guint32 T = k->active[i];
-    guint32 c = nv[T];
-    if (c == TG_NARROW_NONE) continue;
-    SimTime lo = now + (SimTime)c * (TG_NARROW_UNIT_US * 1000); /* the exact cost is no less */
-    if (lo > k->snap[T]) continue;
-    /* Below TG_NARROW_SAT the exact cost (us) is in [c, c + 1) units: at most lo + 15 us. */
-    if (c < TG_NARROW_SAT && lo + (TG_NARROW_UNIT_US - 1) * 1000 <= k->snap[T]) return FALSE;
-    if (now + (SimTime)tdist[(gsize)v * k->n_tg + T] * 1000 <= k->snap[T]) return FALSE;
+    if (dv[T] != G_MAXUINT32 && now + (SimTime)dv[T] * 1000 <= k->snap[T]) return FALSE;
   }
   return TRUE;
 }
@@ -692,7 +683,7 @@ static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, g
       /* A node whose steps cannot matter any more has the block, and does nothing with it: its push comes
        * verify after it (a source's at once), its announcement import later still, which costs no less
        * than the cheapest hop of tdist. */
-      if (pruning && prune_ok(k, v, now > b->last_source_t ? now + b->verify : now, k->tn, k->tdist)) {
+      if (pruning && prune_ok(k, v, now > b->last_source_t ? now + b->verify : now, k->tdist)) {
         pruned++;
         break;
       }
@@ -717,14 +708,14 @@ static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, g
     /* A push or announcement skipped as above: the node's later steps are skipped too (the values only
      * fall and the time only grows). */
     case STEP_PUSH:
-      if (pruning && prune_ok(k, v, now, k->tn, k->tdist)) {
+      if (pruning && prune_ok(k, v, now, k->tdist)) {
         pruned++;
         break;
       }
       geth_push(&g, v, now);
       break;
     default:
-      if (pruning && prune_ok(k, v, now, k->tn0, k->tdist0)) {
+      if (pruning && prune_ok(k, v, now, k->tdist0)) {
         pruned++;
         break;
       }

@@ -81,9 +81,8 @@ typedef struct {
  * x would have sent, and everything it would have changed downstream (other nodes' arrivals, and what they
  * know of x, which steers their pushes), can only reach a watched node after that value: the watched
  * values are exact; the unwatched nodes' times are not (they are not final with a stop anyway). The floor
- * paths take 4 bytes per node and target (the groups and the watched messages' nodes), plus a 2-byte narrow
- * copy that the check scans: a stop whose targets would take more than 32 Mi entries (128 MiB wide, 64 MiB
- * and more narrow: 335 targets at 100,000 nodes) is not pruned. */
+ * paths take 4 bytes per node and target (the groups and the watched messages' nodes): a stop whose targets
+ * would take more than 128 MiB (32 Mi entries: 335 targets at 100,000 nodes) is not pruned. */
 #define RELAY_STOP_NONE G_MAXUINT32
 typedef struct {
   guint32 n_nodes;

@@ -149,36 +149,16 @@ static void targets_dijkstra(const Kernel *k, double size_lo, SimTime import_lo,
   }
 }
 
-/* The narrow copy (TG_NARROW_UNIT_US) of table `a`, rows of k->tn_stride codes (padding: cannot reach). */
-static guint16 *targets_narrow(const Kernel *k, const guint32 *a) {
-  guint32 nt = k->n_tg, st = k->tn_stride;
-  gsize cells = MAX((gsize)st * k->n_nodes, 1);
-  guint16 *out = g_aligned_alloc(cells, sizeof(guint16), 64);
-  for (gsize i = 0; i < cells; i++)
-    out[i] = TG_NARROW_NONE;
-  for (guint32 v = 0; v < k->n_nodes; v++)
-    for (guint32 T = 0; T < nt; T++) {
-      guint32 d = a[(gsize)v * nt + T];
-      out[(gsize)v * st + T] = d == G_MAXUINT32 ? TG_NARROW_NONE : (guint16)MIN(d / TG_NARROW_UNIT_US, TG_NARROW_SAT);
-    }
-  return out;
-}
-
 void relay_kernel_targets_free(Kernel *k) {
   for (guint i = 0; i < k->tg_cache_n; i++) {
     g_free(k->tg_cache[i].a);
     g_free(k->tg_cache[i].a0);
-    g_aligned_free(k->tg_cache[i].n);
-    g_aligned_free(k->tg_cache[i].n0);
   }
   k->tg_cache_n = 0;
   memset(k->tg_asked, 0, sizeof k->tg_asked);
   g_free(k->tdist_base);
-  g_aligned_free(k->tn_base);
   k->tdist_base = NULL;
-  k->tn_base = NULL;
   k->tdist = k->tdist0 = NULL;
-  k->tn = k->tn0 = NULL;
 }
 
 /* The targets of the block's stop and each node's least sum of latency floors to each, and each worker's
@@ -195,9 +175,6 @@ void relay_kernel_targets_build(Kernel *k) {
   k->snap = g_new(SimTime, MAX(nt, 1));
   k->active = g_new(guint32, MAX(nt, 1));
   targets_dijkstra(k, 0, 0, k->tdist_base, NULL);
-  k->tn_stride = (nt + 31) / 32 * 32;
-  k->tn_base = targets_narrow(k, k->tdist_base);
-  k->tn = k->tn0 = k->tn_base;
   guint64 pair = 2 * (guint64)MAX((gsize)nt * n, 1) * sizeof(guint32);
   k->tg_cache_cap = (guint)MIN((guint64)TG_CACHE_MAX, TG_CACHE_BYTES / pair);
   for (guint i = 0; i < k->n_workers; i++) {
@@ -291,7 +268,6 @@ static gint size_key(double size_bytes) {
  * no thread count. */
 void relay_kernel_targets_select(Kernel *k, double size_bytes, SimTime import_lo, int64_t after) {
   k->tdist = k->tdist0 = k->tdist_base;
-  k->tn = k->tn0 = k->tn_base;
   gint key = size_key(size_bytes);
   if (key < 0 || k->tg_cache_cap == 0 || after <= 0) return;
   const TgTable *best = NULL;
@@ -307,13 +283,9 @@ void relay_kernel_targets_select(Kernel *k, double size_bytes, SimTime import_lo
     t->a = g_new(guint32, cells);
     t->a0 = g_new(guint32, cells);
     targets_dijkstra(k, exp2(key / 4.0), import_lo, t->a, t->a0);
-    t->n = targets_narrow(k, t->a);
-    t->n0 = targets_narrow(k, t->a0);
     best = t;
   }
   if (!best) return;
   k->tdist = best->a;
   k->tdist0 = best->a0;
-  k->tn = best->n;
-  k->tn0 = best->n0;
 }
