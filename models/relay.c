@@ -460,12 +460,21 @@ static inline void geth_push(Geth *g, guint32 v, SimTime now) {
   k = MIN(n, MAX(k, (guint64)g->p->push_min));
   RelayMix r;
   relay_mix_init(&r, g->key, STREAM_PUSH_TARGETS, v);
-  SimTime q = now;
+  /* The targets first (the draws depend on n alone), so that the loads each message starts with are in
+   * flight together: the targets' edge records (random in v's row: the scan read only the words) and the
+   * receivers' NodeHot, each a likely miss (docs/threads.md, session 9: prefetching the receivers' words
+   * too, behind the records, and an announcement's loads a few edges ahead, paid less). */
   for (guint64 i = 0; i < k; i++) {
     guint64 j = i + relay_mix_below(&r, n - i);
     guint32 e = scratch[j];
     scratch[j] = scratch[i];
     scratch[i] = e;
+    __builtin_prefetch(&g->ec[e]);
+    __builtin_prefetch(&g->nh[edge_to(ew[e])]);
+  }
+  SimTime q = now;
+  for (guint64 i = 0; i < k; i++) {
+    guint32 e = scratch[i];
     const EdgeCold *pr = &g->ec[e];
     guint64 x = ew[e];
     const LinkClass *c = &g->cls[pr->cls];
