@@ -480,7 +480,22 @@ static inline void geth_push(Geth *g, guint32 v, SimTime now) {
 static inline void geth_announce(Geth *g, guint32 v, SimTime now) {
   SimTime upload_free = g->upload_free[v];
   guint64 after = heard_after(g, now);
-  for (guint32 e = g->off[v], end = g->off[v + 1]; e < end; e++) {
+  guint32 e = g->off[v], end = g->off[v + 1];
+  if (G_UNLIKELY(end - e >= SPLIT_MIN_DEGREE) && g->split_of && g->split_sched[g->split_of[v]]) {
+    /* Split (SPLIT_MIN_DEGREE): this worker's own peers only, the others' take their shares. */
+    g->split++;
+    const guint32 *so = g->slice_off + (gsize)g->split_of[v] * (g->n_workers + 1) + g->me;
+    for (guint32 i = so[0]; i < so[1]; i++) {
+      e = g->slice_edge[i];
+      guint64 x = edge_seen(g, e, g->ew[e], after);
+      if ((x & EDGE_STATE_MASK) - after >= EDGE_SENT_BIT - after) continue;
+      g->ew[e] |= EDGE_SENT_BIT;
+      g->messages++;
+      send_msg(g, e, &g->ec[e], x, TRUE, now, upload_free, now + g->step_lb_announce);
+    }
+    return;
+  }
+  for (; e < end; e++) {
     guint64 x = edge_seen(g, e, g->ew[e], after);
     /* Skipped if pushed there (sent bit set) or the peer has it (heard before `after`): one range check. */
     if ((x & EDGE_STATE_MASK) - after >= EDGE_SENT_BIT - after) continue;
@@ -504,6 +519,10 @@ static void apply_inbox(Kernel *k, Worker *W, Geth *g, guint parity) {
       const Msg *m = &mb->msg[i];
       guint32 to = (guint32)(m->word >> MSG_TO_SHIFT) & MSG_NODE_MASK;
       SimTime t = g->t0 + (SimTime)(m->word & MSG_TIME_MASK);
+      if (G_UNLIKELY(m->word & MSG_SLICE_BIT)) {
+        queue_push(g->q, step_key(g, t, to, STEP_ANNOUNCE)); /* another worker's node: announce_share */
+        continue;
+      }
       guint32 e = g->ec[m->rev].rev;
       if (m->word & MSG_ANNOUNCE_BIT)
         announce_decide(g, e, to, m->rev, m->cls, t, g->upload_free[edge_to(g->ew[m->rev])]);
@@ -551,6 +570,11 @@ static void worker_begin(Kernel *k, Worker *W) {
                 .gid = k->gid,
                 .nh = k->nh,
                 .worker_of = k->worker_of,
+                .split_of = k->split_of,
+                .slice_off = k->slice_off,
+                .slice_edge = k->slice_edge,
+                .split_sched = k->split_sched,
+                .n_workers = k->n_workers,
                 .first_push = w->first_push,
                 .announce = w->announce,
                 .upload_free = k->upload_free,
@@ -579,6 +603,7 @@ static void worker_begin(Kernel *k, Worker *W) {
     W->read[d] = 0;
   }
   W->reached = W->steps = W->pruned = 0;
+  W->inbox_win = 0; /* read by the others only after the first window's barrier */
   const NetTopology *t = k->topo;
   if (G_UNLIKELY(t->n_joining)) {
     for (guint32 i = b->join_first; i < t->n_joining; i++) {
@@ -605,6 +630,22 @@ static void worker_begin(Kernel *k, Worker *W) {
   W->fifo[0][0] = W->fifo[1][0] = UINT64_MAX;
 }
 
+/* Split node v announces at `at` (SPLIT_MIN_DEGREE): split if that is after the window (ending at `end`) of
+ * its HAVE step, so that the other workers learn of it (a slice message each, applied at the window's end)
+ * before they reach it. */
+static void split_schedule(Geth *g, guint32 v, SimTime at, SimTime end) {
+  guint32 i = g->split_of[v];
+  g->split_sched[i] = at >= end;
+  if (!g->split_sched[i]) return;
+  const guint32 *so = g->slice_off + (gsize)i * (g->n_workers + 1);
+  for (guint d = 0; d < g->n_workers; d++) {
+    if (d == g->me || so[d] == so[d + 1]) continue;
+    Mailbox *mb = &g->out[d];
+    mb->msg[mb->len++] =
+        (Msg){.word = MIN((guint64)(at - g->t0), MSG_TIME_MASK) | (guint64)v << MSG_TO_SHIFT | MSG_SLICE_BIT};
+  }
+}
+
 /* Whether node v's step at `now` can be skipped: for every open target, now plus v's least cost to it (the
  * block's table: Kernel.tdist for the messages of a push, tdist0 for those of an announcement) is after its
  * value (its value cannot be lowered, nor tied, by anything the step would cause). */
@@ -617,12 +658,38 @@ static inline gboolean prune_ok(const Kernel *k, guint32 v, SimTime now, const g
   return TRUE;
 }
 
+/* Another worker's node v announces at `now` (SPLIT_MIN_DEGREE): this worker's share, its own nodes among v's
+ * peers, once v's owner has applied this window's messages. The owner takes the step too (and counts it):
+ * the same skipping test, on the same state. v's words read here are written by no one else in this window
+ * (its owner wrote them applying messages sent in earlier windows; a message sent in this one arrives after
+ * the announcement, and is applied after the window), and its sent bits are left alone: the announcement is
+ * v's last step. */
+static void announce_share(Kernel *k, Geth *g, guint32 v, SimTime now, guint64 win) {
+  const Worker *O = k->workers[g->worker_of[v]];
+  while (__atomic_load_n(&O->inbox_win, __ATOMIC_ACQUIRE) <= win)
+    sim_cpu_relax();
+  if (k->pruning && prune_ok(k, v, now, k->tdist0)) return;
+  SimTime upload_free = g->upload_free[v];
+  guint64 after = heard_after(g, now);
+  const guint32 *so = g->slice_off + (gsize)g->split_of[v] * (g->n_workers + 1) + g->me;
+  for (guint32 i = so[0]; i < so[1]; i++) {
+    guint32 e = g->slice_edge[i];
+    guint64 x = edge_seen(g, e, g->ew[e], after);
+    if ((x & EDGE_STATE_MASK) - after >= EDGE_SENT_BIT - after) continue;
+    g->messages++;
+    /* Every receiver is this worker's, so in another group than v: applied at once, as send_msg would. */
+    g->deferred++;
+    SimTime step_lb = now + g->step_lb_announce;
+    if (step_lb < g->bound) g->bound = step_lb;
+    announce_decide(g, e, edge_to(x), g->ec[e].rev, g->ec[e].cls, now, upload_free);
+  }
+}
+
 /* Window `win` of worker W, [start, start + window): the messages of the last window first, then every step
  * before the end. Returns a lower bound on every step W may still take or cause; adds its work to *work. */
 static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, guint64 *work) {
   const BlockSpec *b = &k->blk;
-  guint64 work0 = W->steps + W->g.messages + W->g.deferred;
-  if (win > 0) apply_inbox(k, W, &W->g, (guint)(win - 1) & 1);
+  guint64 work0 = W->work0;
   /* In a local whose address no call takes, so that its counters and pointers stay in registers. */
   Geth g = W->g;
   if (k->pruning) relay_kernel_snap_part(k, W);
@@ -659,6 +726,10 @@ static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, g
     else
       fifo_head[from]++;
     if (stale) continue;
+    if (G_UNLIKELY(kind == STEP_ANNOUNCE && g.worker_of[v] != g.me)) {
+      announce_share(k, &g, v, now, win);
+      continue;
+    }
     steps++;
     switch (kind) {
     case STEP_HAVE: {
@@ -694,6 +765,8 @@ static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, g
         fifo[1][fifo_len[1]++] = step_key(&g, now + b->verify + b->import, v, STEP_ANNOUNCE);
         fifo[0][fifo_len[0]] = fifo[1][fifo_len[1]] = UINT64_MAX;
       }
+      if (G_UNLIKELY(g.nh[v].special) && g.split_of && g.split_of[v] != G_MAXUINT32)
+        split_schedule(&g, v, source ? now : now + b->verify + b->import, end);
       break;
     }
     /* A push or announcement skipped as above: the node's later steps are skipped too (the values only
@@ -735,6 +808,14 @@ void relay_kernel_thread_block(Kernel *k, guint p) {
   SimTime start = k->blk.t0;
   for (guint64 win = 0;; win++) {
     Slot mine = {.bound = SIM_TIME_MAX};
+    /* The messages of the last window first, every worker's, then the windows: a split announcement waits
+     * for its owner's (announce_share), which the calling thread alone must then have applied already. */
+    for (guint i = p; i < n; i += run) {
+      Worker *W = k->workers[i];
+      W->work0 = W->steps + W->g.messages + W->g.deferred;
+      if (win > 0) apply_inbox(k, W, &W->g, (guint)(win - 1) & 1);
+      __atomic_store_n(&W->inbox_win, win + 1, __ATOMIC_RELEASE);
+    }
     for (guint i = p; i < n; i += run) {
       guint64 work = 0;
       SimTime bound = worker_window(k, k->workers[i], start, win, &work);
@@ -853,6 +934,7 @@ static void geth_propagate(const void *params, const NetGeoParams *gp, const Net
     st->deferred += W->g.deferred;
     st->posted += W->g.posted;
     st->draws += W->g.draws;
+    st->split += W->g.split;
     st->wait_s[i] += k->wait_s[i];
   }
   w->reached = reached;

@@ -180,7 +180,10 @@ typedef struct {
   guint64 messages;       /* messages sent */
   guint64 deferred;       /* of which between groups */
   guint64 posted;         /* of which between workers, through mailboxes (depends on threads) */
-  guint64 draws;          /* latency draws (at once or deferred to the receiver's decision) */
+  guint64 draws;          /* latency draws (at once or deferred to the receiver's decision; how many are
+                           * deferred, and so drawn, depends on the order messages are applied: threads) */
+  guint64 split;          /* announcements of nodes with many peers split among the threads (depends on
+                           * threads: none on one) */
   guint64 work;           /* steps + messages sent + messages sent between groups, all threads */
   guint64 work_critical;  /* the busiest thread's work in each window, summed: work / work_critical is the
                            * speedup dedicated cores and a free barrier would give (depends on threads) */
