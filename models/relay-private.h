@@ -11,7 +11,8 @@
 
 #include "spinwait.h" /* sim_mono_ns, the threads' waits */
 
-enum { STEP_HAVE = 0, STEP_PUSH = 1, STEP_ANNOUNCE = 2 };
+/* STEP_SHARE: another worker's node announces, and this worker takes its share (SPLIT_MIN_DEGREE). */
+enum { STEP_HAVE = 0, STEP_PUSH = 1, STEP_ANNOUNCE = 2, STEP_SHARE = 3 };
 
 /* RelayWork.done: a node's full-block time is final (YES), or it is a joining node not synced when the
  * block left (UNAVAILABLE, net_joining_first_unavailable()). Such a node is marked done with a have time

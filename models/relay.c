@@ -267,7 +267,7 @@ static inline double msg_uniform(MsgRng *r) {
 }
 
 /* A latency of class c: net_latency_draw() with the uniform from this stream. */
-static inline SimTime msg_latency(const LinkClass *c, MsgRng *r) {
+static inline __attribute__((always_inline)) SimTime msg_latency(const LinkClass *c, MsgRng *r) {
   const NetLatencyDraw *d = &c->draw;
   switch (d->kind) {
   case NET_DRAW_FIXED:
@@ -323,7 +323,7 @@ static inline void heard_lazy(Geth *g, guint32 to, guint32 rev, SimTime sent, Si
  * latency drawn (the stream of edge u -> v) and stored exact, or found by its bracket to be in by then (its
  * bound stored) or not yet (left lazy, returned as not heard); one whose bound is after then reads as not
  * heard. */
-static inline guint64 edge_seen(Geth *g, guint32 e, guint64 x, guint64 after) {
+static inline __attribute__((always_inline)) guint64 edge_seen(Geth *g, guint32 e, guint64 x, guint64 after) {
   if (G_LIKELY(!(x & EDGE_LAZY_BIT))) return x;
   if ((x & EDGE_HEARD_NONE) >= after) return x; /* its lower bound is later: not heard yet */
   guint32 f = g->ec[e].rev;
@@ -417,7 +417,7 @@ static inline __attribute__((always_inline)) void announce_decide(Geth *g, guint
  * applied at once inside the worker, else put in the mailbox of the receiver's worker. A message to another
  * group bounds the next window (`step_lb`: the earliest step it can cause), wherever it is applied, so
  * that the windows do not depend on how the groups are shared among workers. */
-static inline void send_msg(Geth *g, guint32 e, const EdgeCold *pr, guint64 x, gboolean announce, SimTime t,
+static inline __attribute__((always_inline)) void send_msg(Geth *g, guint32 e, const EdgeCold *pr, guint64 x, gboolean announce, SimTime t,
                             SimTime upload_free, SimTime step_lb) {
   guint32 to = edge_to(x);
   if (x & EDGE_CROSS_BIT) {
@@ -440,7 +440,7 @@ static inline void send_msg(Geth *g, guint32 e, const EdgeCold *pr, guint64 x, g
     push_decide(g, e, to, pr->rev, pr->cls, t);
 }
 
-static inline void geth_push(Geth *g, guint32 v, SimTime now) {
+static inline __attribute__((always_inline)) void geth_push(Geth *g, guint32 v, SimTime now) {
   guint32 *scratch = g->scratch;
   guint64 *ew = g->ew;
   guint64 after = heard_after(g, now);
@@ -477,25 +477,75 @@ static inline void geth_push(Geth *g, guint32 v, SimTime now) {
   g->upload_free[v] = q;
 }
 
-static inline void geth_announce(Geth *g, guint32 v, SimTime now) {
+/* edge_seen for the shares of a split announcement: one out-of-line copy (the step loop's inlining is left as
+ * it was without them). */
+static guint64 __attribute__((noinline, cold)) share_seen(Geth *g, guint32 e, guint64 after) {
+  return edge_seen(g, e, g->ew[e], after);
+}
+
+/* What the out-of-line shares of a split announcement add to the step loop's local Geth: they work on a copy
+ * of the worker's (whose pointers are the loop's) with the counters zeroed, so that the loop never takes its
+ * local's address (which keeps it in registers) nor copies it. */
+typedef struct {
+  guint64 messages, deferred, draws, split;
+  SimTime bound;
+} ShareDelta;
+
+static inline Geth share_geth(const Geth *proto) {
+  Geth c = *proto;
+  c.messages = c.deferred = c.draws = c.split = 0;
+  c.bound = SIM_TIME_MAX;
+  return c;
+}
+
+static inline ShareDelta share_delta(const Geth *c) {
+  return (ShareDelta){.messages = c->messages, .deferred = c->deferred, .draws = c->draws, .split = c->split,
+                      .bound = c->bound};
+}
+
+static inline void share_add(Geth *g, ShareDelta d) {
+  g->messages += d.messages;
+  g->deferred += d.deferred;
+  g->draws += d.draws;
+  g->split += d.split;
+  if (d.bound < g->bound) g->bound = d.bound;
+}
+
+/* An announcement of a split node (SPLIT_MIN_DEGREE) over edge e (word x) to one of this worker's nodes:
+ * applied at once, as send_msg does. One out-of-line copy of announce_decide for both shares. */
+static void __attribute__((noinline, cold)) share_decide(Geth *g, guint32 e, guint64 x, SimTime now,
+                                                         SimTime upload_free) {
+  if (x & EDGE_CROSS_BIT) {
+    g->deferred++;
+    SimTime step_lb = now + g->step_lb_announce;
+    if (step_lb < g->bound) g->bound = step_lb;
+  }
+  announce_decide(g, e, edge_to(x), g->ec[e].rev, g->ec[e].cls, now, upload_free);
+}
+
+/* A split announcement (SPLIT_MIN_DEGREE) by its owner: to its own peers only, the other workers take their
+ * shares. Out of line: rare, and the step loop's inlining budget is better spent on the common path. */
+static ShareDelta __attribute__((noinline, cold)) announce_own_share(const Geth *proto, guint32 v, SimTime now) {
+  Geth c = share_geth(proto), *g = &c;
   SimTime upload_free = g->upload_free[v];
   guint64 after = heard_after(g, now);
-  guint32 e = g->off[v], end = g->off[v + 1];
-  if (G_UNLIKELY(end - e >= SPLIT_MIN_DEGREE) && g->split_of && g->split_sched[g->split_of[v]]) {
-    /* Split (SPLIT_MIN_DEGREE): this worker's own peers only, the others' take their shares. */
-    g->split++;
-    const guint32 *so = g->slice_off + (gsize)g->split_of[v] * (g->n_workers + 1) + g->me;
-    for (guint32 i = so[0]; i < so[1]; i++) {
-      e = g->slice_edge[i];
-      guint64 x = edge_seen(g, e, g->ew[e], after);
-      if ((x & EDGE_STATE_MASK) - after >= EDGE_SENT_BIT - after) continue;
-      g->ew[e] |= EDGE_SENT_BIT;
-      g->messages++;
-      send_msg(g, e, &g->ec[e], x, TRUE, now, upload_free, now + g->step_lb_announce);
-    }
-    return;
+  g->split++;
+  const guint32 *so = g->slice_off + (gsize)g->split_of[v] * (g->n_workers + 1) + g->me;
+  for (guint32 i = so[0]; i < so[1]; i++) {
+    guint32 e = g->slice_edge[i];
+    guint64 x = share_seen(g, e, after);
+    if ((x & EDGE_STATE_MASK) - after >= EDGE_SENT_BIT - after) continue;
+    g->ew[e] |= EDGE_SENT_BIT;
+    g->messages++;
+    share_decide(g, e, x, now, upload_free);
   }
-  for (; e < end; e++) {
+  return share_delta(g);
+}
+
+static inline __attribute__((always_inline)) void geth_announce(Geth *g, guint32 v, SimTime now) {
+  SimTime upload_free = g->upload_free[v];
+  guint64 after = heard_after(g, now);
+  for (guint32 e = g->off[v], end = g->off[v + 1]; e < end; e++) {
     guint64 x = edge_seen(g, e, g->ew[e], after);
     /* Skipped if pushed there (sent bit set) or the peer has it (heard before `after`): one range check. */
     if ((x & EDGE_STATE_MASK) - after >= EDGE_SENT_BIT - after) continue;
@@ -509,7 +559,7 @@ static inline void geth_announce(Geth *g, guint32 v, SimTime now) {
 
 /* Applies the messages that other workers sent to this worker's nodes in the last window (those published
  * in pub[parity]); in any order, with the same result (send_msg). */
-static void apply_inbox(Kernel *k, Worker *W, Geth *g, guint parity) {
+static void __attribute__((noinline)) apply_inbox(Kernel *k, Worker *W, Geth *g, guint parity) {
   guint n = k->n_workers;
   for (guint s = 0; s < n; s++) {
     if (s == W->index) continue;
@@ -520,7 +570,7 @@ static void apply_inbox(Kernel *k, Worker *W, Geth *g, guint parity) {
       guint32 to = (guint32)(m->word >> MSG_TO_SHIFT) & MSG_NODE_MASK;
       SimTime t = g->t0 + (SimTime)(m->word & MSG_TIME_MASK);
       if (G_UNLIKELY(m->word & MSG_SLICE_BIT)) {
-        queue_push(g->q, step_key(g, t, to, STEP_ANNOUNCE)); /* another worker's node: announce_share */
+        queue_push(g->q, step_key(g, t, to, STEP_SHARE)); /* another worker's node: announce_share */
         continue;
       }
       guint32 e = g->ec[m->rev].rev;
@@ -633,7 +683,7 @@ static void worker_begin(Kernel *k, Worker *W) {
 /* Split node v announces at `at` (SPLIT_MIN_DEGREE): split if that is after the window (ending at `end`) of
  * its HAVE step, so that the other workers learn of it (a slice message each, applied at the window's end)
  * before they reach it. */
-static void split_schedule(Geth *g, guint32 v, SimTime at, SimTime end) {
+static void __attribute__((noinline, cold)) split_schedule(const Geth *g, guint32 v, SimTime at, SimTime end) {
   guint32 i = g->split_of[v];
   g->split_sched[i] = at >= end;
   if (!g->split_sched[i]) return;
@@ -664,25 +714,24 @@ static inline gboolean prune_ok(const Kernel *k, guint32 v, SimTime now, const g
  * (its owner wrote them applying messages sent in earlier windows; a message sent in this one arrives after
  * the announcement, and is applied after the window), and its sent bits are left alone: the announcement is
  * v's last step. */
-static void announce_share(Kernel *k, Geth *g, guint32 v, SimTime now, guint64 win) {
+static ShareDelta __attribute__((noinline, cold)) announce_share(Kernel *k, const Geth *proto, guint32 v, SimTime now,
+                                                                 guint64 win) {
+  Geth c = share_geth(proto), *g = &c;
   const Worker *O = k->workers[g->worker_of[v]];
   while (__atomic_load_n(&O->inbox_win, __ATOMIC_ACQUIRE) <= win)
     sim_cpu_relax();
-  if (k->pruning && prune_ok(k, v, now, k->tdist0)) return;
+  if (k->pruning && prune_ok(k, v, now, k->tdist0)) return share_delta(g);
   SimTime upload_free = g->upload_free[v];
   guint64 after = heard_after(g, now);
   const guint32 *so = g->slice_off + (gsize)g->split_of[v] * (g->n_workers + 1) + g->me;
   for (guint32 i = so[0]; i < so[1]; i++) {
     guint32 e = g->slice_edge[i];
-    guint64 x = edge_seen(g, e, g->ew[e], after);
+    guint64 x = share_seen(g, e, after);
     if ((x & EDGE_STATE_MASK) - after >= EDGE_SENT_BIT - after) continue;
     g->messages++;
-    /* Every receiver is this worker's, so in another group than v: applied at once, as send_msg would. */
-    g->deferred++;
-    SimTime step_lb = now + g->step_lb_announce;
-    if (step_lb < g->bound) g->bound = step_lb;
-    announce_decide(g, e, edge_to(x), g->ec[e].rev, g->ec[e].cls, now, upload_free);
+    share_decide(g, e, x, now, upload_free); /* every receiver is this worker's */
   }
+  return share_delta(g);
 }
 
 /* Window `win` of worker W, [start, start + window): the messages of the last window first, then every step
@@ -726,10 +775,6 @@ static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, g
     else
       fifo_head[from]++;
     if (stale) continue;
-    if (G_UNLIKELY(kind == STEP_ANNOUNCE && g.worker_of[v] != g.me)) {
-      announce_share(k, &g, v, now, win);
-      continue;
-    }
     steps++;
     switch (kind) {
     case STEP_HAVE: {
@@ -766,7 +811,7 @@ static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, g
         fifo[0][fifo_len[0]] = fifo[1][fifo_len[1]] = UINT64_MAX;
       }
       if (G_UNLIKELY(g.nh[v].special) && g.split_of && g.split_of[v] != G_MAXUINT32)
-        split_schedule(&g, v, source ? now : now + b->verify + b->import, end);
+        split_schedule(&W->g, v, source ? now : now + b->verify + b->import, end);
       break;
     }
     /* A push or announcement skipped as above: the node's later steps are skipped too (the values only
@@ -778,9 +823,17 @@ static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, g
       }
       geth_push(&g, v, now);
       break;
+    case STEP_SHARE:
+      steps--; /* the owner counts the step */
+      share_add(&g, announce_share(k, &W->g, v, now, win));
+      break;
     default:
       if (pruning && prune_ok(k, v, now, k->tdist0)) {
         pruned++;
+        break;
+      }
+      if (G_UNLIKELY(g.split_of && g.off[v + 1] - g.off[v] >= SPLIT_MIN_DEGREE) && g.split_sched[g.split_of[v]]) {
+        share_add(&g, announce_own_share(&W->g, v, now));
         break;
       }
       geth_announce(&g, v, now);
