@@ -196,8 +196,8 @@ typedef struct {
  * announces at the time field, and the receiving worker announces to its own nodes among its peers. */
 #define MSG_SLICE_BIT (UINT64_C(1) << 63)
 
-/* Nodes with at least this many peers (on pools-2019 the four vantage points, 800-1500 peers; the pool
- * gateways have ~80) announce in shares when several workers run the block: each worker announces to its
+/* Nodes with at least this many peers (on pools-2019 the four vantage points, 800-1500 peers, and the pool
+ * gateways, ~80: ordinary nodes have at most 25) announce in shares when several workers run the block: each worker announces to its
  * own nodes among the node's peers (Kernel.slice_edge), in the same window, at the step's place in its own
  * time order. The owner learns the announcement's time at the node's HAVE step (verification and import
  * later) and sends the other workers a slice message then; they put the step in their queues, and before
@@ -206,7 +206,7 @@ typedef struct {
  * announcement was sent in an earlier window). Until session 8 a vantage point's ~1,400 announcements were
  * one worker's share of one window (docs/threads.md). An announcement that falls in its HAVE step's window
  * (a source's: at once) is not split. Which worker sends what changes no result (send_msg). */
-#define SPLIT_MIN_DEGREE 256
+#define SPLIT_MIN_DEGREE 64
 
 /* Worker s's messages to worker d (s != d). Every directed edge carries at most one message per block (a
  * node pushes at most once, and announces only over edges it did not push over), so the capacity is the

@@ -34,9 +34,9 @@
  *    eight applying most of it at window ends give the same bytes.
  *  - Random numbers keyed by what they are for, never by who draws them: push targets from a stream per
  *    (block, node), a message's latency (and its fetch retries) from a stream per (block, directed edge).
- *  - A node with many peers (SPLIT_MIN_DEGREE: the vantage points) announces in shares: each worker sends
- *    the announcements to its own nodes, in the window of the step, so that ~1,400 messages are not one
- *    worker's share of one window.
+ *  - A node with many peers (SPLIT_MIN_DEGREE: the vantage points and pool gateways) announces in shares:
+ *    each worker sends the announcements to its own nodes, in the window of the step, so that a vantage
+ *    point's ~1,400 messages are not one worker's share of one window.
  *  - The stop once what the caller watches (RelayStop) is final is taken at a window's end.
  * So a block's result depends on the topology and the block only (the groups and windows fix where the
  * stop falls): every thread count, 1 included, gives the same bytes. Threads take fixed, contiguous ranges

@@ -364,7 +364,7 @@ static NetTopology *make_random_hubs(guint32 n, guint64 seed, guint hubs);
 static NetTopology *make_random(guint32 n, guint64 seed) { return make_random_hubs(n, seed, 0); }
 
 /* make_random, and specials 0 .. hubs - 1 linked to every other node from 60 on (270 peers and more at 600
- * nodes: their announcements are split among the threads, SPLIT_MIN_DEGREE). */
+ * nodes: their announcements are split among the threads, SPLIT_MIN_DEGREE; no other node has 64 peers). */
 static NetTopology *make_random_hubs(guint32 n, guint64 seed, guint hubs) {
   SimRng r;
   sim_rng_init(&r, seed, 5);
