@@ -11,8 +11,7 @@
 
 #include "spinwait.h" /* sim_mono_ns, the threads' waits */
 
-/* STEP_SHARE: another worker's node announces, and this worker takes its share (SPLIT_MIN_DEGREE). */
-enum { STEP_HAVE = 0, STEP_PUSH = 1, STEP_ANNOUNCE = 2, STEP_SHARE = 3 };
+enum { STEP_HAVE = 0, STEP_PUSH = 1, STEP_ANNOUNCE = 2 };
 
 /* RelayWork.done: a node's full-block time is final (YES), or it is a joining node not synced when the
  * block left (UNAVAILABLE, net_joining_first_unavailable()). Such a node is marked done with a have time
@@ -197,15 +196,17 @@ typedef struct {
 #define MSG_SLICE_BIT (UINT64_C(1) << 63)
 
 /* Nodes with at least this many peers (on pools-2019 the four vantage points, 800-1500 peers, and the pool
- * gateways, ~80: ordinary nodes have at most 25) announce in shares when several workers run the block: each worker announces to its
- * own nodes among the node's peers (Kernel.slice_edge), in the same window, at the step's place in its own
- * time order. The owner learns the announcement's time at the node's HAVE step (verification and import
- * later) and sends the other workers a slice message then; they put the step in their queues, and before
- * taking it wait until the owner has applied its messages of that window (Worker.inbox_win), which are the
- * last that can write the heard bits they read (a peer's message to the node that arrives before the
- * announcement was sent in an earlier window). Until session 8 a vantage point's ~1,400 announcements were
- * one worker's share of one window (docs/threads.md). An announcement that falls in its HAVE step's window
- * (a source's: at once) is not split. Which worker sends what changes no result (send_msg). */
+ * gateways, ~80: ordinary nodes have at most 25) announce in shares when several workers run the block:
+ * each worker announces to its own nodes among the node's peers (Kernel.slice_edge), in the window of the
+ * step. The owner learns the announcement's time at the node's HAVE step (verification and import later) and
+ * sends the other workers a slice message then; they keep it (Worker.share) and take their share at the end
+ * of the window it falls in, after their own steps (its messages arrive after the window: no step of this
+ * one depends on them, nor they on one), once the owner has applied its messages of that window
+ * (Worker.inbox_win), which are the last that can write the heard bits a share reads (a peer's message to the
+ * node that arrives before the announcement was sent in an earlier window). Until session 8 a vantage
+ * point's ~1,400 announcements were one worker's share of one window (docs/threads.md). An announcement that
+ * falls in its HAVE step's window (a source's: at once) is not split. Which worker sends what changes no
+ * result (send_msg). */
 #define SPLIT_MIN_DEGREE 64
 
 /* Worker s's messages to worker d (s != d). Every directed edge carries at most one message per block (a
@@ -299,6 +300,10 @@ typedef struct {
   guint32 *own_node, *own_target, n_own;
   guint64 pruned;
   guint64 work0; /* steps + messages sent + between groups when the window began (its messages included) */
+  /* Shares of other workers' split announcements to take (SPLIT_MIN_DEGREE): step keys (time, node), sorted;
+   * at most one per split node and block. */
+  guint64 *share;
+  guint32 n_share;
   /* Window w's messages to this worker have been applied once this is w + 1 (0 at the block's start): split
    * announcements of its nodes wait for it (SPLIT_MIN_DEGREE). Alone on its line: the others read it. */
   _Alignas(64) guint64 inbox_win;

@@ -570,7 +570,12 @@ static void __attribute__((noinline)) apply_inbox(Kernel *k, Worker *W, Geth *g,
       guint32 to = (guint32)(m->word >> MSG_TO_SHIFT) & MSG_NODE_MASK;
       SimTime t = g->t0 + (SimTime)(m->word & MSG_TIME_MASK);
       if (G_UNLIKELY(m->word & MSG_SLICE_BIT)) {
-        queue_push(g->q, step_key(g, t, to, STEP_SHARE)); /* another worker's node: announce_share */
+        /* Another worker's node: this worker's share, in key order (announce_share). */
+        guint64 key = step_key(g, t, to, STEP_ANNOUNCE);
+        guint32 j = W->n_share++;
+        for (; j > 0 && W->share[j - 1] > key; j--)
+          W->share[j] = W->share[j - 1];
+        W->share[j] = key;
         continue;
       }
       guint32 e = g->ec[m->rev].rev;
@@ -654,6 +659,7 @@ static void worker_begin(Kernel *k, Worker *W) {
   }
   W->reached = W->steps = W->pruned = 0;
   W->inbox_win = 0; /* read by the others only after the first window's barrier */
+  W->n_share = 0;
   const NetTopology *t = k->topo;
   if (G_UNLIKELY(t->n_joining)) {
     for (guint32 i = b->join_first; i < t->n_joining; i++) {
@@ -823,10 +829,6 @@ static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, g
       }
       geth_push(&g, v, now);
       break;
-    case STEP_SHARE:
-      steps--; /* the owner counts the step */
-      share_add(&g, announce_share(k, &W->g, v, now, win));
-      break;
     default:
       if (pruning && prune_ok(k, v, now, k->tdist0)) {
         pruned++;
@@ -839,6 +841,16 @@ static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, g
       geth_announce(&g, v, now);
       break;
     }
+  }
+  /* The shares of other workers' announcements in this window, after this worker's steps (SPLIT_MIN_DEGREE). */
+  if (G_UNLIKELY(W->n_share) && W->share[0] < key_end) {
+    guint32 i = 0;
+    for (; i < W->n_share && W->share[i] < key_end; i++) {
+      SimTime at = g.t0 + (SimTime)(W->share[i] >> STEP_KEY_SHIFT);
+      share_add(&g, announce_share(k, &W->g, (guint32)(W->share[i] >> 2) & STEP_NODE_MASK, at, win));
+    }
+    memmove(W->share, W->share + i, (W->n_share - i) * sizeof *W->share);
+    W->n_share -= i;
   }
   for (guint d = 0; d < k->n_workers; d++)
     g.out[d].pub[win & 1] = g.out[d].len;

@@ -14,6 +14,7 @@ static void layout_free(Kernel *k) {
     g_free(W->fifo[0]);
     g_free(W->fifo[1]);
     g_free(W->scratch);
+    g_free(W->share);
     g_free(W->read);
     g_aligned_free(W);
     if (k->threads[i]) g_aligned_free(k->threads[i]);
@@ -105,6 +106,8 @@ static void layout_build(Kernel *k, guint threads) {
       if (k->split_of[v] != G_MAXUINT32) total += k->off[v + 1] - k->off[v];
     k->slice_edge = g_new(guint32, MAX(total, 1));
     k->split_sched = g_new0(guint8, MAX(k->n_split, 1));
+    for (guint i = 0; i < n; i++)
+      k->workers[i]->share = g_new(guint64, MAX(k->n_split, 1));
     guint32 at = 0;
     for (guint32 v = 0; v < k->n_nodes; v++) {
       guint32 i = k->split_of[v];
