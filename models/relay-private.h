@@ -191,6 +191,23 @@ typedef struct {
 #define MSG_TIME_MASK ((UINT64_C(1) << 40) - 1)
 #define MSG_TO_SHIFT 40
 #define MSG_ANNOUNCE_BIT (UINT64_C(1) << 62)
+/* Not a message but a share of an announcement to take (SPLIT_MIN_DEGREE): the node in the receiver field
+ * announces at the time field, and the receiving worker announces to its own nodes among its peers. */
+#define MSG_SLICE_BIT (UINT64_C(1) << 63)
+
+/* Nodes with at least this many peers (on pools-2019 the four vantage points, 800-1500 peers, and the pool
+ * gateways, ~80: ordinary nodes have at most 25) announce in shares when several workers run the block:
+ * each worker announces to its own nodes among the node's peers (Kernel.slice_edge), in the window of the
+ * step. The owner learns the announcement's time at the node's HAVE step (verification and import later) and
+ * sends the other workers a slice message then; they keep it (Worker.share) and take their share at the end
+ * of the window it falls in, after their own steps (its messages arrive after the window: no step of this
+ * one depends on them, nor they on one), once the owner has applied its messages of that window
+ * (Worker.inbox_win), which are the last that can write the heard bits a share reads (a peer's message to the
+ * node that arrives before the announcement was sent in an earlier window). Until session 8 a vantage
+ * point's ~1,400 announcements were one worker's share of one window (docs/threads.md). An announcement that
+ * falls in its HAVE step's window (a source's: at once) is not split. Which worker sends what changes no
+ * result (send_msg). */
+#define SPLIT_MIN_DEGREE 64
 
 /* Worker s's messages to worker d (s != d). Every directed edge carries at most one message per block (a
  * node pushes at most once, and announces only over edges it did not push over), so the capacity is the
@@ -238,6 +255,12 @@ typedef struct {
   NodeHot *nh;
   const guint8 *worker_of; /* per node (kernel order), fixed for the layout: read for another worker's node
                             * instead of its NodeHot, which that worker writes (a line shared between cores) */
+  const guint32 *split_of;   /* per node: its index among the split nodes (SPLIT_MIN_DEGREE), or G_MAXUINT32 */
+  const guint32 *slice_off;  /* split node i's edges to worker d's nodes: slice_edge[slice_off[i * (n + 1) + d]
+                              * .. slice_off[i * (n + 1) + d + 1]), n workers */
+  const guint32 *slice_edge;
+  guint8 *split_sched; /* per split node, written by its owner: its announcement this block is split */
+  guint n_workers;
   SimTime *first_push, *announce, *upload_free;
   guint32 *scratch;
   StepQueue *q;
@@ -248,6 +271,7 @@ typedef struct {
   SimTime step_lb_announce; /* after an announcement, the least time to a step it can cause in another group */
   SimTime bound; /* least time at which a message sent this window can make a step */
   guint64 messages, deferred, posted, draws;
+  guint64 split; /* announcements split among the workers (SPLIT_MIN_DEGREE) */
   guint me; /* the worker's index */
 } Geth;
 
@@ -275,6 +299,14 @@ typedef struct {
   SimTime *snap_part;
   guint32 *own_node, *own_target, n_own;
   guint64 pruned;
+  guint64 work0; /* steps + messages sent + between groups when the window began (its messages included) */
+  /* Shares of other workers' split announcements to take (SPLIT_MIN_DEGREE): step keys (time, node), sorted;
+   * at most one per split node and block. */
+  guint64 *share;
+  guint32 n_share;
+  /* Window w's messages to this worker have been applied once this is w + 1 (0 at the block's start): split
+   * announcements of its nodes wait for it (SPLIT_MIN_DEGREE). Alone on its line: the others read it. */
+  _Alignas(64) guint64 inbox_win;
 } Worker;
 
 /* A thread other than the calling one (thread p runs workers p, p + P, p + 2P, ... when P threads run a
@@ -356,6 +388,8 @@ struct Kernel {
   guint n_workers;
   Worker **workers;
   guint8 *worker_of; /* per node */
+  guint32 *split_of, *slice_off, *slice_edge, n_split; /* Geth.split_of (several workers only) */
+  guint8 *split_sched;
   Mailbox *mb;       /* [sender * n_workers + receiver] */
   Thread **threads;  /* [1 .. n_workers - 1]; started at the first block run on them */
   gboolean started;

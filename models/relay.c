@@ -267,7 +267,7 @@ static inline double msg_uniform(MsgRng *r) {
 }
 
 /* A latency of class c: net_latency_draw() with the uniform from this stream. */
-static inline SimTime msg_latency(const LinkClass *c, MsgRng *r) {
+static inline __attribute__((always_inline)) SimTime msg_latency(const LinkClass *c, MsgRng *r) {
   const NetLatencyDraw *d = &c->draw;
   switch (d->kind) {
   case NET_DRAW_FIXED:
@@ -323,7 +323,7 @@ static inline void heard_lazy(Geth *g, guint32 to, guint32 rev, SimTime sent, Si
  * latency drawn (the stream of edge u -> v) and stored exact, or found by its bracket to be in by then (its
  * bound stored) or not yet (left lazy, returned as not heard); one whose bound is after then reads as not
  * heard. */
-static inline guint64 edge_seen(Geth *g, guint32 e, guint64 x, guint64 after) {
+static inline __attribute__((always_inline)) guint64 edge_seen(Geth *g, guint32 e, guint64 x, guint64 after) {
   if (G_LIKELY(!(x & EDGE_LAZY_BIT))) return x;
   if ((x & EDGE_HEARD_NONE) >= after) return x; /* its lower bound is later: not heard yet */
   guint32 f = g->ec[e].rev;
@@ -417,7 +417,7 @@ static inline __attribute__((always_inline)) void announce_decide(Geth *g, guint
  * applied at once inside the worker, else put in the mailbox of the receiver's worker. A message to another
  * group bounds the next window (`step_lb`: the earliest step it can cause), wherever it is applied, so
  * that the windows do not depend on how the groups are shared among workers. */
-static inline void send_msg(Geth *g, guint32 e, const EdgeCold *pr, guint64 x, gboolean announce, SimTime t,
+static inline __attribute__((always_inline)) void send_msg(Geth *g, guint32 e, const EdgeCold *pr, guint64 x, gboolean announce, SimTime t,
                             SimTime upload_free, SimTime step_lb) {
   guint32 to = edge_to(x);
   if (x & EDGE_CROSS_BIT) {
@@ -440,7 +440,7 @@ static inline void send_msg(Geth *g, guint32 e, const EdgeCold *pr, guint64 x, g
     push_decide(g, e, to, pr->rev, pr->cls, t);
 }
 
-static inline void geth_push(Geth *g, guint32 v, SimTime now) {
+static inline __attribute__((always_inline)) void geth_push(Geth *g, guint32 v, SimTime now) {
   guint32 *scratch = g->scratch;
   guint64 *ew = g->ew;
   guint64 after = heard_after(g, now);
@@ -486,7 +486,72 @@ static inline void geth_push(Geth *g, guint32 v, SimTime now) {
   g->upload_free[v] = q;
 }
 
-static inline void geth_announce(Geth *g, guint32 v, SimTime now) {
+/* edge_seen for the shares of a split announcement: one out-of-line copy (the step loop's inlining is left as
+ * it was without them). */
+static guint64 __attribute__((noinline, cold)) share_seen(Geth *g, guint32 e, guint64 after) {
+  return edge_seen(g, e, g->ew[e], after);
+}
+
+/* What the out-of-line shares of a split announcement add to the step loop's local Geth: they work on a copy
+ * of the worker's (whose pointers are the loop's) with the counters zeroed, so that the loop never takes its
+ * local's address (which keeps it in registers) nor copies it. */
+typedef struct {
+  guint64 messages, deferred, draws, split;
+  SimTime bound;
+} ShareDelta;
+
+static inline Geth share_geth(const Geth *proto) {
+  Geth c = *proto;
+  c.messages = c.deferred = c.draws = c.split = 0;
+  c.bound = SIM_TIME_MAX;
+  return c;
+}
+
+static inline ShareDelta share_delta(const Geth *c) {
+  return (ShareDelta){.messages = c->messages, .deferred = c->deferred, .draws = c->draws, .split = c->split,
+                      .bound = c->bound};
+}
+
+static inline void share_add(Geth *g, ShareDelta d) {
+  g->messages += d.messages;
+  g->deferred += d.deferred;
+  g->draws += d.draws;
+  g->split += d.split;
+  if (d.bound < g->bound) g->bound = d.bound;
+}
+
+/* An announcement of a split node (SPLIT_MIN_DEGREE) over edge e (word x) to one of this worker's nodes:
+ * applied at once, as send_msg does. One out-of-line copy of announce_decide for both shares. */
+static void __attribute__((noinline, cold)) share_decide(Geth *g, guint32 e, guint64 x, SimTime now,
+                                                         SimTime upload_free) {
+  if (x & EDGE_CROSS_BIT) {
+    g->deferred++;
+    SimTime step_lb = now + g->step_lb_announce;
+    if (step_lb < g->bound) g->bound = step_lb;
+  }
+  announce_decide(g, e, edge_to(x), g->ec[e].rev, g->ec[e].cls, now, upload_free);
+}
+
+/* A split announcement (SPLIT_MIN_DEGREE) by its owner: to its own peers only, the other workers take their
+ * shares. Out of line: rare, and the step loop's inlining budget is better spent on the common path. */
+static ShareDelta __attribute__((noinline, cold)) announce_own_share(const Geth *proto, guint32 v, SimTime now) {
+  Geth c = share_geth(proto), *g = &c;
+  SimTime upload_free = g->upload_free[v];
+  guint64 after = heard_after(g, now);
+  g->split++;
+  const guint32 *so = g->slice_off + (gsize)g->split_of[v] * (g->n_workers + 1) + g->me;
+  for (guint32 i = so[0]; i < so[1]; i++) {
+    guint32 e = g->slice_edge[i];
+    guint64 x = share_seen(g, e, after);
+    if ((x & EDGE_STATE_MASK) - after >= EDGE_SENT_BIT - after) continue;
+    g->ew[e] |= EDGE_SENT_BIT;
+    g->messages++;
+    share_decide(g, e, x, now, upload_free);
+  }
+  return share_delta(g);
+}
+
+static inline __attribute__((always_inline)) void geth_announce(Geth *g, guint32 v, SimTime now) {
   SimTime upload_free = g->upload_free[v];
   guint64 after = heard_after(g, now);
   for (guint32 e = g->off[v], end = g->off[v + 1]; e < end; e++) {
@@ -503,7 +568,7 @@ static inline void geth_announce(Geth *g, guint32 v, SimTime now) {
 
 /* Applies the messages that other workers sent to this worker's nodes in the last window (those published
  * in pub[parity]); in any order, with the same result (send_msg). */
-static void apply_inbox(Kernel *k, Worker *W, Geth *g, guint parity) {
+static void __attribute__((noinline)) apply_inbox(Kernel *k, Worker *W, Geth *g, guint parity) {
   guint n = k->n_workers;
   for (guint s = 0; s < n; s++) {
     if (s == W->index) continue;
@@ -513,6 +578,15 @@ static void apply_inbox(Kernel *k, Worker *W, Geth *g, guint parity) {
       const Msg *m = &mb->msg[i];
       guint32 to = (guint32)(m->word >> MSG_TO_SHIFT) & MSG_NODE_MASK;
       SimTime t = g->t0 + (SimTime)(m->word & MSG_TIME_MASK);
+      if (G_UNLIKELY(m->word & MSG_SLICE_BIT)) {
+        /* Another worker's node: this worker's share, in key order (announce_share). */
+        guint64 key = step_key(g, t, to, STEP_ANNOUNCE);
+        guint32 j = W->n_share++;
+        for (; j > 0 && W->share[j - 1] > key; j--)
+          W->share[j] = W->share[j - 1];
+        W->share[j] = key;
+        continue;
+      }
       guint32 e = g->ec[m->rev].rev;
       if (m->word & MSG_ANNOUNCE_BIT)
         announce_decide(g, e, to, m->rev, m->cls, t, g->upload_free[edge_to(g->ew[m->rev])]);
@@ -560,6 +634,11 @@ static void worker_begin(Kernel *k, Worker *W) {
                 .gid = k->gid,
                 .nh = k->nh,
                 .worker_of = k->worker_of,
+                .split_of = k->split_of,
+                .slice_off = k->slice_off,
+                .slice_edge = k->slice_edge,
+                .split_sched = k->split_sched,
+                .n_workers = k->n_workers,
                 .first_push = w->first_push,
                 .announce = w->announce,
                 .upload_free = k->upload_free,
@@ -588,6 +667,8 @@ static void worker_begin(Kernel *k, Worker *W) {
     W->read[d] = 0;
   }
   W->reached = W->steps = W->pruned = 0;
+  W->inbox_win = 0; /* read by the others only after the first window's barrier */
+  W->n_share = 0;
   const NetTopology *t = k->topo;
   if (G_UNLIKELY(t->n_joining)) {
     for (guint32 i = b->join_first; i < t->n_joining; i++) {
@@ -614,6 +695,22 @@ static void worker_begin(Kernel *k, Worker *W) {
   W->fifo[0][0] = W->fifo[1][0] = UINT64_MAX;
 }
 
+/* Split node v announces at `at` (SPLIT_MIN_DEGREE): split if that is after the window (ending at `end`) of
+ * its HAVE step, so that the other workers learn of it (a slice message each, applied at the window's end)
+ * before they reach it. */
+static void __attribute__((noinline, cold)) split_schedule(const Geth *g, guint32 v, SimTime at, SimTime end) {
+  guint32 i = g->split_of[v];
+  g->split_sched[i] = at >= end;
+  if (!g->split_sched[i]) return;
+  const guint32 *so = g->slice_off + (gsize)i * (g->n_workers + 1);
+  for (guint d = 0; d < g->n_workers; d++) {
+    if (d == g->me || so[d] == so[d + 1]) continue;
+    Mailbox *mb = &g->out[d];
+    mb->msg[mb->len++] =
+        (Msg){.word = MIN((guint64)(at - g->t0), MSG_TIME_MASK) | (guint64)v << MSG_TO_SHIFT | MSG_SLICE_BIT};
+  }
+}
+
 /* Whether node v's step at `now` can be skipped: for every open target, now plus v's least cost to it (the
  * block's table: Kernel.tdist for the messages of a push, tdist0 for those of an announcement) is after its
  * value (its value cannot be lowered, nor tied, by anything the step would cause). */
@@ -626,12 +723,37 @@ static inline gboolean prune_ok(const Kernel *k, guint32 v, SimTime now, const g
   return TRUE;
 }
 
+/* Another worker's node v announces at `now` (SPLIT_MIN_DEGREE): this worker's share, its own nodes among v's
+ * peers, once v's owner has applied this window's messages. The owner takes the step too (and counts it):
+ * the same skipping test, on the same state. v's words read here are written by no one else in this window
+ * (its owner wrote them applying messages sent in earlier windows; a message sent in this one arrives after
+ * the announcement, and is applied after the window), and its sent bits are left alone: the announcement is
+ * v's last step. */
+static ShareDelta __attribute__((noinline, cold)) announce_share(Kernel *k, const Geth *proto, guint32 v, SimTime now,
+                                                                 guint64 win) {
+  Geth c = share_geth(proto), *g = &c;
+  const Worker *O = k->workers[g->worker_of[v]];
+  while (__atomic_load_n(&O->inbox_win, __ATOMIC_ACQUIRE) <= win)
+    sim_cpu_relax();
+  if (k->pruning && prune_ok(k, v, now, k->tdist0)) return share_delta(g);
+  SimTime upload_free = g->upload_free[v];
+  guint64 after = heard_after(g, now);
+  const guint32 *so = g->slice_off + (gsize)g->split_of[v] * (g->n_workers + 1) + g->me;
+  for (guint32 i = so[0]; i < so[1]; i++) {
+    guint32 e = g->slice_edge[i];
+    guint64 x = share_seen(g, e, after);
+    if ((x & EDGE_STATE_MASK) - after >= EDGE_SENT_BIT - after) continue;
+    g->messages++;
+    share_decide(g, e, x, now, upload_free); /* every receiver is this worker's */
+  }
+  return share_delta(g);
+}
+
 /* Window `win` of worker W, [start, start + window): the messages of the last window first, then every step
  * before the end. Returns a lower bound on every step W may still take or cause; adds its work to *work. */
 static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, guint64 *work) {
   const BlockSpec *b = &k->blk;
-  guint64 work0 = W->steps + W->g.messages + W->g.deferred;
-  if (win > 0) apply_inbox(k, W, &W->g, (guint)(win - 1) & 1);
+  guint64 work0 = W->work0;
   /* In a local whose address no call takes, so that its counters and pointers stay in registers. */
   Geth g = W->g;
   if (k->pruning) relay_kernel_snap_part(k, W);
@@ -703,6 +825,8 @@ static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, g
         fifo[1][fifo_len[1]++] = step_key(&g, now + b->verify + b->import, v, STEP_ANNOUNCE);
         fifo[0][fifo_len[0]] = fifo[1][fifo_len[1]] = UINT64_MAX;
       }
+      if (G_UNLIKELY(g.nh[v].special) && g.split_of && g.split_of[v] != G_MAXUINT32)
+        split_schedule(&W->g, v, source ? now : now + b->verify + b->import, end);
       break;
     }
     /* A push or announcement skipped as above: the node's later steps are skipped too (the values only
@@ -719,9 +843,23 @@ static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, g
         pruned++;
         break;
       }
+      if (G_UNLIKELY(g.split_of && g.off[v + 1] - g.off[v] >= SPLIT_MIN_DEGREE) && g.split_sched[g.split_of[v]]) {
+        share_add(&g, announce_own_share(&W->g, v, now));
+        break;
+      }
       geth_announce(&g, v, now);
       break;
     }
+  }
+  /* The shares of other workers' announcements in this window, after this worker's steps (SPLIT_MIN_DEGREE). */
+  if (G_UNLIKELY(W->n_share) && W->share[0] < key_end) {
+    guint32 i = 0;
+    for (; i < W->n_share && W->share[i] < key_end; i++) {
+      SimTime at = g.t0 + (SimTime)(W->share[i] >> STEP_KEY_SHIFT);
+      share_add(&g, announce_share(k, &W->g, (guint32)(W->share[i] >> 2) & STEP_NODE_MASK, at, win));
+    }
+    memmove(W->share, W->share + i, (W->n_share - i) * sizeof *W->share);
+    W->n_share -= i;
   }
   for (guint d = 0; d < k->n_workers; d++)
     g.out[d].pub[win & 1] = g.out[d].len;
@@ -744,6 +882,14 @@ void relay_kernel_thread_block(Kernel *k, guint p) {
   SimTime start = k->blk.t0;
   for (guint64 win = 0;; win++) {
     Slot mine = {.bound = SIM_TIME_MAX};
+    /* The messages of the last window first, every worker's, then the windows: a split announcement waits
+     * for its owner's (announce_share), which the calling thread alone must then have applied already. */
+    for (guint i = p; i < n; i += run) {
+      Worker *W = k->workers[i];
+      W->work0 = W->steps + W->g.messages + W->g.deferred;
+      if (win > 0) apply_inbox(k, W, &W->g, (guint)(win - 1) & 1);
+      __atomic_store_n(&W->inbox_win, win + 1, __ATOMIC_RELEASE);
+    }
     for (guint i = p; i < n; i += run) {
       guint64 work = 0;
       SimTime bound = worker_window(k, k->workers[i], start, win, &work);
@@ -862,6 +1008,7 @@ static void geth_propagate(const void *params, const NetGeoParams *gp, const Net
     st->deferred += W->g.deferred;
     st->posted += W->g.posted;
     st->draws += W->g.draws;
+    st->split += W->g.split;
     st->wait_s[i] += k->wait_s[i];
   }
   w->reached = reached;

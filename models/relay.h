@@ -34,6 +34,9 @@
  *    eight applying most of it at window ends give the same bytes.
  *  - Random numbers keyed by what they are for, never by who draws them: push targets from a stream per
  *    (block, node), a message's latency (and its fetch retries) from a stream per (block, directed edge).
+ *  - A node with many peers (SPLIT_MIN_DEGREE: the vantage points and pool gateways) announces in shares:
+ *    each worker sends the announcements to its own nodes, in the window of the step, so that a vantage
+ *    point's ~1,400 messages are not one worker's share of one window.
  *  - The stop once what the caller watches (RelayStop) is final is taken at a window's end.
  * So a block's result depends on the topology and the block only (the groups and windows fix where the
  * stop falls): every thread count, 1 included, gives the same bytes. Threads take fixed, contiguous ranges
@@ -180,7 +183,10 @@ typedef struct {
   guint64 messages;       /* messages sent */
   guint64 deferred;       /* of which between groups */
   guint64 posted;         /* of which between workers, through mailboxes (depends on threads) */
-  guint64 draws;          /* latency draws (at once or deferred to the receiver's decision) */
+  guint64 draws;          /* latency draws (at once or deferred to the receiver's decision; how many are
+                           * deferred, and so drawn, depends on the order messages are applied: threads) */
+  guint64 split;          /* announcements of nodes with many peers split among the threads (depends on
+                           * threads: none on one) */
   guint64 work;           /* steps + messages sent + messages sent between groups, all threads */
   guint64 work_critical;  /* the busiest thread's work in each window, summed: work / work_critical is the
                            * speedup dedicated cores and a free barrier would give (depends on threads) */

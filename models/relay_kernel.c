@@ -14,6 +14,7 @@ static void layout_free(Kernel *k) {
     g_free(W->fifo[0]);
     g_free(W->fifo[1]);
     g_free(W->scratch);
+    g_free(W->share);
     g_free(W->read);
     g_aligned_free(W);
     if (k->threads[i]) g_aligned_free(k->threads[i]);
@@ -26,6 +27,13 @@ static void layout_free(Kernel *k) {
   g_aligned_free(k->slots);
   g_free(k->wait_s);
   g_free(k->worker_of);
+  g_free(k->split_of);
+  g_free(k->slice_off);
+  g_free(k->slice_edge);
+  g_free(k->split_sched);
+  k->split_sched = NULL;
+  k->split_of = k->slice_off = k->slice_edge = NULL;
+  k->n_split = 0;
   k->workers = NULL;
   k->threads = NULL;
   k->mb = NULL;
@@ -84,6 +92,34 @@ static void layout_build(Kernel *k, guint threads) {
     }
   for (gsize i = 0; i < (gsize)n * n; i++)
     k->mb[i].msg = g_new(Msg, MAX(k->mb[i].cap, 1));
+  /* The split nodes' edges by the receiving worker, each worker's in row order (SPLIT_MIN_DEGREE). A slice
+   * message replaces the messages over those edges in the mailbox, which has room for one per edge. */
+  if (n > 1) {
+    k->split_of = g_new(guint32, MAX(k->n_nodes, 1));
+    for (guint32 v = 0; v < k->n_nodes; v++) {
+      k->split_of[v] = G_MAXUINT32;
+      if (k->off[v + 1] - k->off[v] >= SPLIT_MIN_DEGREE) k->split_of[v] = k->n_split++;
+    }
+    k->slice_off = g_new(guint32, (gsize)k->n_split * (n + 1) + 1);
+    gsize total = 0;
+    for (guint32 v = 0; v < k->n_nodes; v++)
+      if (k->split_of[v] != G_MAXUINT32) total += k->off[v + 1] - k->off[v];
+    k->slice_edge = g_new(guint32, MAX(total, 1));
+    k->split_sched = g_new0(guint8, MAX(k->n_split, 1));
+    for (guint i = 0; i < n; i++)
+      k->workers[i]->share = g_new(guint64, MAX(k->n_split, 1));
+    guint32 at = 0;
+    for (guint32 v = 0; v < k->n_nodes; v++) {
+      guint32 i = k->split_of[v];
+      if (i == G_MAXUINT32) continue;
+      for (guint d = 0; d < n; d++) {
+        k->slice_off[(gsize)i * (n + 1) + d] = at;
+        for (guint32 e = k->off[v]; e < k->off[v + 1]; e++)
+          if (k->worker_of[edge_to(k->ew[e])] == d) k->slice_edge[at++] = e;
+      }
+      k->slice_off[(gsize)i * (n + 1) + n] = at;
+    }
+  }
   k->sched = (Schedule){.all = TRUE};
 }
 

@@ -175,13 +175,14 @@ int main(int argc, char **argv) {
     printf("groups %u (largest %u nodes), lookahead %.3f ms (node %u -> node %u); windows/block %.1f, "
            "steps/block "
            "%.1f (%.1f skipped), steps/window %.1f, messages/block %.1f (%.1f%% between groups, %.1f%% between workers), draws/block "
-           "%.1f; work balance %.2f; barrier "
+           "%.1f; split announcements/block %.2f; work balance %.2f; barrier "
            "wait s:",
            st.groups, st.largest_group, (double)st.lookahead_ns / 1e6, st.lookahead_from, st.lookahead_to,
            (double)st.windows / st.propagations, (double)st.steps / st.propagations,
            (double)st.pruned / st.propagations, (double)st.steps / (double)MAX(st.windows, 1), (double)st.messages / st.propagations,
            100.0 * (double)st.deferred / (double)MAX(st.messages, 1),
            100.0 * (double)st.posted / (double)MAX(st.messages, 1), (double)st.draws / st.propagations,
+           (double)st.split / st.propagations,
            st.work_critical ? (double)st.work / (double)st.work_critical : 1.0);
   for (guint i = 0; i < st.threads; i++)
     printf(" %.3f", st.wait_s[i]);

@@ -360,10 +360,20 @@ static void test_zero_delay_link_refused(void) {
  * calling thread alone or adaptively (which runs the first 16 blocks alone, the next 16 on all threads),
  * gives the same times for every node, the same counts and the same windows; the groups do not depend on the
  * thread count. */
-static NetTopology *make_random(guint32 n, guint64 seed) {
+static NetTopology *make_random_hubs(guint32 n, guint64 seed, guint hubs);
+static NetTopology *make_random(guint32 n, guint64 seed) { return make_random_hubs(n, seed, 0); }
+
+/* make_random, and specials 0 .. hubs - 1 linked to every other node from 60 on (270 peers and more at 600
+ * nodes: their announcements are split among the threads, SPLIT_MIN_DEGREE; no other node has 64 peers). */
+static NetTopology *make_random_hubs(guint32 n, guint64 seed, guint hubs) {
   SimRng r;
   sim_rng_init(&r, seed, 5);
   GArray *links = g_array_new(FALSE, FALSE, sizeof(Link));
+  for (guint32 h = 0; h < hubs; h++)
+    for (guint32 v = 60 + h; v < n; v += 2) {
+      Link l = {h, v};
+      g_array_append_val(links, l);
+    }
   for (guint32 u = 0; u < n; u++)
     for (guint k = 0; k < 4; k++) {
       guint32 v = (guint32)sim_rng_below(&r, n);
@@ -445,10 +455,10 @@ static RelayStop make_stop(int kind) {
   return (RelayStop){0};
 }
 
-static void run_random_with(guint threads, RelayRunMode mode, int stop_kind, const char *relay_json,
+static void run_random_topo(guint threads, RelayRunMode mode, int stop_kind, const char *relay_json, guint hubs,
                             RunResult *out) {
   Fixture f;
-  pareto_fixture(&f, make_random(600, 3), relay_json);
+  pareto_fixture(&f, make_random_hubs(600, 3, hubs), relay_json);
   relay_work_set_threads(f.w, threads);
   relay_work_set_run_mode(f.w, mode);
   memset(out, 0, sizeof *out);
@@ -477,6 +487,11 @@ static void run_random_with(guint threads, RelayRunMode mode, int stop_kind, con
   for (guint32 v = 0; v < 600; v++)
     out->group[v] = relay_groups_of(relay_work_groups(f.w), v);
   fixture_clear(&f);
+}
+
+static void run_random_with(guint threads, RelayRunMode mode, int stop_kind, const char *relay_json,
+                            RunResult *out) {
+  run_random_topo(threads, mode, stop_kind, relay_json, 0, out);
 }
 
 static void run_random(guint threads, RelayRunMode mode, int stop_kind, RunResult *out) {
@@ -556,6 +571,39 @@ static void test_thread_counts_stop(void) {
 static void test_thread_counts_watch(void) {
   check_thread_counts(STOP_WATCH);
   check_thread_counts(STOP_MESSAGES);
+}
+
+/* Nodes with many peers announce in shares, each thread to its own nodes (SPLIT_MIN_DEGREE): with four hubs
+ * of 270-ish peers, every node's times, the first messages, counts, steps and windows are those of one
+ * thread, at 2, 3, 4 and 8 threads and with the parts run by the calling thread in turn (where a share waits
+ * for its owner's messages of the window: applied first), with and without the stop; and the announcements
+ * were split (none on one thread). */
+static void test_split_announcements(void) {
+  static const guint counts[] = {2, 3, 4, 8, 3};
+  static const RelayRunMode modes[] = {RELAY_RUN_ALL, RELAY_RUN_ALL, RELAY_RUN_ALL, RELAY_RUN_ALL, RELAY_RUN_CALLER};
+  RunResult *ref = g_new(RunResult, 1), *got = g_new(RunResult, 1);
+  for (int stop = STOP_NONE; stop <= STOP_WATCH; stop += STOP_WATCH - STOP_NONE) {
+    run_random_topo(1, RELAY_RUN_ALL, stop, NULL, 4, ref);
+    CU_ASSERT_EQUAL(ref->st.split, 0);
+    CU_ASSERT(ref->reached > 40 * 20);
+    for (guint i = 0; i < G_N_ELEMENTS(counts); i++) {
+      run_random_topo(counts[i], modes[i], stop, NULL, 4, got);
+      /* Each hub announces once a block, unless it got the block too late to split (its HAVE step's window). */
+      CU_ASSERT(got->st.split > 40 * 2);
+      CU_ASSERT(got->st.split <= 40 * 4);
+      CU_ASSERT_EQUAL(memcmp(got->have, ref->have, sizeof ref->have), 0);
+      CU_ASSERT_EQUAL(memcmp(got->push, ref->push, sizeof ref->push), 0);
+      CU_ASSERT_EQUAL(memcmp(got->ann, ref->ann, sizeof ref->ann), 0);
+      CU_ASSERT_EQUAL(got->reached, ref->reached);
+      CU_ASSERT_EQUAL(got->messages, ref->messages);
+      CU_ASSERT_EQUAL(got->st.windows, ref->st.windows);
+      CU_ASSERT_EQUAL(got->st.steps, ref->st.steps);
+      CU_ASSERT_EQUAL(got->st.pruned, ref->st.pruned);
+      CU_ASSERT_EQUAL(got->st.deferred, ref->st.deferred);
+    }
+  }
+  g_free(ref);
+  g_free(got);
 }
 
 /* The stop gives exactly what it watches: on 40 blocks of the random topology, at 1 and 3 threads, for the
@@ -733,7 +781,7 @@ int register_suites(void) {
   ADD_SUITE("relay-windows", TEST(test_windows_hand_checked), TEST(test_zero_delay_link_refused),
             TEST(test_thread_counts_full), TEST(test_thread_counts_stop), TEST(test_thread_counts_watch),
             TEST(test_stop_watched_exact), TEST(test_stop_watched_exact_upload), TEST(test_stop_agree), TEST(test_lazy_draws_exact),
-            TEST(test_groups));
+            TEST(test_split_announcements), TEST(test_groups));
   ADD_SUITE("relay-wire-in", TEST(test_joining_star), TEST(test_joining_line), TEST(test_joining_source),
             TEST(test_host_overhead));
   return 0;
