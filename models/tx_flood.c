@@ -5,46 +5,18 @@
 
 #define DJ_NODE_BITS 22
 
-void txw_dj_push(GArray *h, int64_t t, guint32 v) {
-  uint64_t key = ((uint64_t)t << DJ_NODE_BITS) | v;
-  g_array_append_val(h, key);
-  uint64_t *a = (uint64_t *)h->data;
-  guint i = h->len - 1;
-  while (i > 0 && a[(i - 1) / 2] > a[i]) {
-    uint64_t tmp = a[i];
-    a[i] = a[(i - 1) / 2];
-    a[(i - 1) / 2] = tmp;
-    i = (i - 1) / 2;
-  }
-}
-
-static uint64_t dj_pop(GArray *h) {
-  uint64_t *a = (uint64_t *)h->data;
-  uint64_t top = a[0];
-  a[0] = a[h->len - 1];
-  g_array_set_size(h, h->len - 1);
-  guint n = h->len, i = 0;
-  for (;;) {
-    guint l = 2 * i + 1, r = l + 1, m = i;
-    if (l < n && a[l] < a[m]) m = l;
-    if (r < n && a[r] < a[m]) m = r;
-    if (m == i) break;
-    uint64_t tmp = a[i];
-    a[i] = a[m];
-    a[m] = tmp;
-    i = m;
-  }
-  return top;
+void txw_dj_push(TxwHeap *h, int64_t t, guint32 v) {
+  txw_heap_push(h, ((uint64_t)t << DJ_NODE_BITS) | v);
 }
 
 /* A new search from `src`: every node's time stale but src's (0, no last hop), the heap holding src alone. */
 static void dj_start(TxWorld *w, guint32 src) {
   w->epoch++;
-  g_array_set_size(w->djheap, 0);
+  w->djheap.len = 0;
   w->dist[src] = 0;
   w->hop[src] = 0;
   w->dj_epoch[src] = w->epoch;
-  txw_dj_push(w->djheap, 0, src);
+  txw_dj_push(&w->djheap, 0, src);
 }
 
 /* Per-connection state of one session (TxPeerLinks): a directed edge's four int64s. */
@@ -107,8 +79,8 @@ int64_t txw_flood(TxWorld *w, SimRng *rng, guint32 src, double bytes, int64_t *a
   const NetTopology *t = w->netc.topo;
   dj_start(w, src);
   const uint64_t mask = (UINT64_C(1) << DJ_NODE_BITS) - 1;
-  while (w->djheap->len) {
-    uint64_t k = dj_pop(w->djheap);
+  while (w->djheap.len) {
+    uint64_t k = txw_heap_pop(&w->djheap);
     guint32 v = (guint32)(k & mask);
     int64_t tv = (int64_t)(k >> DJ_NODE_BITS);
     if (tv != w->dist[v]) continue;
@@ -135,7 +107,7 @@ int64_t txw_flood(TxWorld *w, SimRng *rng, guint32 src, double bytes, int64_t *a
         w->dj_epoch[u] = w->epoch;
         w->dist[u] = tu;
         w->hop[u] = d;
-        txw_dj_push(w->djheap, tu, u);
+        txw_dj_push(&w->djheap, tu, u);
       }
     }
   }
@@ -201,8 +173,8 @@ static void sample_tree(TxWorld *w, guint64 key, guint64 tree, guint32 src, doub
   dj_start(w, src);
   const uint64_t mask = (UINT64_C(1) << DJ_NODE_BITS) - 1;
   const gboolean stop = w->cfg.p.tree_stop;
-  while (w->djheap->len && (left || !stop)) {
-    uint64_t k = dj_pop(w->djheap);
+  while (w->djheap.len && (left || !stop)) {
+    uint64_t k = txw_heap_pop(&w->djheap);
     guint32 v = (guint32)(k & mask);
     int64_t tv = (int64_t)(k >> DJ_NODE_BITS);
     if (tv != w->dist[v]) continue; /* a stale key: v was pushed again with a shorter time */
@@ -233,7 +205,7 @@ static void sample_tree(TxWorld *w, guint64 key, guint64 tree, guint32 src, doub
       w->dj_epoch[u] = w->epoch;
       w->dist[u] = tu;
       w->hop[u] = hop_ns;
-      txw_dj_push(w->djheap, tu, u);
+      txw_dj_push(&w->djheap, tu, u);
     }
   }
 }
