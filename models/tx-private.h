@@ -113,8 +113,8 @@ typedef struct {
 } RegionSamples;
 
 /* The shortest-path searches' priority queue (tx_flood.c): a 4-ary min-heap of uint64 keys in a plain array
- * (half the depth of a binary heap, the four children in one cache line; inline, no call per push or pop). The
- * searches' keys are distinct (time << 22 | node), so any correct min-queue pops them in the same order. */
+ * (half the depth of a binary heap, the four children adjacent: 32 bytes; inline, no call per push or pop).
+ * The searches' keys are distinct (time << 22 | node), so any correct min-queue pops them in the same order. */
 typedef struct {
   uint64_t *a;
   guint len, cap;
