@@ -112,6 +112,48 @@ typedef struct {
   guint n;
 } RegionSamples;
 
+/* The shortest-path searches' priority queue (tx_flood.c): a 4-ary min-heap of uint64 keys in a plain array
+ * (half the depth of a binary heap, the four children adjacent: 32 bytes; inline, no call per push or pop).
+ * The searches' keys are distinct (time << 22 | node), so any correct min-queue pops them in the same order. */
+typedef struct {
+  uint64_t *a;
+  guint len, cap;
+} TxwHeap;
+
+static inline void txw_heap_push(TxwHeap *h, uint64_t key) {
+  if (G_UNLIKELY(h->len == h->cap)) {
+    h->cap = MAX(64, 2 * h->cap);
+    h->a = g_renew(uint64_t, h->a, h->cap);
+  }
+  uint64_t *a = h->a;
+  guint i = h->len++;
+  while (i > 0 && a[(i - 1) / 4] > key) { /* move the hole up */
+    a[i] = a[(i - 1) / 4];
+    i = (i - 1) / 4;
+  }
+  a[i] = key;
+}
+
+/* The least key, removed; the heap must not be empty. */
+static inline uint64_t txw_heap_pop(TxwHeap *h) {
+  uint64_t *a = h->a;
+  uint64_t top = a[0], x = a[--h->len];
+  guint n = h->len, i = 0;
+  for (;;) { /* move the hole at i down to where the last key goes */
+    guint c = 4 * i + 1;
+    if (c >= n) break;
+    guint m = c;
+    guint end = MIN(c + 4, n);
+    for (guint k = c + 1; k < end; k++)
+      if (a[k] < a[m]) m = k;
+    if (a[m] >= x) break;
+    a[i] = a[m];
+    i = m;
+  }
+  if (n) a[i] = x;
+  return top;
+}
+
 struct TxWorld {
   TxConfig cfg; /* shallow copy; cfg->censors points into the scenario's */
   const TxNetView *net;
@@ -175,7 +217,7 @@ struct TxWorld {
   int64_t *dist, *hop;
   guint32 *dj_epoch;
   guint32 epoch;
-  GArray *djheap;   /* uint64 keys: time << 22 | node ... see txw_dj_push */
+  TxwHeap djheap;   /* uint64 keys: time << 22 | node ... see txw_dj_push */
   GHashTable *acct_prop; /* peer_fifo: account + 1 -> AcctProp* */
   GArray *retired;       /* AcctProp* without live sessions, freed once `busy` is past */
   guint64 lists_dropped; /* flood: lists dropped at a full per-peer queue */
@@ -210,7 +252,7 @@ void txw_index_remove(TxWorld *w, uint32_t i);
 int txw_bin_at_or_below(const TxWorld *w, int b);
 void txw_sender_unlink(TxWorld *w, uint32_t i);
 void txw_evict_one(TxWorld *w);
-void txw_dj_push(GArray *h, int64_t t, guint32 v);
+void txw_dj_push(TxwHeap *h, int64_t t, guint32 v);
 int64_t txw_flood(TxWorld *w, SimRng *rng, guint32 src, double bytes, int64_t *avail, int64_t t0, int64_t *links);
 int64_t *txw_links_new(const TxWorld *w);
 void txw_acct_prop_free(gpointer ap);

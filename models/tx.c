@@ -66,7 +66,6 @@ TxWorld *tx_world_new(const TxConfig *cfg, const TxNetView *net, double block_ga
     w->dist = g_new(int64_t, t->n_nodes);
     w->hop = g_new(int64_t, t->n_nodes);
     w->dj_epoch = g_new0(guint32, t->n_nodes);
-    w->djheap = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     guint nr = net->gp->n_regions;
     w->region_nodes_off = g_new0(guint32, nr + 1);
     for (guint32 n = t->n_special; n < t->n_nodes; n++) w->region_nodes_off[t->region[n] + 1]++;
@@ -141,7 +140,7 @@ void tx_world_free(TxWorld *w) {
     }
     g_free(w->regions);
   }
-  if (w->djheap) g_array_free(w->djheap, TRUE);
+  g_free(w->djheap.a);
   g_free(w->dist);
   g_free(w->hop);
   g_free(w->dj_epoch);

@@ -5,46 +5,18 @@
 
 #define DJ_NODE_BITS 22
 
-void txw_dj_push(GArray *h, int64_t t, guint32 v) {
-  uint64_t key = ((uint64_t)t << DJ_NODE_BITS) | v;
-  g_array_append_val(h, key);
-  uint64_t *a = (uint64_t *)h->data;
-  guint i = h->len - 1;
-  while (i > 0 && a[(i - 1) / 2] > a[i]) {
-    uint64_t tmp = a[i];
-    a[i] = a[(i - 1) / 2];
-    a[(i - 1) / 2] = tmp;
-    i = (i - 1) / 2;
-  }
-}
-
-static uint64_t dj_pop(GArray *h) {
-  uint64_t *a = (uint64_t *)h->data;
-  uint64_t top = a[0];
-  a[0] = a[h->len - 1];
-  g_array_set_size(h, h->len - 1);
-  guint n = h->len, i = 0;
-  for (;;) {
-    guint l = 2 * i + 1, r = l + 1, m = i;
-    if (l < n && a[l] < a[m]) m = l;
-    if (r < n && a[r] < a[m]) m = r;
-    if (m == i) break;
-    uint64_t tmp = a[i];
-    a[i] = a[m];
-    a[m] = tmp;
-    i = m;
-  }
-  return top;
+void txw_dj_push(TxwHeap *h, int64_t t, guint32 v) {
+  txw_heap_push(h, ((uint64_t)t << DJ_NODE_BITS) | v);
 }
 
 /* A new search from `src`: every node's time stale but src's (0, no last hop), the heap holding src alone. */
 static void dj_start(TxWorld *w, guint32 src) {
   w->epoch++;
-  g_array_set_size(w->djheap, 0);
+  w->djheap.len = 0;
   w->dist[src] = 0;
   w->hop[src] = 0;
   w->dj_epoch[src] = w->epoch;
-  txw_dj_push(w->djheap, 0, src);
+  txw_dj_push(&w->djheap, 0, src);
 }
 
 /* Per-connection state of one session (TxPeerLinks): a directed edge's four int64s. */
@@ -107,8 +79,8 @@ int64_t txw_flood(TxWorld *w, SimRng *rng, guint32 src, double bytes, int64_t *a
   const NetTopology *t = w->netc.topo;
   dj_start(w, src);
   const uint64_t mask = (UINT64_C(1) << DJ_NODE_BITS) - 1;
-  while (w->djheap->len) {
-    uint64_t k = dj_pop(w->djheap);
+  while (w->djheap.len) {
+    uint64_t k = txw_heap_pop(&w->djheap);
     guint32 v = (guint32)(k & mask);
     int64_t tv = (int64_t)(k >> DJ_NODE_BITS);
     if (tv != w->dist[v]) continue;
@@ -135,7 +107,7 @@ int64_t txw_flood(TxWorld *w, SimRng *rng, guint32 src, double bytes, int64_t *a
         w->dj_epoch[u] = w->epoch;
         w->dist[u] = tu;
         w->hop[u] = d;
-        txw_dj_push(w->djheap, tu, u);
+        txw_dj_push(&w->djheap, tu, u);
       }
     }
   }
@@ -179,14 +151,17 @@ static double mean_bytes(const TxParams *p) {
 #define TREE_STREAM_BASE (SIM_RNG_SETUP_BASE + (UINT64_C(1) << 40))
 #define TREE_MIX_PURPOSE 1
 
+#define NO_FLOOR INT64_MIN
+
 /* One sampled tree from `src` (tree number `tree`): Dijkstra over latency draws (edge e's from draw[ecls[e]]:
  * net_edge_latency's distribution) plus the transfer of `bytes`, stopped once every target is settled (the
  * vantage points' nodes, and one gateway per pool: a pool's first gateway to settle is its earliest; with
  * tree_stop false, run over the whole network: the same times). Its delays and last hops go into d and hop
  * (txw_flood_targets' layout: INT64_MAX / 4 and 0 for a target never reached). `toff`/`tgt` list each node's
- * targets (CSR); `done` is scratch of n_targets. */
+ * targets (CSR); `done` is scratch of n_targets. lat_lo[c]: the least latency class c can draw (NO_FLOOR: its
+ * draws must all be made, a model's from the Philox stream). */
 static void sample_tree(TxWorld *w, guint64 key, guint64 tree, guint32 src, double bytes,
-                        const NetLatencyDraw *draw, gboolean mix_only, const guint32 *ecls,
+                        const NetLatencyDraw *draw, const int64_t *lat_lo, gboolean mix_only, const guint32 *ecls,
                         const guint32 *toff, const guint32 *tgt, guint8 *done, int64_t *d, int64_t *hop) {
   const NetTopology *t = w->netc.topo;
   for (guint j = 0; j < w->n_targets; j++) {
@@ -201,8 +176,8 @@ static void sample_tree(TxWorld *w, guint64 key, guint64 tree, guint32 src, doub
   dj_start(w, src);
   const uint64_t mask = (UINT64_C(1) << DJ_NODE_BITS) - 1;
   const gboolean stop = w->cfg.p.tree_stop;
-  while (w->djheap->len && (left || !stop)) {
-    uint64_t k = dj_pop(w->djheap);
+  while (w->djheap.len && (left || !stop)) {
+    uint64_t k = txw_heap_pop(&w->djheap);
     guint32 v = (guint32)(k & mask);
     int64_t tv = (int64_t)(k >> DJ_NODE_BITS);
     if (tv != w->dist[v]) continue; /* a stale key: v was pushed again with a shorter time */
@@ -222,18 +197,26 @@ static void sample_tree(TxWorld *w, guint64 key, guint64 tree, guint32 src, doub
     for (guint32 e = t->adj_off[v]; e < t->adj_off[v + 1]; e++) {
       guint32 u = t->adj[e];
       const NetLatencyDraw *dr = &draw[ecls[e]];
+      int64_t xfer = net_edge_transfer_ns(t, e, bytes);
+      /* Most edges lead to a node already reached sooner than any draw could: skip the draw (a Pareto draw
+       * still takes its uniform from m, so that the next edges' draws are the same). */
+      int64_t floor_ns = lat_lo[ecls[e]];
+      if (floor_ns != NO_FLOOR && w->dj_epoch[u] == w->epoch && tv + xfer + floor_ns >= w->dist[u]) {
+        if (dr->kind == NET_DRAW_PARETO) (void)relay_mix_next(&m);
+        continue;
+      }
       int64_t lat =
           dr->kind == NET_DRAW_PARETO
               ? net_pareto_table_of_u(&dr->pareto, dr->scale_ns, dr->inv_shape, relay_mix_uniform_pos(&m)) +
                     dr->host_ns
           : dr->kind == NET_DRAW_FIXED ? dr->fixed_ns
                                        : net_latency_draw(dr, &r);
-      int64_t hop_ns = lat + net_edge_transfer_ns(t, e, bytes), tu = tv + hop_ns;
+      int64_t hop_ns = lat + xfer, tu = tv + hop_ns;
       if (w->dj_epoch[u] == w->epoch && tu >= w->dist[u]) continue;
       w->dj_epoch[u] = w->epoch;
       w->dist[u] = tu;
       w->hop[u] = hop_ns;
-      txw_dj_push(w->djheap, tu, u);
+      txw_dj_push(&w->djheap, tu, u);
     }
   }
 }
@@ -289,8 +272,18 @@ void txw_sample_regions(TxWorld *w) {
   }
   g_hash_table_destroy(cls);
   gboolean mix_only = TRUE; /* no link needs a Philox stream */
-  for (guint i = 0; i < draws->len; i++)
-    mix_only &= g_array_index(draws, NetLatencyDraw, i).kind != NET_DRAW_MODEL;
+  g_autofree int64_t *lat_lo = g_new(int64_t, MAX(draws->len, 1));
+  for (guint i = 0; i < draws->len; i++) {
+    const NetLatencyDraw *dr = &g_array_index(draws, NetLatencyDraw, i);
+    mix_only &= dr->kind != NET_DRAW_MODEL;
+    /* A fixed latency is itself. A Pareto draw is scale / U^(1/shape) >= the scale, which the tables'
+     * values are within 1e-14 relative of (net.h, "The Pareto draw"): a floor 1e-9 relative and 1 ns below
+     * the scale leaves a wide margin for their error and the rounding to ns. */
+    lat_lo[i] = dr->kind == NET_DRAW_FIXED                          ? dr->fixed_ns
+                : dr->kind == NET_DRAW_PARETO && dr->scale_ns >= 0 ? (int64_t)(dr->scale_ns * (1 - 1e-9)) - 1 +
+                                                                         dr->host_ns
+                                                                   : NO_FLOOR;
+  }
   SimRng keyr;
   sim_rng_init(&keyr, w->seed, SIM_RNG_SETUP_BASE + 43);
   const guint64 key = sim_rng_u64(&keyr);
@@ -306,8 +299,8 @@ void txw_sample_regions(TxWorld *w) {
     rs->hop = g_new(int64_t, (gsize)rs->n * w->n_targets);
     for (guint s = 0; s < rs->n; s++) {
       guint32 src = w->region_nodes[lo + sim_rng_below(&rng, hi - lo)];
-      sample_tree(w, key, tree++, src, bytes, (const NetLatencyDraw *)draws->data, mix_only, ecls, toff, tgt,
-                  done, rs->d + (gsize)s * w->n_targets, rs->hop + (gsize)s * w->n_targets);
+      sample_tree(w, key, tree++, src, bytes, (const NetLatencyDraw *)draws->data, lat_lo, mix_only, ecls, toff,
+                  tgt, done, rs->d + (gsize)s * w->n_targets, rs->hop + (gsize)s * w->n_targets);
     }
   }
   g_array_free(draws, TRUE);

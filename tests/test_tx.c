@@ -388,10 +388,47 @@ static void test_link_queue_drops(void) {
   CU_ASSERT_EQUAL(dropped, 1);
 }
 
+/* The shortest-path searches' 4-ary heap: each pop is the least key present, with pops interleaved with the
+ * pushes (as a search's), against a linear scan of the keys present; reused after emptying. */
+static void test_dj_heap(void) {
+  TxwHeap h = {0};
+  SimRng r;
+  sim_rng_init(&r, 7, 1);
+  for (int round = 0; round < 3; round++) {
+    guint n = round == 0 ? 1 : round == 1 ? 5 : 3000;
+    g_autofree uint64_t *present = g_new(uint64_t, n);
+    guint np = 0, pops = 0;
+    for (guint i = 0; i < n; i++) {
+      /* distinct keys, as the searches': a random high part, the index below */
+      uint64_t k = (sim_rng_u64(&r) >> 40 << 22) | i;
+      txw_heap_push(&h, k);
+      present[np++] = k;
+      /* pop one in three pushes while pushing, then drain */
+      guint want = i == n - 1 ? np : i % 3 == 2 ? 1 : 0;
+      for (guint q = 0; q < want; q++) {
+        guint m = 0;
+        for (guint j = 1; j < np; j++)
+          if (present[j] < present[m]) m = j;
+        CU_ASSERT_EQUAL(txw_heap_pop(&h), present[m]);
+        present[m] = present[--np];
+        pops++;
+      }
+      CU_ASSERT_EQUAL(h.len, np);
+    }
+    CU_ASSERT_EQUAL(pops, n);
+  }
+  /* pushes only, then pops: the sorted order exactly */
+  uint64_t keys[] = {9, 3, 7, 1, 8, 2, 6, 4, 5, 0, 12, 11, 10};
+  for (guint i = 0; i < G_N_ELEMENTS(keys); i++) txw_heap_push(&h, keys[i]);
+  for (uint64_t k = 0; k < G_N_ELEMENTS(keys); k++) CU_ASSERT_EQUAL(txw_heap_pop(&h), k);
+  CU_ASSERT_EQUAL(h.len, 0);
+  g_free(h.a);
+}
+
 int register_suites(void) {
   ADD_SUITE("tx", TEST(test_price_and_nonce_order), TEST(test_gas_limit), TEST(test_mempool_view),
             TEST(test_nonce_gap), TEST(test_many_inclusions), TEST(test_settlement), TEST(test_censorship_toy), TEST(test_withholding),
             TEST(test_empty_window), TEST(test_supply_and_capacity), TEST(test_link_fifo_and_lists),
-            TEST(test_link_queue_drops));
+            TEST(test_link_queue_drops), TEST(test_dj_heap));
   return 0;
 }
