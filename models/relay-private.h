@@ -195,8 +195,10 @@ typedef struct {
  * announces at the time field, and the receiving worker announces to its own nodes among its peers. */
 #define MSG_SLICE_BIT (UINT64_C(1) << 63)
 
-/* Nodes with at least this many peers (on pools-2019 the four vantage points, 800-1500 peers, and the pool
- * gateways, ~80: ordinary nodes have at most 25) announce in shares when several workers run the block:
+/* Specials (vantage points, pool gateways) with at least this many peers (on pools-2019 all of them: the
+ * vantage points have 800-1500 peers, the gateways ~80; ordinary nodes at most 25, and they are never split:
+ * the HAVE step tests the special flag it has at hand, not the degree) announce in shares when several
+ * workers run the block:
  * each worker announces to its own nodes among the node's peers (Kernel.slice_edge), in the window of the
  * step. The owner learns the announcement's time at the node's HAVE step (verification and import later) and
  * sends the other workers a slice message then; they keep it (Worker.share) and take their share at the end
@@ -255,7 +257,7 @@ typedef struct {
   NodeHot *nh;
   const guint8 *worker_of; /* per node (kernel order), fixed for the layout: read for another worker's node
                             * instead of its NodeHot, which that worker writes (a line shared between cores) */
-  const guint32 *split_of;   /* per node: its index among the split nodes (SPLIT_MIN_DEGREE), or G_MAXUINT32 */
+  const guint32 *split_of;   /* per node: its index among the split specials (SPLIT_MIN_DEGREE), or G_MAXUINT32 */
   const guint32 *slice_off;  /* split node i's edges to worker d's nodes: slice_edge[slice_off[i * (n + 1) + d]
                               * .. slice_off[i * (n + 1) + d + 1]), n workers */
   const guint32 *slice_edge;

@@ -843,7 +843,8 @@ static SimTime worker_window(Kernel *k, Worker *W, SimTime start, guint64 win, g
         pruned++;
         break;
       }
-      if (G_UNLIKELY(g.split_of && g.off[v + 1] - g.off[v] >= SPLIT_MIN_DEGREE) && g.split_sched[g.split_of[v]]) {
+      if (G_UNLIKELY(g.split_of && g.off[v + 1] - g.off[v] >= SPLIT_MIN_DEGREE) && g.split_of[v] != G_MAXUINT32 &&
+          g.split_sched[g.split_of[v]]) {
         share_add(&g, announce_own_share(&W->g, v, now));
         break;
       }

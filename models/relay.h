@@ -34,7 +34,7 @@
  *    eight applying most of it at window ends give the same bytes.
  *  - Random numbers keyed by what they are for, never by who draws them: push targets from a stream per
  *    (block, node), a message's latency (and its fetch retries) from a stream per (block, directed edge).
- *  - A node with many peers (SPLIT_MIN_DEGREE: the vantage points and pool gateways) announces in shares:
+ *  - A special with many peers (SPLIT_MIN_DEGREE: the vantage points and pool gateways) announces in shares:
  *    each worker sends the announcements to its own nodes, in the window of the step, so that a vantage
  *    point's ~1,400 messages are not one worker's share of one window.
  *  - The stop once what the caller watches (RelayStop) is final is taken at a window's end.

@@ -98,7 +98,7 @@ static void layout_build(Kernel *k, guint threads) {
     k->split_of = g_new(guint32, MAX(k->n_nodes, 1));
     for (guint32 v = 0; v < k->n_nodes; v++) {
       k->split_of[v] = G_MAXUINT32;
-      if (k->off[v + 1] - k->off[v] >= SPLIT_MIN_DEGREE) k->split_of[v] = k->n_split++;
+      if (k->nh[v].special && k->off[v + 1] - k->off[v] >= SPLIT_MIN_DEGREE) k->split_of[v] = k->n_split++;
     }
     k->slice_off = g_new(guint32, (gsize)k->n_split * (n + 1) + 1);
     gsize total = 0;

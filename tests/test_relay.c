@@ -574,7 +574,7 @@ static void test_thread_counts_watch(void) {
   check_thread_counts(STOP_MESSAGES);
 }
 
-/* Nodes with many peers announce in shares, each thread to its own nodes (SPLIT_MIN_DEGREE): with four hubs
+/* Specials with many peers announce in shares, each thread to its own nodes (SPLIT_MIN_DEGREE): with four hubs
  * of 270-ish peers, every node's times, the first messages, counts, steps and windows are those of one
  * thread, at 2, 3, 4 and 8 threads and with the parts run by the calling thread in turn (where a share waits
  * for its owner's messages of the window: applied first), with and without the stop; and the announcements
