@@ -42,6 +42,7 @@ struct PowMiner {
   guint64 mine_gen;       /* a POW_EV_MINE whose payload differs is stale (the work changed) */
   double mine_left;       /* Byzantium: the Exp(1) budget left at the next difficulty step */
   double mine_seg_t;      /* ... and that step's time in seconds (exact, not rounded to the event time) */
+  SimTime find_at;        /* the time of the find the current mine_gen leads to (SIM_TIME_MAX: none drawn) */
   gpointer net_scratch;   /* the network's per-miner space */
 
   /* Own blocks: append-only chunks so published blocks never move. Beside each chunk, the blocks'
@@ -357,16 +358,36 @@ static void mine(PowMiner *m, SimCtx *ctx) {
  * the adjustment floor. */
 enum { MINE_FIND = 0, MINE_CONTINUE = 1 };
 
-static void spend(PowMiner *m, SimCtx *ctx, double t, double e) {
+/* The difficulty segment of header time `t` (seconds) on `parent`: the rate there and where it ends. */
+static double segment(const PowMiner *m, const PowBlock *parent, double t, double *next) {
   const PowWorld *w = m->world;
-  const PowBlock *parent = m->work;
   int64_t ts = header_time(parent, t);
-  double rate = m->hashrate_hps / byzantium_difficulty(w, parent, ts);
   /* The difficulty changes when the header time crosses the next multiple of the step after the parent's; at
    * the floor of the adjustment (-99) and on the genesis it no longer does. */
-  double next = INFINITY;
+  *next = INFINITY;
   if (parent->obs.height > 0 && eip100_steps(w, ts - parent->obs.timestamp_s) < 101)
-    next = (double)(parent->obs.timestamp_s + eip100_next_gap(w, ts - parent->obs.timestamp_s));
+    *next = (double)(parent->obs.timestamp_s + eip100_next_gap(w, ts - parent->obs.timestamp_s));
+  return m->hashrate_hps / byzantium_difficulty(w, parent, ts);
+}
+
+/* When a budget `e` spent from `t` (seconds) on `parent` ends in a find, as the chain of events spend()
+ * schedules from an event at `now` would deliver it (each continuation at the rounded step time, the find
+ * at the rounded end, none before its predecessor). Pure: for find_at and the relay's pipeline. */
+static SimTime find_time(const PowMiner *m, const PowBlock *parent, SimTime now, double t, double e) {
+  for (;;) {
+    double next;
+    double rate = segment(m, parent, t, &next);
+    if (t + e / rate <= next) return now + MAX(0, sim_time_from_s(t + e / rate) - now);
+    e = e - (next - t) * rate;
+    t = next;
+    now = now + MAX(0, sim_time_from_s(next) - now);
+  }
+}
+
+static void spend(PowMiner *m, SimCtx *ctx, double t, double e) {
+  const PowBlock *parent = m->work;
+  double next;
+  double rate = segment(m, parent, t, &next);
   SimTime now = sim_ctx_now(ctx);
   if (t + e / rate <= next) {
     sim_ctx_send(ctx, m->entity, MAX(0, sim_time_from_s(t + e / rate) - now), POW_EV_MINE, MINE_FIND, m->mine_gen);
@@ -383,9 +404,12 @@ static void schedule_mining(PowMiner *m, SimCtx *ctx) {
   if (m->world->cfg->chain.difficulty == POW_DIFFICULTY_FIXED) {
     SimTime dt = sim_time_from_s(sim_rng_exponential(rng, m->mean_interval_s));
     sim_ctx_send(ctx, m->entity, dt, POW_EV_MINE, MINE_FIND, m->mine_gen);
+    m->find_at = sim_ctx_now(ctx) + dt;
     return;
   }
-  spend(m, ctx, sim_time_to_s(sim_ctx_now(ctx)), sim_rng_exponential(rng, 1.0));
+  double t = sim_time_to_s(sim_ctx_now(ctx)), e = sim_rng_exponential(rng, 1.0);
+  m->find_at = find_time(m, m->work, sim_ctx_now(ctx), t, e);
+  spend(m, ctx, t, e);
 }
 
 /* Work switched outside a find: with a varying difficulty the rate changes with the parent, so the next
@@ -494,6 +518,8 @@ static void miner_handle(SimCtx *ctx, void *state, const SimEvent *ev) {
       spend(m, ctx, m->mine_seg_t, m->mine_left);
       break;
     }
+    /* find_at predicts this event exactly (the relay's pipeline relies on it). */
+    g_assert(sim_ctx_now(ctx) == m->find_at);
     /* The strategy may lose the find (block withholding: an infiltrated miner throws the block away). */
     if (!m->strategy->on_find || m->strategy->on_find(m->strategy_params, m->strategy_state, ctx)) mine(m, ctx);
     schedule_mining(m, ctx);
@@ -654,9 +680,45 @@ PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error)
                     : sim_rng_exponential(sim_engine_entity_rng(engine, m->entity), 1.0) *
                           cfg->chain.initial_difficulty / m->hashrate_hps;
     m->mine_gen = 1;
+    m->find_at = sim_time_from_s(dt);
     sim_engine_schedule(engine, m->entity, m->entity, sim_time_from_s(dt), POW_EV_MINE, 0, m->mine_gen);
   }
   return w;
+}
+
+/* ---- What the relay's pipeline (geo.c) asks of the miners ---- */
+
+gboolean pow_world_pipeline_ok(const PowWorld *w) {
+  if (w->cfg->trace) return FALSE;
+  for (guint i = 0; i < w->n_miners; i++) {
+    const PowStrategyModel *s = w->miners[i].strategy;
+    if (s->on_find || s->on_mined || s->on_public || s->on_published) return FALSE;
+  }
+  return TRUE;
+}
+
+SimTime pow_world_find_at(const PowWorld *w, guint miner) { return w->miners[miner].find_at; }
+
+gboolean pow_world_event_inert(const PowWorld *w, guint miner, const SimEvent *ev) {
+  return ev->type == POW_EV_MINE && ev->aux != MINE_TRACE && ev->payload != w->miners[miner].mine_gen;
+}
+
+SimTime pow_world_redraw_floor(const PowWorld *w, guint miner, const ObsBlock *b, const SimRng *rng, guint words) {
+  const PowMiner *m = &w->miners[miner];
+  if (w->cfg->chain.difficulty == POW_DIFFICULTY_FIXED) return SIM_DURATION_MAX; /* new_work() draws nothing */
+  if (m->n_orphan_parents) return 0; /* a delivery may accept any number of waiting blocks, each drawing */
+  const PowBlock *parent = world_block(w, b->id);
+  /* The least difficulty a child of b can have (the adjustment's floor, -99 steps), so the greatest rate. */
+  double d = parent->obs.height == 0 ? w->cfg->chain.initial_difficulty
+                                      : MAX(131072.0, parent->obs.difficulty - 99 * floor(parent->obs.difficulty / 2048));
+  double rate_max = m->hashrate_hps / d;
+  /* A copy of the stream (only the inline draws below run on it, which read the counter words, not gsl). */
+  SimRng peek = *rng;
+  peek.gsl.state = &peek;
+  double e_min = INFINITY;
+  for (guint i = 0; i < words; i++) e_min = MIN(e_min, sim_rng_exponential(&peek, 1.0));
+  double s = e_min / rate_max * 1e9;
+  return s >= (double)SIM_DURATION_MAX ? SIM_DURATION_MAX : MAX(0, (SimTime)s - 1);
 }
 
 void pow_world_free(PowWorld *w) {

@@ -287,6 +287,20 @@ const ObsBlock *pow_world_block(const PowWorld *world, uint64_t id);
 double pow_world_miner_share(const PowWorld *world, guint miner);
 
 /* Sends every block to `sink` (its block member) in mining order (time, height, id). */
+/* The relay's pipeline (net_geo's publish, one block ahead on other threads) asks what a miner can still do
+ * before a block reaches it. TRUE when every miner's strategy is the honest one (no hooks) and mining is not
+ * trace-driven: then a delivery changes only the receiver's own state and its next find. */
+gboolean pow_world_pipeline_ok(const PowWorld *w);
+/* When the miner's current draw ends in a find (the event a POW_EV_MINE of its current generation leads to);
+ * SIM_TIME_MAX if none is drawn. */
+SimTime pow_world_find_at(const PowWorld *w, guint miner);
+/* TRUE for a POW_EV_MINE the miner will ignore (drawn for work it has left). */
+gboolean pow_world_event_inert(const PowWorld *w, guint miner, const SimEvent *ev);
+/* A lower bound on the time from the miner's receiving block `b` to the find it draws then (Byzantium redraws
+ * at a switch of work), over any of the next `words` draws of `rng` (the miner's stream as it stands, not
+ * advanced): SIM_DURATION_MAX when a delivery never draws (fixed difficulty), 0 when no bound is known (blocks
+ * waiting for their parents may be accepted with it, each drawing). */
+SimTime pow_world_redraw_floor(const PowWorld *w, guint miner, const ObsBlock *b, const SimRng *rng, guint words);
 gboolean pow_world_feed(const PowWorld *world, const ObsSink *sink, GError **error);
 
 G_END_DECLS
