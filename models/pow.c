@@ -775,15 +775,27 @@ char *pow_world_partition_note(const PowWorld *w, double run_wall_s) {
                               "bound.");
   double relay_s = w->net->relay_wall_s ? w->net->relay_wall_s(w->net_state) : -1;
   if (relay_s >= 0 && run_wall_s > 0) {
-    /* The relay of one block runs inside one handler, and the next block cannot be built before the pools
-     * have heard this one: only the relay's own threads (below) run in parallel. */
+    /* Without the pipeline the relay of one block runs inside one handler, and the next block cannot be built
+     * before the pools have heard this one: only the relay's own threads (below) run in parallel. With it,
+     * this is the relay threads' time, which overlaps the run's. */
     double r = MIN(1.0, relay_s / run_wall_s);
     g_string_append_printf(s,
                            " The relay kernel took %.3f s of the run's %.3f s (%.1f%%), one block at a time.",
                            relay_s, run_wall_s, 100 * r);
   }
   PowRelayStats rs;
-  if (pow_world_relay_stats(w, &rs)) {
+  if (pow_world_relay_stats(w, &rs) && rs.pipe_threads) {
+    double jobs = (double)MAX(rs.pipe_blocks, 1);
+    g_string_append_printf(
+        s,
+        "\nrelay: pipelined on %u threads, each block's relay on one: %" G_GUINT64_FORMAT " blocks, %.1f%% of them "
+        "started while an earlier block's relay still ran (%.2f relays running at a start, on average); the "
+        "engine waited %" G_GUINT64_FORMAT " times for a relay's progress (%.3f s) and held a miner's events %" G_GUINT64_FORMAT
+        " times until its delivery was known; %.1f steps per block (%.1f%% skipped).",
+        rs.pipe_threads, rs.pipe_blocks, 100.0 * (double)rs.pipe_overlapped / jobs, (double)rs.pipe_in_flight / jobs,
+        rs.gate_waits, rs.gate_wait_s, rs.gate_holds, (double)rs.steps / (double)MAX(rs.blocks, 1),
+        rs.steps ? 100.0 * (double)rs.pruned / (double)rs.steps : 0.0);
+  } else if (pow_world_relay_stats(w, &rs)) {
     double blocks = (double)MAX(rs.blocks, 1), windows = (double)MAX(rs.windows, 1);
     g_string_append_printf(
         s, "\nrelay: each block's relay on %u thread%s over %u fixed groups (largest %u nodes), ", rs.threads,

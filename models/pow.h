@@ -151,6 +151,14 @@ typedef struct {
   guint64 pruned;         /* of the steps, those skipped (they could not change what the run reads) */
   guint32 prune_tables;   /* block-size classes with skipping bounds of their own */
   double wait_s[POW_RELAY_MAX_THREADS]; /* per thread: wall seconds waiting at the window barrier */
+  /* The pipeline (successive blocks' relays at once, each on one thread): */
+  guint32 pipe_threads;    /* 0: no pipeline */
+  guint64 pipe_blocks;     /* blocks relayed as jobs */
+  guint64 pipe_overlapped; /* ... started while an earlier block's relay still ran */
+  guint64 pipe_in_flight;  /* relays running at each start, summed */
+  guint64 gate_waits;      /* times the engine waited for a relay's progress */
+  guint64 gate_holds;      /* times a miner's events were held until its delivery was known */
+  double gate_wait_s;      /* the engine thread's wall seconds in those waits */
 } PowRelayStats;
 
 /* sim run --trace-blocks (PowNetworkModel.trace_*). */
