@@ -13,6 +13,7 @@
  * tables) between the slots would cut that; not done yet. */
 #include "relay-private.h"
 
+#include <pthread.h>
 #include <signal.h>
 
 typedef enum { JOB_FREE = 0, JOB_QUEUED, JOB_RUNNING, JOB_DONE } JobState;
@@ -45,10 +46,11 @@ struct RelayPipe {
   const NetTopology *t;
   guint n_slots, n_threads;
   RelayJob **slots;
-  GThread **threads;
-  GMutex lock;
-  GCond work_cond; /* a job was queued, or quit */
-  GCond free_cond; /* a slot was released */
+  pthread_t *threads;
+  /* pthreads rather than GMutex/GCond: GLib's are futexes that ThreadSanitizer cannot see through. */
+  pthread_mutex_t lock;
+  pthread_cond_t work_cond; /* a job was queued, or quit */
+  pthread_cond_t free_cond; /* a slot was released */
   GQueue queue;    /* jobs to run, first started first */
   guint32 *free_slot, n_free;
   gboolean quit;
@@ -96,28 +98,28 @@ static void job_run(RelayJob *job) {
   __atomic_store_n(&p->horizon, SIM_TIME_MAX, __ATOMIC_SEQ_CST);
 }
 
-static gpointer pipe_thread(gpointer arg) {
+static void *pipe_thread(void *arg) {
   RelayPipe *pp = arg;
-  g_mutex_lock(&pp->lock);
+  pthread_mutex_lock(&pp->lock);
   for (;;) {
     while (!pp->quit && g_queue_is_empty(&pp->queue))
-      g_cond_wait(&pp->work_cond, &pp->lock);
+      pthread_cond_wait(&pp->work_cond, &pp->lock);
     RelayJob *job = g_queue_pop_head(&pp->queue);
     if (!job) break; /* quit, and nothing left to run */
     job->state = JOB_RUNNING;
-    g_mutex_unlock(&pp->lock);
+    pthread_mutex_unlock(&pp->lock);
     job_run(job);
-    g_mutex_lock(&pp->lock);
+    pthread_mutex_lock(&pp->lock);
     relay_work_get_stats(job->work, &job->stats);
     job->state = JOB_DONE;
-    g_mutex_unlock(&pp->lock);
+    pthread_mutex_unlock(&pp->lock);
     /* After this the starting thread may release the slot and start another job on it: only the counters
      * below are touched still, which a new job never resets (a late bump is a spurious wake-up). */
     __atomic_store_n(&job->done, 1, __ATOMIC_SEQ_CST);
     sim_bump_and_wake(&job->prog.seq, &job->prog.sleepers);
-    g_mutex_lock(&pp->lock);
+    pthread_mutex_lock(&pp->lock);
   }
-  g_mutex_unlock(&pp->lock);
+  pthread_mutex_unlock(&pp->lock);
   return NULL;
 }
 
@@ -133,9 +135,9 @@ RelayPipe *relay_pipe_new(const RelayModel *model, const void *params, const Net
   pp->t = t;
   pp->n_slots = slots;
   pp->n_threads = threads;
-  g_mutex_init(&pp->lock);
-  g_cond_init(&pp->work_cond);
-  g_cond_init(&pp->free_cond);
+  pthread_mutex_init(&pp->lock, NULL);
+  pthread_cond_init(&pp->work_cond, NULL);
+  pthread_cond_init(&pp->free_cond, NULL);
   g_queue_init(&pp->queue);
   /* The Geth kernel's groups, made once (what each work would make at its first propagation), each slot a
    * copy: a work owns its groups. */
@@ -160,21 +162,23 @@ RelayPipe *relay_pipe_new(const RelayModel *model, const void *params, const Net
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  pp->threads = g_new0(GThread *, threads);
-  for (guint i = 0; i < threads; i++)
-    pp->threads[i] = g_thread_new("relay-pipe", pipe_thread, pp);
+  pp->threads = g_new0(pthread_t, threads);
+  for (guint i = 0; i < threads; i++) {
+    int rc = pthread_create(&pp->threads[i], NULL, pipe_thread, pp);
+    if (rc != 0) g_error("relay pipe: cannot start a thread: %s", g_strerror(rc));
+  }
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   return pp;
 }
 
 void relay_pipe_free(RelayPipe *pp) {
   if (!pp) return;
-  g_mutex_lock(&pp->lock);
+  pthread_mutex_lock(&pp->lock);
   pp->quit = TRUE;
-  g_cond_broadcast(&pp->work_cond);
-  g_mutex_unlock(&pp->lock);
+  pthread_cond_broadcast(&pp->work_cond);
+  pthread_mutex_unlock(&pp->lock);
   for (guint i = 0; i < pp->n_threads; i++)
-    g_thread_join(pp->threads[i]); /* each runs what is queued before it ends */
+    pthread_join(pp->threads[i], NULL); /* each runs what is queued before it ends */
   for (guint s = 0; s < pp->n_slots; s++) {
     RelayJob *job = pp->slots[s];
     relay_work_free(job->work);
@@ -185,9 +189,9 @@ void relay_pipe_free(RelayPipe *pp) {
     g_aligned_free(job);
   }
   g_queue_clear(&pp->queue);
-  g_cond_clear(&pp->work_cond);
-  g_cond_clear(&pp->free_cond);
-  g_mutex_clear(&pp->lock);
+  pthread_cond_destroy(&pp->work_cond);
+  pthread_cond_destroy(&pp->free_cond);
+  pthread_mutex_destroy(&pp->lock);
   g_free(pp->threads);
   g_free(pp->slots);
   g_free(pp->free_slot);
@@ -196,15 +200,15 @@ void relay_pipe_free(RelayPipe *pp) {
 
 RelayJob *relay_pipe_start(RelayPipe *pp, const RelayBlock *b, const RelayStop *stop, const SimRng *rng) {
   g_return_val_if_fail(pp != NULL && b != NULL && rng != NULL, NULL);
-  g_mutex_lock(&pp->lock);
+  pthread_mutex_lock(&pp->lock);
   while (pp->n_free == 0)
-    g_cond_wait(&pp->free_cond, &pp->lock);
+    pthread_cond_wait(&pp->free_cond, &pp->lock);
   RelayJob *job = pp->slots[pp->free_slot[--pp->n_free]];
   if (pp->model == &relay_geth) {
     job->work->tg_forced = TRUE;
     job->work->tg_key = relay_tg_plan(&pp->plan, pp->params, pp->model->import_ns(pp->params, 0), pp->t, b, stop);
   }
-  g_mutex_unlock(&pp->lock);
+  pthread_mutex_unlock(&pp->lock);
   /* The slot is ours alone until it is queued (its last job's thread touches only prog.seq/sleepers). */
   if (b->n_sources > job->src_cap) {
     job->src_cap = b->n_sources;
@@ -240,11 +244,11 @@ RelayJob *relay_pipe_start(RelayPipe *pp, const RelayBlock *b, const RelayStop *
   p->horizon = t0;
   p->wake_at = SIM_TIME_MAX;
   job->done = 0;
-  g_mutex_lock(&pp->lock);
+  pthread_mutex_lock(&pp->lock);
   job->state = JOB_QUEUED;
   g_queue_push_tail(&pp->queue, job); /* the lock publishes everything above to the thread that takes it */
-  g_cond_signal(&pp->work_cond);
-  g_mutex_unlock(&pp->lock);
+  pthread_cond_signal(&pp->work_cond);
+  pthread_mutex_unlock(&pp->lock);
   return job;
 }
 
@@ -308,12 +312,12 @@ void relay_job_release(RelayJob *job) {
   g_return_if_fail(job != NULL);
   job_wait_done(job);
   RelayPipe *pp = job->pipe;
-  g_mutex_lock(&pp->lock);
+  pthread_mutex_lock(&pp->lock);
   g_warn_if_fail(job->state == JOB_DONE);
   job->state = JOB_FREE;
   pp->free_slot[pp->n_free++] = job->index;
-  g_cond_signal(&pp->free_cond);
-  g_mutex_unlock(&pp->lock);
+  pthread_cond_signal(&pp->free_cond);
+  pthread_mutex_unlock(&pp->lock);
 }
 
 void relay_pipe_get_stats(const RelayPipe *pp, RelayWorkStats *st) {
@@ -321,7 +325,7 @@ void relay_pipe_get_stats(const RelayPipe *pp, RelayWorkStats *st) {
   memset(st, 0, sizeof *st);
   st->lookahead_ns = SIM_TIME_MAX;
   RelayPipe *mut = (RelayPipe *)pp; /* the lock only */
-  g_mutex_lock(&mut->lock);
+  pthread_mutex_lock(&mut->lock);
   gboolean first = TRUE;
   for (guint s = 0; s < pp->n_slots; s++) {
     const RelayWorkStats *x = &pp->slots[s]->stats;
@@ -353,6 +357,6 @@ void relay_pipe_get_stats(const RelayPipe *pp, RelayWorkStats *st) {
   }
   /* The tables one kernel fed every block would have built (each slot builds those of them it uses). */
   st->prune_tables = pp->plan.n_built;
-  g_mutex_unlock(&mut->lock);
+  pthread_mutex_unlock(&mut->lock);
   st->threads = pp->n_threads; /* jobs at once; each job's relay runs on one */
 }

@@ -49,9 +49,10 @@ static NetTopology *make_random_hubs(guint32 n, guint64 seed, guint hubs) {
   return t;
 }
 
-/* Geth with pareto jitter (floors from the jitter model) on `t`. */
-static void pareto_fixture(Fixture *f, NetTopology *t) {
-  fixture_init_model(f, t, "geth-1.8.23", "{\"push_min\": 4, \"fetch_fail_prob\": 0.1}");
+/* Geth with pareto jitter (floors from the jitter model) on `t`; `relay_json` NULL: push_min 4, 10% of
+ * fetches fail. */
+static void pareto_fixture_with(Fixture *f, NetTopology *t, const char *relay_json) {
+  fixture_init_model(f, t, "geth-1.8.23", relay_json ? relay_json : "{\"push_min\": 4, \"fetch_fail_prob\": 0.1}");
   sim_model_ref_clear(&f->gp.jitter);
   SimDiag *d = sim_diag_new(NULL);
   json_t *jit = json_pack("{s:s}", "model", "pareto");
@@ -62,6 +63,8 @@ static void pareto_fixture(Fixture *f, NetTopology *t) {
   for (guint64 e = 0; e < t->n_edges; e++)
     t->lat_floor_ns[e] = jm->floor_ns(f->gp.jitter.params, t->lat_mean_ns[e]);
 }
+
+static void pareto_fixture(Fixture *f, NetTopology *t) { pareto_fixture_with(f, t, NULL); }
 
 /* Stops like geo_publish's: specials 0..4 vantage points (first block message and announcement), 5..16
  * gateways of four pools of three, 17..19 unread; the same with the earlier message only; every special its
@@ -76,7 +79,9 @@ static const RelayStop stops[3] = {
 };
 
 /* Block `blk`: one to three sources (some specials, some not) at staggered times, sizes of 10-70 kB, gas of
- * 0-12 Mgas, and its stream: (9, blk) after blk % 5 draws (a stream part-way through a Philox block). */
+ * 0-12 Mgas, and its stream: (9, blk) after blk % 5 draws (a stream part-way through a Philox block); the
+ * stop, in runs of ten blocks: twenty alternating between geo_publish's two, then ten with every special its
+ * own group. */
 typedef struct {
   guint32 sources[3];
   SimTime t0[3];
@@ -95,7 +100,7 @@ static void make_block(Block *x, guint blk) {
                       .size_bytes = 10000.0 * (1 + blk % 7), .gas_used = 1e6 * (blk % 13)};
   sim_rng_init(&x->rng, 9, blk);
   for (guint i = 0; i < blk % 5; i++) sim_rng_u64(&x->rng);
-  x->stop = &stops[blk % 3];
+  x->stop = &stops[blk / 10 % 3 == 2 ? 2 : blk % 2]; /* runs of blocks with the same targets */
 }
 
 /* Block `blk` run synchronously on `sync` (one thread): what the job must give. The stream is the block's,
@@ -127,10 +132,14 @@ static void assert_same(const RelayJob *job, const RelayWork *sync, const RelayS
 
 /* 50 blocks as jobs (3 slots, 2 threads, up to 3 in flight: block k + 1 and k + 2 start before block k is
  * read) give exactly the synchronous results, and the same work (windows, steps, messages) in all; the
- * caller's stream is not advanced. */
+ * caller's stream is not advanced. The size classes' pruning tables are built after 2 blocks of a class
+ * (7 classes here; the stop's targets change every 10 blocks, which drops them), so that the synchronous kernel switches tables mid-run: each slot sees only some of
+ * the blocks, and must still skip exactly the steps the synchronous relay skips (relay_tg_plan), or the
+ * unwatched nodes, the reached counts and the steps differ. */
 static void test_pipe_matches_sync(void) {
   Fixture f;
-  pareto_fixture(&f, make_random_hubs(N_NODES, 3, 2));
+  pareto_fixture_with(&f, make_random_hubs(N_NODES, 3, 2),
+                      "{\"push_min\": 4, \"fetch_fail_prob\": 0.1, \"prune_table_after\": 2}");
   RelayWork *sync = relay_work_new(f.t);
   RelayPipe *pipe = relay_pipe_new(&relay_geth, f.relay.params, &f.gp, f.t, NULL, 3, 2);
   Block *blocks = g_new0(Block, N_BLOCKS);
@@ -174,6 +183,8 @@ static void test_pipe_matches_sync(void) {
   CU_ASSERT_EQUAL(ps.pruned, ss.pruned);
   CU_ASSERT_EQUAL(ps.messages, ss.messages);
   CU_ASSERT_EQUAL(ps.groups, ss.groups);
+  CU_ASSERT_EQUAL(ps.prune_tables, ss.prune_tables);
+  CU_ASSERT(ss.prune_tables > 1);
   CU_ASSERT_EQUAL(ps.threads, 2);
   relay_pipe_free(pipe);
   relay_work_free(sync);
@@ -332,8 +343,47 @@ static void test_pipe_free_in_flight(void) {
   fixture_clear(&f);
 }
 
+/* Another model (bitcoin-compact) through the pipe: it publishes nothing while it runs, so every watched
+ * time comes at the job's end, from its results; they and the rest are the synchronous run's. */
+static void test_pipe_other_model(void) {
+  Fixture f;
+  fixture_init_model(&f, make_random_hubs(N_NODES, 3, 2), "bitcoin-compact", "{}");
+  CU_ASSERT_PTR_EQUAL_FATAL(f.relay.model, &relay_btc.info);
+  RelayPipe *pipe = relay_pipe_new(&relay_btc, f.relay.params, &f.gp, f.t, NULL, 2, 2);
+  guint bad = 0, watched = 0;
+  for (guint blk = 0; blk < 12; blk += 2) {
+    Block x[2];
+    RelayJob *jobs[2];
+    for (guint j = 0; j < 2; j++) {
+      make_block(&x[j], blk + j);
+      jobs[j] = relay_pipe_start(pipe, &x[j].b, x[j].stop, &x[j].rng);
+    }
+    for (guint j = 0; j < 2; j++) {
+      SimRng r;
+      sim_rng_copy(&r, &x[j].rng);
+      relay_btc.propagate(f.relay.params, &f.gp, f.t, &x[j].b, x[j].stop, &r, f.w);
+      const RelayWork *w = relay_job_work(jobs[j]);
+      CU_ASSERT_EQUAL(relay_job_horizon(jobs[j]), SIM_TIME_MAX);
+      for (guint32 v = 0; v < N_NODES; v++) bad += relay_work_have(w, v) != relay_work_have(f.w, v);
+      for (guint32 v = 0; v < x[j].stop->n_nodes; v++) {
+        bad += relay_job_have(jobs[j], v) != relay_work_have(f.w, v);
+        watched += relay_work_have(f.w, v) != SIM_TIME_MAX;
+      }
+      for (guint32 v = 0; v < N_SPECIAL; v++)
+        bad += relay_work_first_push(w, v) != relay_work_first_push(f.w, v) ||
+               relay_work_announce(w, v) != relay_work_announce(f.w, v);
+      bad += relay_work_reached(w) != relay_work_reached(f.w);
+      relay_job_release(jobs[j]);
+    }
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT(watched > 0);
+  relay_pipe_free(pipe);
+  fixture_clear(&f);
+}
+
 int register_suites(void) {
   ADD_SUITE("relay-pipe", TEST(test_pipe_matches_sync), TEST(test_pipe_progress), TEST(test_pipe_wait),
-            TEST(test_pipe_free_in_flight));
+            TEST(test_pipe_free_in_flight), TEST(test_pipe_other_model));
   return 0;
 }
