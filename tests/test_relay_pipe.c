@@ -133,9 +133,10 @@ static void assert_same(const RelayJob *job, const RelayWork *sync, const RelayS
 /* 50 blocks as jobs (3 slots, 2 threads, up to 3 in flight: block k + 1 and k + 2 start before block k is
  * read) give exactly the synchronous results, and the same work (windows, steps, messages) in all; the
  * caller's stream is not advanced. The size classes' pruning tables are built after 2 blocks of a class
- * (7 classes here; the stop's targets change every 10 blocks, which drops them), so that the synchronous kernel switches tables mid-run: each slot sees only some of
- * the blocks, and must still skip exactly the steps the synchronous relay skips (relay_tg_plan), or the
- * unwatched nodes, the reached counts and the steps differ. */
+ * (7 classes here; the stop's targets change every 10 blocks, which drops them), so that the synchronous
+ * kernel switches tables mid-run: each slot sees only some of the blocks, and must still skip exactly the
+ * steps the synchronous relay skips (relay_tg_plan), or the unwatched nodes, the reached counts and the
+ * steps differ. */
 static void test_pipe_matches_sync(void) {
   Fixture f;
   pareto_fixture_with(&f, make_random_hubs(N_NODES, 3, 2),
@@ -317,7 +318,7 @@ static void test_pipe_wait(void) {
 }
 
 /* Freeing the pipe with jobs still queued and running, never released, waits for them; a pipe with one slot
- * runs its jobs one after another. */
+ * (and groups given) runs its jobs one after another, with the synchronous results. */
 static void test_pipe_free_in_flight(void) {
   Fixture f;
   pareto_fixture(&f, make_random_hubs(N_NODES, 3, 0));
@@ -328,7 +329,8 @@ static void test_pipe_free_in_flight(void) {
     relay_pipe_start(pipe, &x[j].b, x[j].stop, &x[j].rng);
   }
   relay_pipe_free(pipe);
-  pipe = relay_pipe_new(&relay_geth, f.relay.params, &f.gp, f.t, NULL, 1, 3);
+  /* Groups given (as geo would give relay_work_set_groups): the pipe takes them (its last slot; others copy). */
+  pipe = relay_pipe_new(&relay_geth, f.relay.params, &f.gp, f.t, relay_groups_new(f.t), 1, 3);
   RelayWork *sync = relay_work_new(f.t);
   guint bad = 0;
   for (guint j = 0; j < 4; j++) {
