@@ -409,6 +409,8 @@ typedef struct Pending {
 /* The words a miner's stream may draw before and at a delivery: per running relay a tie of the fork choice
  * and the redraw. */
 #define PIPE_WORDS_PER_RELAY 2
+/* The engine's thread shares the cores with the relays it waits for: it spins only briefly, then sleeps. */
+#define PIPE_SPIN_NS 5000
 
 static guint64 rng_pos(const SimRng *r) { return r->ctr * 8 + r->idx; }
 
@@ -681,6 +683,7 @@ static void geo_pipe_setup(GeoState *g, guint threads) {
   g->pipe_slots = threads + 1;
   g->pipe_threads = threads;
   g->pipe = relay_pipe_new(g->relay, g->p->relay.params, g->p, g->topo, NULL, g->pipe_slots, threads);
+  relay_pipe_set_spin(g->pipe, PIPE_SPIN_NS);
   g->pend = g_new0(Pending, g->pipe_slots);
   for (guint i = 0; i < g->pipe_slots; i++) {
     Pending *r = &g->pend[i];
@@ -942,7 +945,13 @@ static double geo_relay_wall_s(gpointer state) {
   gint64 ns = 0;
   for (guint m = 0; m < g->n_miners; m++)
     if (g->scratches[m]) ns += g->scratches[m]->relay_ns;
-  return (double)ns / 1e9;
+  double s = (double)ns / 1e9;
+  if (g->pipe) {
+    RelayWorkStats ps;
+    relay_pipe_get_stats(g->pipe, &ps);
+    s += ps.wall_s;
+  }
+  return s;
 }
 
 static void geo_set_threads(gpointer state, guint threads, gboolean adaptive) {
@@ -960,6 +969,30 @@ G_STATIC_ASSERT(POW_RELAY_MAX_THREADS == RELAY_MAX_THREADS);
 
 static gboolean geo_relay_stats(gpointer state, PowRelayStats *out) {
   GeoState *g = state;
+  if (g->pipe) {
+    RelayWorkStats ps;
+    relay_pipe_get_stats(g->pipe, &ps);
+    *out = (PowRelayStats){.threads = 1,
+                           .blocks = ps.propagations,
+                           .windows = ps.windows,
+                           .steps = ps.steps,
+                           .messages = ps.messages,
+                           .deferred = ps.deferred,
+                           .work = ps.work,
+                           .work_critical = ps.work_critical,
+                           .pruned = ps.pruned,
+                           .prune_tables = ps.prune_tables,
+                           .wall_s = ps.wall_s,
+                           .lookahead_ns = SIM_TIME_MAX,
+                           .pipe_threads = g->pipe_threads,
+                           .pipe_blocks = g->pipe_blocks,
+                           .pipe_overlapped = g->pipe_overlapped,
+                           .pipe_in_flight = g->pipe_in_flight,
+                           .gate_waits = g->gate_waits,
+                           .gate_holds = g->gate_holds,
+                           .gate_wait_s = (double)g->gate_wait_ns / 1e9};
+    return ps.propagations > 0;
+  }
   if (!g->work) return FALSE;
   RelayWorkStats st;
   relay_work_get_stats(g->work, &st);

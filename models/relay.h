@@ -275,6 +275,9 @@ SimTime relay_job_have(const RelayJob *job, guint32 i);
 /* Blocks until relay_job_horizon(job) >= at_least or the job is done: spins briefly, then sleeps; the job's
  * thread wakes a sleeper only when the horizon reaches at_least (no syscall per window otherwise). */
 void relay_job_wait(RelayJob *job, SimTime at_least);
+/* How long relay_job_wait and the waits for a job's end spin before they sleep (default SPIN_NS, 200 us): a
+ * waiter that shares the cores with the jobs should spin little. */
+void relay_pipe_set_spin(RelayPipe *pipe, gint64 spin_ns);
 gboolean relay_job_done(const RelayJob *job);
 /* The finished job's results (relay_work_have, relay_work_first_push, relay_work_announce,
  * relay_work_reached, ...); waits for the job to be done first. Valid until the job is released. */

@@ -53,6 +53,7 @@ struct RelayPipe {
   const NetGeoParams *gp;
   const NetTopology *t;
   guint n_slots, n_threads;
+  gint64 spin_ns; /* how long a waiter spins before it sleeps (relay_pipe_set_spin) */
   RelayJob **slots;
   pthread_t *threads;
   /* pthreads rather than GMutex/GCond: GLib's are futexes that ThreadSanitizer cannot see through. */
@@ -143,6 +144,7 @@ RelayPipe *relay_pipe_new(const RelayModel *model, const void *params, const Net
   pp->t = t;
   pp->n_slots = slots;
   pp->n_threads = threads;
+  pp->spin_ns = SPIN_NS;
   pthread_mutex_init(&pp->lock, NULL);
   pthread_cond_init(&pp->work_cond, NULL);
   pthread_cond_init(&pp->free_cond, NULL);
@@ -284,6 +286,8 @@ static gboolean job_reached(RelayJob *job, SimTime at_least) {
          __atomic_load_n(&job->done, __ATOMIC_SEQ_CST);
 }
 
+void relay_pipe_set_spin(RelayPipe *pipe, gint64 spin_ns) { pipe->spin_ns = MAX(0, spin_ns); }
+
 void relay_job_wait(RelayJob *job, SimTime at_least) {
   g_return_if_fail(job != NULL);
   if (job_reached(job, at_least)) return;
@@ -293,7 +297,7 @@ void relay_job_wait(RelayJob *job, SimTime at_least) {
   for (;;) {
     unsigned s = __atomic_load_n(&p->seq, __ATOMIC_SEQ_CST);
     if (job_reached(job, at_least)) break;
-    sim_wait_change(&p->seq, s, &p->sleepers, SPIN_NS);
+    sim_wait_change(&p->seq, s, &p->sleepers, job->pipe->spin_ns);
   }
   /* No more bumps for this wait (the stop's SIM_TIME_MAX still bumps once: harmless). */
   __atomic_store_n(&p->wake_at, SIM_TIME_MAX, __ATOMIC_SEQ_CST);
@@ -305,7 +309,7 @@ static void job_wait_done(RelayJob *job) {
   for (;;) {
     unsigned s = __atomic_load_n(&p->seq, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&job->done, __ATOMIC_SEQ_CST)) return;
-    sim_wait_change(&p->seq, s, &p->sleepers, SPIN_NS);
+    sim_wait_change(&p->seq, s, &p->sleepers, job->pipe->spin_ns);
   }
 }
 
