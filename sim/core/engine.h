@@ -203,7 +203,10 @@ typedef SimGateVerdict (*SimGateFn)(gpointer user, SimEngine *engine, const SimE
  *  - stop time: it handles the events before the stop time, and calls the flush again when it would end;
  *  - sim_ctx_stop() at event E: it handles the queued events that come before E in (time, key) order (asking
  *    the gate as usual; a later sim_ctx_stop() at an earlier event moves the bound there) and none after,
- *    calls the flush again when it would end, and returns SIM_STOP_REQUESTED once a flush changed nothing;
+ *    calls the flush again when it would end, and returns SIM_STOP_REQUESTED once a flush changed nothing.
+ *    Nothing handled is undone: if E's entity was held, other entities may have handled events after E
+ *    before E itself, and those stay handled. The run equals the sequential one when E's entity is never
+ *    held behind the others (e.g. the stop comes from an entity the gate never holds);
  *  - event budget and cancel flag: the run returns right after the flush (SIM_STOP_EVENTS, SIM_STOP_CANCELLED)
  *    and handles nothing more. The first max_events events handled with a gate need not be the first
  *    max_events of the sequential order (held entities' events come later), so a run with a gate and an event
