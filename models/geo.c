@@ -406,9 +406,6 @@ typedef struct Pending {
   gint64 start_ns;
 } Pending;
 
-/* The words a miner's stream may draw before and at a delivery: per running relay a tie of the fork choice
- * and the redraw. */
-#define PIPE_WORDS_PER_RELAY 2
 /* The engine's thread shares the cores with the relays it waits for: it spins only briefly, then sleeps. */
 #define PIPE_SPIN_NS 5000
 
@@ -446,12 +443,16 @@ static void pend_queue_arrival(GeoState *g, Pending *r, guint m, SimTime first) 
                          r->b->id);
   r->arrive[m] = at;
   r->n_open--;
+  if (g->held_t[m] != SIM_TIME_MAX) g->held_t[m] = MIN(g->held_t[m], at); /* it joins the held list */
 }
 
 /* Miner m's first gateway to have the block, if final. */
 static SimTime pend_first(const GeoState *g, const Pending *r, guint m) {
   SimTime first = SIM_TIME_MAX;
-  for (guint i = 0; i < g->miner_n_gw[m]; i++) first = MIN(first, relay_job_have(r->job, g->miner_gw[m][i]));
+  for (guint i = 0; i < g->miner_n_gw[m]; i++) {
+    SimTime h = relay_job_have(r->job, g->miner_gw[m][i]); /* once: MIN() evaluates its arguments twice */
+    first = MIN(first, h);
+  }
   return first;
 }
 
@@ -479,7 +480,10 @@ static void pend_finish(GeoState *g, Pending *r) {
   for (guint m = 0; m < g->n_miners && r->n_open; m++) {
     if (r->arrive[m] != ARRIVE_OPEN) continue;
     SimTime first = SIM_TIME_MAX;
-    for (guint i = 0; i < g->miner_n_gw[m]; i++) first = MIN(first, relay_work_have(w, g->miner_gw[m][i]));
+    for (guint i = 0; i < g->miner_n_gw[m]; i++) {
+      SimTime h = relay_work_have(w, g->miner_gw[m][i]);
+      first = MIN(first, h);
+    }
     g_assert(first != SIM_TIME_MAX); /* geo_pipe_possible: every miner is reached */
     pend_queue_arrival(g, r, m, first);
   }
@@ -547,9 +551,14 @@ static void geo_flush(gpointer user, SimEngine *engine) {
 static SimTime open_floor(GeoState *g, Pending *r, guint m) {
   SimTime f = pow_world_find_at(g->world, m);
   const SimRng *rng = sim_engine_entity_rng(g->engine, g->miner_entity[m]);
-  if (r->floor_pos[m] != rng_pos(rng)) {
-    r->floor[m] = pow_world_redraw_floor(g->world, m, r->b, rng, PIPE_WORDS_PER_RELAY * g->pipe_slots);
-    r->floor_pos[m] = rng_pos(rng);
+  /* The draws before m's next find: per delivery (of a running relay, or held) or end of its own work
+   * distribution (a held POW_EV_WORK) a tie of the fork choice per block accepted (each held delivery
+   * accepts at most itself and one block waiting for it) and the redraw. */
+  guint words = 3 * (g->n_pend + sim_engine_held_count(g->engine, g->miner_entity[m]) + 1);
+  uint64_t key = rng_pos(rng) * 1024 + MIN(words, 1023);
+  if (r->floor_pos[m] != key) {
+    r->floor[m] = pow_world_redraw_floor(g->world, m, r->b, rng, words);
+    r->floor_pos[m] = key;
   }
   SimTime redraw = r->horizon + r->import + r->floor[m];
   return MIN(f, redraw);
@@ -576,25 +585,33 @@ static SimGateVerdict geo_gate(gpointer user, SimEngine *engine, const SimEvent 
     return SIM_GATE_HOLD;
   }
   const SimTime T = ev->time;
-  for (guint i = 0; i < g->pipe_slots; i++) {
-    Pending *r = &g->pend[i];
-    if (!r->job) continue;
-    SimTime need = SIM_TIME_MAX;
-    for (guint f = 0; f < g->n_miners && r->n_open; f++) {
-      if (r->arrive[f] != ARRIVE_OPEN || open_floor(g, r, f) > T) continue;
-      /* Wait until F's delivery cannot come before its pending find (then the find stands and is queued
-       * before T), or the redraw's floor passes T. */
-      SimTime fa = pow_world_find_at(g->world, f);
-      SimTime h = fa <= T ? fa - r->import + 1 : T - r->import - r->floor[f] + 1;
-      need = MIN(need, MAX(h, r->horizon + 1));
+  for (guint f = 0; f < g->n_miners; f++) {
+    if (f == m) continue; /* its own later steps come after this event */
+    gboolean held = g->held_t[f] != SIM_TIME_MAX;
+    SimTime lb = held ? g->held_t[f] : SIM_TIME_MAX, fl = 0;
+    Pending *open = NULL;
+    for (guint i = 0; i < g->pipe_slots; i++) {
+      Pending *r = &g->pend[i];
+      if (!r->job || r->arrive[f] != ARRIVE_OPEN) continue;
+      SimTime rf = open_floor(g, r, f);
+      if (!open || r->horizon < open->horizon) open = r, fl = r->floor[f];
+      lb = MIN(lb, rf);
     }
-    if (need != SIM_TIME_MAX) {
-      gint64 w0 = sim_mono_ns();
-      relay_job_wait(r->job, need);
-      g->gate_wait_ns += sim_mono_ns() - w0;
-      g->gate_waits++;
-      return SIM_GATE_AGAIN;
-    }
+    if (!open) continue; /* neither open nor held (held implies open: release_held) */
+    /* A held miner's list may start with a delivery (of a finished relay) that redraws. */
+    if (held) lb = MIN(lb, g->held_t[f] + fl);
+    if (lb > T) continue;
+    /* Wait for the relay that holds F back the longest: until F's delivery cannot come before its pending
+     * find or its held events, or the redraws' floors pass T. */
+    SimTime fa = pow_world_find_at(g->world, f);
+    SimTime target = T - open->import - fl + 1;
+    if (fa <= T) target = MIN(target, fa - open->import + 1);
+    if (held) target = MIN(target, g->held_t[f] - open->import + 1);
+    gint64 w0 = sim_mono_ns();
+    relay_job_wait(open->job, MAX(target, open->horizon + 1));
+    g->gate_wait_ns += sim_mono_ns() - w0;
+    g->gate_waits++;
+    return SIM_GATE_AGAIN;
   }
   /* A find declares the main block TX_DECLARE_DEPTH below the new tip to the transaction metrics, which read
    * its receptions: its relay must have ended (it always has, 64 blocks later; this keeps it exact). */

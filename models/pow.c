@@ -84,6 +84,7 @@ struct PowWorld {
 /* What miners change in the world (the world itself is const to them). */
 struct PowMut {
   const PowBlock *best; /* the heaviest block mined so far (first mined on ties) */
+  double min_difficulty; /* the least difficulty of any block mined so far (pow_world_redraw_floor) */
   uint64_t *trace_sim;  /* trace-driven mining: simulator id of each trace block (OBS_GENESIS_ID: not yet) */
   GHashTable *trace_index; /* trace id -> index + 1 */
   guint *miner_pool;
@@ -305,6 +306,7 @@ static void mine(PowMiner *m, SimCtx *ctx) {
       cp->difficulty == POW_DIFFICULTY_BYZANTIUM ? byzantium_difficulty(w, parent, b->obs.timestamp_s) : 1.0;
   /* The fork-choice weight: total difficulty, or the height under the longest-chain rule. */
   b->td = parent->td + (cp->fork_choice == POW_FORK_CHOICE_LONGEST ? 1 : (unsigned __int128)b->obs.difficulty);
+  w->mut->min_difficulty = MIN(w->mut->min_difficulty, b->obs.difficulty);
   /* The template: empty until full_at, then rebuilt every recommit_s. Two blocks on one template (a
    * one-miner fork before the template changed) carry the same transactions, so the contents are drawn
    * from a stream keyed by the template. */
@@ -582,6 +584,7 @@ PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error)
   SimEntityId first_entity = sim_engine_n_entities(engine);
   w->mut = g_new0(struct PowMut, 1);
   w->mut->best = &w->genesis;
+  w->mut->min_difficulty = INFINITY;
   w->mut->miner_pool = g_new0(guint, MAX(w->n_miners, 1));
   w->mut->pool_share = g_new0(double, MAX(cfg->n_pools, 1));
   w->miners = g_new0(PowMiner, w->n_miners);
@@ -707,16 +710,21 @@ SimTime pow_world_redraw_floor(const PowWorld *w, guint miner, const ObsBlock *b
   const PowMiner *m = &w->miners[miner];
   if (w->cfg->chain.difficulty == POW_DIFFICULTY_FIXED) return SIM_DURATION_MAX; /* new_work() draws nothing */
   if (m->n_orphan_parents) return 0; /* a delivery may accept any number of waiting blocks, each drawing */
-  const PowBlock *parent = world_block(w, b->id);
-  /* The least difficulty a child of b can have (the adjustment's floor, -99 steps), so the greatest rate. */
-  double d = parent->obs.height == 0 ? w->cfg->chain.initial_difficulty
-                                      : MAX(131072.0, parent->obs.difficulty - 99 * floor(parent->obs.difficulty / 2048));
+  /* The least difficulty the work of a redraw can have: a redraw mines on a block already mined (one a
+   * delivery brings, or its own), so on a child of a block of at least the least difficulty mined so far, at
+   * the floor of the adjustment (-99 steps of 1/2048); so the greatest rate. */
+  (void)b;
+  double d = MIN(w->mut->min_difficulty, w->cfg->chain.initial_difficulty);
+  d = MAX(131072.0, d - 99 * ceil(d / 2048));
   double rate_max = m->hashrate_hps / d;
   /* A copy of the stream (only the inline draws below run on it, which read the counter words, not gsl). */
   SimRng peek = *rng;
   peek.gsl.state = &peek;
   double e_min = INFINITY;
-  for (guint i = 0; i < words; i++) e_min = MIN(e_min, sim_rng_exponential(&peek, 1.0));
+  for (guint i = 0; i < words; i++) {
+    double e = sim_rng_exponential(&peek, 1.0); /* not inside MIN(), which evaluates it twice */
+    e_min = MIN(e_min, e);
+  }
   double s = e_min / rate_max * 1e9;
   return s >= (double)SIM_DURATION_MAX ? SIM_DURATION_MAX : MAX(0, (SimTime)s - 1);
 }

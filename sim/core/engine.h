@@ -242,6 +242,8 @@ uint64_t sim_ctx_reserve(SimCtx *ctx, uint64_t n);
  * is not held. From a gate or flush callback, a handler of the sequential loop, or between runs. */
 void sim_engine_release(SimEngine *engine, SimEntityId id);
 gboolean sim_engine_is_held(const SimEngine *engine, SimEntityId id);
+/* How many events the engine holds for `id` (0 when it is not held). */
+guint sim_engine_held_count(const SimEngine *engine, SimEntityId id);
 
 /* ---- Partitions, threads and windows ----
  *

@@ -61,6 +61,11 @@ void engine_gate_release_all(SimEngine *engine) {
     if (engine->held[id]) sim_engine_release(engine, id);
 }
 
+guint sim_engine_held_count(const SimEngine *engine, SimEntityId id) {
+  g_return_val_if_fail(engine != NULL, 0);
+  return id < engine->held_len && engine->held[id] ? engine->held_ev[id]->len : 0;
+}
+
 gboolean sim_engine_is_held(const SimEngine *engine, SimEntityId id) {
   g_return_val_if_fail(engine != NULL, FALSE);
   return id < engine->held_len && engine->held[id];
