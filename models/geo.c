@@ -571,14 +571,15 @@ static SimGateVerdict geo_gate(gpointer user, SimEngine *engine, const SimEvent 
   pend_poll(g);
   if (!g->n_pend) return SIM_GATE_PROCESS;
   gint who = ev->dst < g->n_entity_map ? g->entity_miner[ev->dst] : -2;
-  if (who == -1) return SIM_GATE_PROCESS; /* a vantage point: it only records */
-  if (who == -2) {                        /* not ours: the sequential order, whatever it touches */
+  if (who == -2) { /* not ours: the sequential order, whatever it touches */
     geo_flush(g, engine);
     return SIM_GATE_AGAIN;
   }
-  guint m = (guint)who;
-  if (pow_world_event_inert(g->world, m, ev)) return SIM_GATE_PROCESS;
-  if (miner_blocked(g, m, ev->time)) {
+  /* A vantage point only records, and is never held. Its events, and a miner's stale ones, still wait for
+   * the bound below: nothing may be handled after a find that comes before it, so that a run that stops at
+   * a find (stop.heights) has handled exactly the events the sequential run has. */
+  guint m = who >= 0 ? (guint)who : G_MAXUINT;
+  if (who >= 0 && miner_blocked(g, m, ev->time)) {
     if (g->held_t[m] == SIM_TIME_MAX) g->n_held++;
     g->held_t[m] = MIN(g->held_t[m], ev->time);
     g->gate_holds++;

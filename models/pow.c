@@ -702,10 +702,6 @@ gboolean pow_world_pipeline_ok(const PowWorld *w) {
 
 SimTime pow_world_find_at(const PowWorld *w, guint miner) { return w->miners[miner].find_at; }
 
-gboolean pow_world_event_inert(const PowWorld *w, guint miner, const SimEvent *ev) {
-  return ev->type == POW_EV_MINE && ev->aux != MINE_TRACE && ev->payload != w->miners[miner].mine_gen;
-}
-
 SimTime pow_world_redraw_floor(const PowWorld *w, guint miner, const ObsBlock *b, const SimRng *rng, guint words) {
   const PowMiner *m = &w->miners[miner];
   if (w->cfg->chain.difficulty == POW_DIFFICULTY_FIXED) return SIM_DURATION_MAX; /* new_work() draws nothing */

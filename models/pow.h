@@ -302,8 +302,6 @@ gboolean pow_world_pipeline_ok(const PowWorld *w);
 /* When the miner's current draw ends in a find (the event a POW_EV_MINE of its current generation leads to);
  * SIM_TIME_MAX if none is drawn. */
 SimTime pow_world_find_at(const PowWorld *w, guint miner);
-/* TRUE for a POW_EV_MINE the miner will ignore (drawn for work it has left). */
-gboolean pow_world_event_inert(const PowWorld *w, guint miner, const SimEvent *ev);
 /* A lower bound on the time from the miner's receiving block `b` to the find it draws then (Byzantium redraws
  * at a switch of work), over any of the next `words` draws of `rng` (the miner's stream as it stands, not
  * advanced): SIM_DURATION_MAX when a delivery never draws (fixed difficulty), 0 when no bound is known (blocks
