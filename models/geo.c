@@ -547,17 +547,22 @@ static void geo_flush(gpointer user, SimEngine *engine) {
   g_assert(g->n_held == 0);
 }
 
-/* The least time anything miner m, still open in r, can do (see above). */
-static SimTime open_floor(GeoState *g, Pending *r, guint m) {
-  SimTime f = pow_world_find_at(g->world, m);
+/* The least time anything miner m, still open in r, can do (see above). When r is the only running relay
+ * that has not delivered to m, and m has no held events, that delivery is m's next event to draw (every
+ * other event of m before it would come before the event asked about, which is first in the queue): its
+ * own draw bounds the redraw. Else any of the words m may draw first. */
+static SimTime open_floor(GeoState *g, Pending *r, guint m, guint n_open, guint held, SimTime T) {
+  SimTime f = pow_world_find_lb(g->world, m);
+  if (f <= T) f = pow_world_find_at(g->world, m);
   const SimRng *rng = sim_engine_entity_rng(g->engine, g->miner_entity[m]);
-  /* The draws before m's next find: per delivery (of a running relay, or held) or end of its own work
-   * distribution (a held POW_EV_WORK) a tie of the fork choice per block accepted (each held delivery
-   * accepts at most itself and one block waiting for it) and the redraw. */
-  guint words = 3 * (g->n_pend + sim_engine_held_count(g->engine, g->miner_entity[m]) + 1);
-  uint64_t key = rng_pos(rng) * 1024 + MIN(words, 1023);
+  gboolean next = n_open == 1 && held == 0;
+  /* Per delivery (of a running relay, or held) or end of its own work distribution (a held POW_EV_WORK): a
+   * tie of the fork choice per block accepted (a delivery accepts at most itself and the blocks that waited
+   * for it, each delivered before) and the redraw. */
+  guint words = next ? 0 : 3 * (n_open + held + 1);
+  uint64_t key = (rng_pos(rng) * 1024 + MIN(words, 1023)) * 2 + (uint64_t)next;
   if (r->floor_pos[m] != key) {
-    r->floor[m] = pow_world_redraw_floor(g->world, m, r->b, rng, words);
+    r->floor[m] = pow_world_redraw_floor(g->world, m, r->b, rng, words, next);
     r->floor_pos[m] = key;
   }
   SimTime redraw = r->horizon + r->import + r->floor[m];
@@ -589,18 +594,33 @@ static SimGateVerdict geo_gate(gpointer user, SimEngine *engine, const SimEvent 
   for (guint f = 0; f < g->n_miners; f++) {
     if (f == m) continue; /* its own later steps come after this event */
     gboolean held = g->held_t[f] != SIM_TIME_MAX;
-    SimTime lb = held ? g->held_t[f] : SIM_TIME_MAX, fl = 0;
+    SimTime lb = SIM_TIME_MAX, fl = 0;
     Pending *open = NULL;
+    guint n_open = 0;
+    for (guint i = 0; i < g->pipe_slots; i++)
+      n_open += g->pend[i].job && g->pend[i].arrive[f] == ARRIVE_OPEN;
+    if (!n_open) continue; /* neither open nor held (held implies open: release_held) */
+    /* Its held events that draw (deliveries, the end of its own work distribution), and the first of them. */
+    guint n_held = 0;
+    SimTime draw_t = SIM_TIME_MAX;
+    if (held) {
+      guint n;
+      const SimEvent *he = sim_engine_held_events(g->engine, g->miner_entity[f], &n);
+      for (guint k = 0; k < n; k++)
+        if (he[k].type == POW_EV_BLOCK || he[k].type == POW_EV_WORK) {
+          n_held++;
+          draw_t = MIN(draw_t, he[k].time);
+        }
+    }
     for (guint i = 0; i < g->pipe_slots; i++) {
       Pending *r = &g->pend[i];
       if (!r->job || r->arrive[f] != ARRIVE_OPEN) continue;
-      SimTime rf = open_floor(g, r, f);
+      SimTime rf = open_floor(g, r, f, n_open, n_held, T);
       if (!open || r->horizon < open->horizon) open = r, fl = r->floor[f];
       lb = MIN(lb, rf);
     }
-    if (!open) continue; /* neither open nor held (held implies open: release_held) */
-    /* A held miner's list may start with a delivery (of a finished relay) that redraws. */
-    if (held) lb = MIN(lb, g->held_t[f] + fl);
+    /* A held delivery (of a finished relay) or end of work distribution redraws. */
+    if (n_held) lb = MIN(lb, draw_t + fl);
     if (lb > T) continue;
     /* Wait for the relay that holds F back the longest: until F's delivery cannot come before its pending
      * find or its held events, or the redraws' floors pass T. */
@@ -609,7 +629,8 @@ static SimGateVerdict geo_gate(gpointer user, SimEngine *engine, const SimEvent 
     if (fa <= T) target = MIN(target, fa - open->import + 1);
     if (held) target = MIN(target, g->held_t[f] - open->import + 1);
     gint64 w0 = sim_mono_ns();
-    relay_job_wait(open->job, MAX(target, open->horizon + 1));
+    /* ... or F's delivery is known (its first gateway has the block). */
+    relay_job_wait_nodes(open->job, MAX(target, open->horizon + 1), g->miner_gw[f], MIN(g->miner_n_gw[f], 8));
     g->gate_wait_ns += sim_mono_ns() - w0;
     g->gate_waits++;
     return SIM_GATE_AGAIN;

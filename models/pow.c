@@ -42,7 +42,13 @@ struct PowMiner {
   guint64 mine_gen;       /* a POW_EV_MINE whose payload differs is stale (the work changed) */
   double mine_left;       /* Byzantium: the Exp(1) budget left at the next difficulty step */
   double mine_seg_t;      /* ... and that step's time in seconds (exact, not rounded to the event time) */
-  SimTime find_at;        /* the time of the find the current mine_gen leads to (SIM_TIME_MAX: none drawn) */
+  /* The find the current mine_gen leads to: exact once find_known (computed on demand, pow_world_find_at:
+   * the segment walk costs ~150 steps for a small pool), else at least find_lb; from the draw's start, budget
+   * and parent. SIM_TIME_MAX: none drawn. */
+  SimTime find_at, find_lb, draw_now;
+  gboolean find_known;
+  double draw_t, draw_e;
+  const PowBlock *draw_parent;
   gpointer net_scratch;   /* the network's per-miner space */
 
   /* Own blocks: append-only chunks so published blocks never move. Beside each chunk, the blocks'
@@ -406,11 +412,23 @@ static void schedule_mining(PowMiner *m, SimCtx *ctx) {
   if (m->world->cfg->chain.difficulty == POW_DIFFICULTY_FIXED) {
     SimTime dt = sim_time_from_s(sim_rng_exponential(rng, m->mean_interval_s));
     sim_ctx_send(ctx, m->entity, dt, POW_EV_MINE, MINE_FIND, m->mine_gen);
-    m->find_at = sim_ctx_now(ctx) + dt;
+    m->find_at = m->find_lb = sim_ctx_now(ctx) + dt;
+    m->find_known = TRUE;
     return;
   }
   double t = sim_time_to_s(sim_ctx_now(ctx)), e = sim_rng_exponential(rng, 1.0);
-  m->find_at = find_time(m, m->work, sim_ctx_now(ctx), t, e);
+  m->draw_now = sim_ctx_now(ctx);
+  m->draw_t = t;
+  m->draw_e = e;
+  m->draw_parent = m->work;
+  m->find_known = FALSE;
+  /* At most the rate at the adjustment's floor on this parent. */
+  const PowBlock *p = m->work;
+  double d = p->obs.height == 0 ? m->world->cfg->chain.initial_difficulty : p->obs.difficulty;
+  d = MAX(131072.0, d - 99 * ceil(d / 2048));
+  double lb = e / (m->hashrate_hps / d) * 1e9;
+  /* Less 16 ns: the rounding of times in seconds held in doubles. */
+  m->find_lb = m->draw_now + (lb >= (double)SIM_DURATION_MAX ? SIM_DURATION_MAX : MAX(0, (SimTime)lb - 16));
   spend(m, ctx, t, e);
 }
 
@@ -521,7 +539,7 @@ static void miner_handle(SimCtx *ctx, void *state, const SimEvent *ev) {
       break;
     }
     /* find_at predicts this event exactly (the relay's pipeline relies on it). */
-    g_assert(sim_ctx_now(ctx) == m->find_at);
+    g_assert(sim_ctx_now(ctx) == pow_world_find_at(m->world, m->index));
     /* The strategy may lose the find (block withholding: an infiltrated miner throws the block away). */
     if (!m->strategy->on_find || m->strategy->on_find(m->strategy_params, m->strategy_state, ctx)) mine(m, ctx);
     schedule_mining(m, ctx);
@@ -683,7 +701,8 @@ PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error)
                     : sim_rng_exponential(sim_engine_entity_rng(engine, m->entity), 1.0) *
                           cfg->chain.initial_difficulty / m->hashrate_hps;
     m->mine_gen = 1;
-    m->find_at = sim_time_from_s(dt);
+    m->find_at = m->find_lb = sim_time_from_s(dt);
+    m->find_known = TRUE;
     sim_engine_schedule(engine, m->entity, m->entity, sim_time_from_s(dt), POW_EV_MINE, 0, m->mine_gen);
   }
   return w;
@@ -700,17 +719,46 @@ gboolean pow_world_pipeline_ok(const PowWorld *w) {
   return TRUE;
 }
 
-SimTime pow_world_find_at(const PowWorld *w, guint miner) { return w->miners[miner].find_at; }
+SimTime pow_world_find_at(const PowWorld *w, guint miner) {
+  /* Computed once per draw (memoised in the miner's record: the world is const for its readers). */
+  PowMiner *m = (PowMiner *)&w->miners[miner];
+  if (!m->find_known) {
+    m->find_at = find_time(m, m->draw_parent, m->draw_now, m->draw_t, m->draw_e);
+    m->find_known = TRUE;
+  }
+  return m->find_at;
+}
 
-SimTime pow_world_redraw_floor(const PowWorld *w, guint miner, const ObsBlock *b, const SimRng *rng, guint words) {
+SimTime pow_world_find_lb(const PowWorld *w, guint miner) { return w->miners[miner].find_lb; }
+
+SimTime pow_world_redraw_floor(const PowWorld *w, guint miner, const ObsBlock *b, const SimRng *rng, guint words,
+                               gboolean next) {
   const PowMiner *m = &w->miners[miner];
   if (w->cfg->chain.difficulty == POW_DIFFICULTY_FIXED) return SIM_DURATION_MAX; /* new_work() draws nothing */
   if (m->n_orphan_parents) return 0; /* a delivery may accept any number of waiting blocks, each drawing */
-  /* The least difficulty the work of a redraw can have: a redraw mines on a block already mined (one a
-   * delivery brings, or its own), so on a child of a block of at least the least difficulty mined so far, at
-   * the floor of the adjustment (-99 steps of 1/2048); so the greatest rate. */
-  (void)b;
-  double d = MIN(w->mut->min_difficulty, w->cfg->chain.initial_difficulty);
+  double d;
+  if (next) {
+    /* b's delivery is the miner's next drawing event: it switches to b as consider_head() decides (a tie of
+     * total difficulty and height, with a head not its own, draws a uniform first), then draws the budget of
+     * a child of b. */
+    const PowBlock *pb = world_block(w, b->id), *h = m->head;
+    gboolean tie = FALSE;
+    if (pb->td != h->td) {
+      if (pb->td < h->td) return SIM_DURATION_MAX;
+    } else if (pb->obs.height != h->obs.height) {
+      if (pb->obs.height > h->obs.height) return SIM_DURATION_MAX;
+    } else {
+      if (h->obs.miner == m->index) return SIM_DURATION_MAX;
+      tie = TRUE;
+    }
+    words = tie ? 2 : 1;
+    d = pb->obs.height == 0 ? w->cfg->chain.initial_difficulty : pb->obs.difficulty;
+  } else {
+    /* A redraw mines on a block already mined (one a delivery brings, or its own): a child of a block of at
+     * least the least difficulty mined so far. */
+    d = MIN(w->mut->min_difficulty, w->cfg->chain.initial_difficulty);
+  }
+  /* The child's least difficulty (the adjustment's floor, -99 steps of 1/2048): the greatest rate. */
   d = MAX(131072.0, d - 99 * ceil(d / 2048));
   double rate_max = m->hashrate_hps / d;
   /* A copy of the stream (only the inline draws below run on it, which read the counter words, not gsl). */
@@ -722,7 +770,7 @@ SimTime pow_world_redraw_floor(const PowWorld *w, guint miner, const ObsBlock *b
     e_min = MIN(e_min, e);
   }
   double s = e_min / rate_max * 1e9;
-  return s >= (double)SIM_DURATION_MAX ? SIM_DURATION_MAX : MAX(0, (SimTime)s - 1);
+  return s >= (double)SIM_DURATION_MAX ? SIM_DURATION_MAX : MAX(0, (SimTime)s - 16); /* less the rounding */
 }
 
 void pow_world_free(PowWorld *w) {

@@ -302,11 +302,16 @@ gboolean pow_world_pipeline_ok(const PowWorld *w);
 /* When the miner's current draw ends in a find (the event a POW_EV_MINE of its current generation leads to);
  * SIM_TIME_MAX if none is drawn. */
 SimTime pow_world_find_at(const PowWorld *w, guint miner);
+/* A lower bound on it, without the walk over the difficulty's steps. */
+SimTime pow_world_find_lb(const PowWorld *w, guint miner);
 /* A lower bound on the time from the miner's receiving block `b` to the find it draws then (Byzantium redraws
- * at a switch of work), over any of the next `words` draws of `rng` (the miner's stream as it stands, not
- * advanced): SIM_DURATION_MAX when a delivery never draws (fixed difficulty), 0 when no bound is known (blocks
- * waiting for their parents may be accepted with it, each drawing). */
-SimTime pow_world_redraw_floor(const PowWorld *w, guint miner, const ObsBlock *b, const SimRng *rng, guint words);
+ * at a switch of work): SIM_DURATION_MAX when that delivery draws nothing (fixed difficulty; with `next`, a
+ * block the fork choice will not take), 0 when no bound is known (blocks waiting for their parents may be
+ * accepted with it, each drawing). `rng` is the miner's stream as it stands (not advanced). With `next` the
+ * delivery is the miner's next event that draws: the bound is that of its own draw, on a child of `b`. Else
+ * any of the next `words` draws, on a child of any block mined so far. */
+SimTime pow_world_redraw_floor(const PowWorld *w, guint miner, const ObsBlock *b, const SimRng *rng, guint words,
+                               gboolean next);
 gboolean pow_world_feed(const PowWorld *world, const ObsSink *sink, GError **error);
 
 G_END_DECLS

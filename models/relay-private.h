@@ -74,6 +74,7 @@ typedef struct Kernel Kernel;
  * Geth kernel writes it at each window's end on its one-thread path (relay_kernel_thread_block), nowhere in
  * the step loop. The watched nodes are 0 .. n_watch - 1 (topology numbers: the specials a RelayStop
  * watches). */
+#define RELAY_WAKE_NODES 8
 typedef struct RelayProgress {
   guint32 n_watch;
   SimTime *have;     /* per watched node: its full-block time once its HAVE step was taken, else SIM_TIME_MAX
@@ -87,6 +88,9 @@ typedef struct RelayProgress {
    * syscall. */
   _Alignas(64) SimTime horizon;
   SimTime wake_at;
+  /* ... or for one of these watched nodes to be published (relay_job_wait_nodes; n_wake 0: none). */
+  guint32 wake_node[RELAY_WAKE_NODES];
+  unsigned n_wake;
   unsigned seq, sleepers;
 } RelayProgress;
 
@@ -120,6 +124,10 @@ struct RelayWork {
   gpointer ext;
   GDestroyNotify ext_free;
 };
+
+/* The results of src's last propagation into dst (every node's full-block time, the specials' first
+ * messages, the counts; not the statistics): a RelayPipe job's, from the thread that ran it. */
+void relay_work_copy_results(RelayWork *dst, const RelayWork *src);
 
 /* ---- fixed groups of nodes (relay_groups.c) ---- */
 

@@ -275,6 +275,9 @@ SimTime relay_job_have(const RelayJob *job, guint32 i);
 /* Blocks until relay_job_horizon(job) >= at_least or the job is done: spins briefly, then sleeps; the job's
  * thread wakes a sleeper only when the horizon reaches at_least (no syscall per window otherwise). */
 void relay_job_wait(RelayJob *job, SimTime at_least);
+/* The same, or until one of `nodes` (n <= 8 watched nodes) is published (relay_job_have final), whichever
+ * comes first. */
+void relay_job_wait_nodes(RelayJob *job, SimTime at_least, const guint32 *nodes, guint n);
 /* How long relay_job_wait and the waits for a job's end spin before they sleep (default SPIN_NS, 200 us): a
  * waiter that shares the cores with the jobs should spin little. */
 void relay_pipe_set_spin(RelayPipe *pipe, gint64 spin_ns);

@@ -31,7 +31,8 @@ typedef enum { JOB_FREE = 0, JOB_QUEUED, JOB_RUNNING, JOB_DONE } JobState;
 struct RelayJob {
   RelayPipe *pipe;
   guint index;
-  RelayWork *work; /* one worker; work->progress points at `prog` for good */
+  RelayWork *work; /* the results, copied from the running thread's work at the end (no kernel of its own) */
+  gint tg_key;     /* the size-class table the relay uses (relay_tg_plan), -1: none */
   /* The block, copied: the caller's arrays and stream may change once relay_pipe_start returns. */
   RelayBlock b;
   guint32 *sources;
@@ -41,11 +42,17 @@ struct RelayJob {
   const RelayStop *stop;
   SimRng rng;
   JobState state;       /* under pipe->lock */
-  RelayWorkStats stats; /* the slot's statistics as of its last finished job (under pipe->lock) */
+
   /* Written by the job's thread once the results are in `work` (after the last publication). */
   _Alignas(64) unsigned done;
   RelayProgress prog;
 };
+
+typedef struct PipeThread {
+  RelayPipe *pipe;
+  RelayWork *work;
+  RelayWorkStats stats; /* its work's statistics as of its last finished job (under pipe->lock) */
+} PipeThread;
 
 struct RelayPipe {
   const RelayModel *model;
@@ -53,6 +60,9 @@ struct RelayPipe {
   const NetGeoParams *gp;
   const NetTopology *t;
   guint n_slots, n_threads;
+  /* Each thread's own work and kernel (one worker), which stays warm in its core's cache: a kernel per slot
+   * made each job start cold (+25% per block with two slots on one thread). */
+  struct PipeThread *thr;
   gint64 spin_ns; /* how long a waiter spins before it sleeps (relay_pipe_set_spin) */
   RelayJob **slots;
   pthread_t *threads;
@@ -88,16 +98,29 @@ void relay_progress_publish(Kernel *k, SimTime horizon) {
   /* Sequentially consistent (a release, and ordered before the load of wake_at, against the waiter's store
    * of wake_at then load of the horizon: one of the two sees the other). */
   __atomic_store_n(&p->horizon, horizon, __ATOMIC_SEQ_CST);
-  if (horizon >= __atomic_load_n(&p->wake_at, __ATOMIC_SEQ_CST)) sim_bump_and_wake(&p->seq, &p->sleepers);
+  /* After the horizon (sequentially consistent, against the waiter's store of n_wake then load of the
+   * horizon: one of the two sees the other): a waiter for nodes published by now. */
+  gboolean wake = horizon >= __atomic_load_n(&p->wake_at, __ATOMIC_SEQ_CST);
+  unsigned n_wake = __atomic_load_n(&p->n_wake, __ATOMIC_SEQ_CST);
+  for (unsigned j = 0; j < n_wake && !wake; j++) {
+    guint32 v = __atomic_load_n(&p->wake_node[j], __ATOMIC_RELAXED);
+    wake = v < p->n_watch && p->have[v] != SIM_TIME_MAX;
+  }
+  if (wake) sim_bump_and_wake(&p->seq, &p->sleepers);
 }
 
 /* ---- the pipe's threads ---- */
 
 /* The job's block through the model, then what the windows did not publish (a relay that stopped, a model
  * that publishes nothing while it runs, a block without sources) from the results. */
-static void job_run(RelayJob *job) {
+static void job_run(RelayJob *job, RelayWork *w) {
   const RelayPipe *pp = job->pipe;
-  pp->model->propagate(pp->params, pp->gp, pp->t, &job->b, job->stop, &job->rng, job->work);
+  w->progress = &job->prog;
+  w->tg_forced = pp->model == &relay_geth;
+  w->tg_key = job->tg_key;
+  pp->model->propagate(pp->params, pp->gp, pp->t, &job->b, job->stop, &job->rng, w);
+  relay_work_copy_results(job->work, w);
+  w->progress = NULL;
   RelayProgress *p = &job->prog;
   for (guint32 i = 0; i < p->n_pending; i++) {
     guint32 v = p->pending[i];
@@ -108,7 +131,8 @@ static void job_run(RelayJob *job) {
 }
 
 static void *pipe_thread(void *arg) {
-  RelayPipe *pp = arg;
+  PipeThread *T = arg;
+  RelayPipe *pp = T->pipe;
   pthread_mutex_lock(&pp->lock);
   for (;;) {
     while (!pp->quit && g_queue_is_empty(&pp->queue))
@@ -117,9 +141,9 @@ static void *pipe_thread(void *arg) {
     if (!job) break; /* quit, and nothing left to run */
     job->state = JOB_RUNNING;
     pthread_mutex_unlock(&pp->lock);
-    job_run(job);
+    job_run(job, T->work);
     pthread_mutex_lock(&pp->lock);
-    relay_work_get_stats(job->work, &job->stats);
+    relay_work_get_stats(T->work, &T->stats);
     job->state = JOB_DONE;
     pthread_mutex_unlock(&pp->lock);
     /* After this the starting thread may release the slot and start another job on it: only the counters
@@ -159,9 +183,6 @@ RelayPipe *relay_pipe_new(const RelayModel *model, const void *params, const Net
     job->pipe = pp;
     job->index = s;
     job->work = relay_work_new(t);
-    relay_work_set_threads(job->work, 1);
-    if (groups) relay_work_set_groups(job->work, s + 1 < slots ? relay_groups_copy(groups) : groups);
-    job->work->progress = &job->prog;
     job->prog.horizon = SIM_TIME_MAX;
     job->prog.wake_at = SIM_TIME_MAX;
     job->done = 1;
@@ -173,8 +194,16 @@ RelayPipe *relay_pipe_new(const RelayModel *model, const void *params, const Net
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
   pp->threads = g_new0(pthread_t, threads);
+  pp->thr = g_new0(PipeThread, threads);
   for (guint i = 0; i < threads; i++) {
-    int rc = pthread_create(&pp->threads[i], NULL, pipe_thread, pp);
+    PipeThread *T = &pp->thr[i];
+    T->pipe = pp;
+    T->work = relay_work_new(t);
+    relay_work_set_threads(T->work, 1);
+    if (groups) relay_work_set_groups(T->work, i + 1 < threads ? relay_groups_copy(groups) : groups);
+  }
+  for (guint i = 0; i < threads; i++) {
+    int rc = pthread_create(&pp->threads[i], NULL, pipe_thread, &pp->thr[i]);
     if (rc != 0) g_error("relay pipe: cannot start a thread: %s", g_strerror(rc));
   }
   pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -189,6 +218,8 @@ void relay_pipe_free(RelayPipe *pp) {
   pthread_mutex_unlock(&pp->lock);
   for (guint i = 0; i < pp->n_threads; i++)
     pthread_join(pp->threads[i], NULL); /* each runs what is queued before it ends */
+  for (guint i = 0; i < pp->n_threads; i++) relay_work_free(pp->thr[i].work);
+  g_free(pp->thr);
   for (guint s = 0; s < pp->n_slots; s++) {
     RelayJob *job = pp->slots[s];
     relay_work_free(job->work);
@@ -214,10 +245,9 @@ RelayJob *relay_pipe_start(RelayPipe *pp, const RelayBlock *b, const RelayStop *
   while (pp->n_free == 0)
     pthread_cond_wait(&pp->free_cond, &pp->lock);
   RelayJob *job = pp->slots[pp->free_slot[--pp->n_free]];
-  if (pp->model == &relay_geth) {
-    job->work->tg_forced = TRUE;
-    job->work->tg_key = relay_tg_plan(&pp->plan, pp->params, pp->model->import_ns(pp->params, 0), pp->t, b, stop);
-  }
+  job->tg_key = pp->model == &relay_geth
+                    ? relay_tg_plan(&pp->plan, pp->params, pp->model->import_ns(pp->params, 0), pp->t, b, stop)
+                    : -1;
   pthread_mutex_unlock(&pp->lock);
   /* The slot is ours alone until it is queued (its last job's thread touches only prog.seq/sleepers). */
   if (b->n_sources > job->src_cap) {
@@ -288,6 +318,29 @@ static gboolean job_reached(RelayJob *job, SimTime at_least) {
 
 void relay_pipe_set_spin(RelayPipe *pipe, gint64 spin_ns) { pipe->spin_ns = MAX(0, spin_ns); }
 
+/* Whether one of the nodes is published (relay_job_have() final). */
+static gboolean any_published(const RelayJob *job, const guint32 *nodes, guint n) {
+  for (guint i = 0; i < n; i++)
+    if (relay_job_have(job, nodes[i]) != SIM_TIME_MAX) return TRUE;
+  return FALSE;
+}
+
+void relay_job_wait_nodes(RelayJob *job, SimTime at_least, const guint32 *nodes, guint n) {
+  g_return_if_fail(job != NULL && n <= RELAY_WAKE_NODES);
+  RelayProgress *p = &job->prog;
+  if (job_reached(job, at_least) || any_published(job, nodes, n)) return;
+  for (guint i = 0; i < n; i++) __atomic_store_n(&p->wake_node[i], nodes[i], __ATOMIC_RELAXED);
+  __atomic_store_n(&p->n_wake, n, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&p->wake_at, at_least, __ATOMIC_SEQ_CST);
+  for (;;) {
+    unsigned s = __atomic_load_n(&p->seq, __ATOMIC_SEQ_CST);
+    if (job_reached(job, at_least) || any_published(job, nodes, n)) break;
+    sim_wait_change(&p->seq, s, &p->sleepers, job->pipe->spin_ns);
+  }
+  __atomic_store_n(&p->wake_at, SIM_TIME_MAX, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&p->n_wake, 0, __ATOMIC_SEQ_CST);
+}
+
 void relay_job_wait(RelayJob *job, SimTime at_least) {
   g_return_if_fail(job != NULL);
   if (job_reached(job, at_least)) return;
@@ -339,8 +392,8 @@ void relay_pipe_get_stats(const RelayPipe *pp, RelayWorkStats *st) {
   RelayPipe *mut = (RelayPipe *)pp; /* the lock only */
   pthread_mutex_lock(&mut->lock);
   gboolean first = TRUE;
-  for (guint s = 0; s < pp->n_slots; s++) {
-    const RelayWorkStats *x = &pp->slots[s]->stats;
+  for (guint s = 0; s < pp->n_threads; s++) {
+    const RelayWorkStats *x = &pp->thr[s].stats;
     if (x->propagations == 0) continue;
     if (first) {
       /* The same groups in every slot. */

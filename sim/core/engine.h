@@ -242,8 +242,9 @@ uint64_t sim_ctx_reserve(SimCtx *ctx, uint64_t n);
  * is not held. From a gate or flush callback, a handler of the sequential loop, or between runs. */
 void sim_engine_release(SimEngine *engine, SimEntityId id);
 gboolean sim_engine_is_held(const SimEngine *engine, SimEntityId id);
-/* How many events the engine holds for `id` (0 when it is not held). */
-guint sim_engine_held_count(const SimEngine *engine, SimEntityId id);
+/* The events the engine holds for `id` (in no particular order; valid until the queue changes), and their
+ * number in *n (0 when it is not held). */
+const SimEvent *sim_engine_held_events(const SimEngine *engine, SimEntityId id, guint *n);
 
 /* ---- Partitions, threads and windows ----
  *

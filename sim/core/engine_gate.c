@@ -61,9 +61,14 @@ void engine_gate_release_all(SimEngine *engine) {
     if (engine->held[id]) sim_engine_release(engine, id);
 }
 
-guint sim_engine_held_count(const SimEngine *engine, SimEntityId id) {
-  g_return_val_if_fail(engine != NULL, 0);
-  return id < engine->held_len && engine->held[id] ? engine->held_ev[id]->len : 0;
+const SimEvent *sim_engine_held_events(const SimEngine *engine, SimEntityId id, guint *n) {
+  g_return_val_if_fail(engine != NULL && n != NULL, NULL);
+  if (id >= engine->held_len || !engine->held[id]) {
+    *n = 0;
+    return NULL;
+  }
+  *n = engine->held_ev[id]->len;
+  return (const SimEvent *)engine->held_ev[id]->data;
 }
 
 gboolean sim_engine_is_held(const SimEngine *engine, SimEntityId id) {
