@@ -565,6 +565,17 @@ static SimTime open_floor(GeoState *g, Pending *r, guint m, guint n_open, guint 
     r->floor[m] = pow_world_redraw_floor(g->world, m, r->b, rng, words, next);
     r->floor_pos[m] = key;
   }
+  /* A pending find the delivery surely comes before (the delivery's time is at most what the best arrival
+   * at m's gateways so far gives) is void: the delivery redraws it. */
+  if (f != SIM_TIME_MAX && f <= T && next && pow_world_surely_redraws(g->world, m, r->b)) {
+    SimTime ub = SIM_TIME_MAX;
+    for (guint i = 0; i < g->miner_n_gw[m]; i++) {
+      SimTime u = relay_job_have_ub(r->job, g->miner_gw[m][i]);
+      ub = MIN(ub, u);
+    }
+    if (ub != SIM_TIME_MAX && (r->constant ? ub + r->import + r->fixed : ub + r->import + r->stratum[m]) < f)
+      f = SIM_TIME_MAX;
+  }
   SimTime redraw = r->horizon + r->import + r->floor[m];
   return MIN(f, redraw);
 }

@@ -731,6 +731,13 @@ SimTime pow_world_find_at(const PowWorld *w, guint miner) {
 
 SimTime pow_world_find_lb(const PowWorld *w, guint miner) { return w->miners[miner].find_lb; }
 
+gboolean pow_world_surely_redraws(const PowWorld *w, guint miner, const ObsBlock *b) {
+  const PowMiner *m = &w->miners[miner];
+  if (w->cfg->chain.difficulty == POW_DIFFICULTY_FIXED || w->cfg->trace || m->n_orphan_parents) return FALSE;
+  const PowBlock *pb = world_block(w, b->id);
+  return known(m, pb->obs.parent) && pb->td > m->head->td;
+}
+
 SimTime pow_world_redraw_floor(const PowWorld *w, guint miner, const ObsBlock *b, const SimRng *rng, guint words,
                                gboolean next) {
   const PowMiner *m = &w->miners[miner];

@@ -304,6 +304,9 @@ gboolean pow_world_pipeline_ok(const PowWorld *w);
 SimTime pow_world_find_at(const PowWorld *w, guint miner);
 /* A lower bound on it, without the walk over the difficulty's steps. */
 SimTime pow_world_find_lb(const PowWorld *w, guint miner);
+/* TRUE when a delivery of `b` now would make the miner switch to it and draw its find again (its parent known,
+ * more total difficulty than its head, Byzantium): its pending find is then void if the delivery comes first. */
+gboolean pow_world_surely_redraws(const PowWorld *w, guint miner, const ObsBlock *b);
 /* A lower bound on the time from the miner's receiving block `b` to the find it draws then (Byzantium redraws
  * at a switch of work): SIM_DURATION_MAX when that delivery draws nothing (fixed difficulty; with `next`, a
  * block the fork choice will not take), 0 when no bound is known (blocks waiting for their parents may be
