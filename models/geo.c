@@ -79,6 +79,7 @@ typedef struct {
   SimEngine *engine;
   const PowWorld *world;
   gboolean pipe_ok;    /* the model allows it (geo_pipe_possible) */
+  gboolean pipe_wanted; /* sim run --relay-pipeline */
   RelayPipe *pipe;
   struct Pending *pend; /* pipe_slots records, in use or not */
   guint pipe_slots, n_pend;
@@ -729,7 +730,7 @@ static void geo_pipe_setup(GeoState *g, guint threads) {
     geo_pipe_free(g);
     sim_engine_set_gate(g->engine, NULL, NULL, NULL);
   }
-  if (!g->pipe_ok || threads < 2) return;
+  if (!g->pipe_ok || !g->pipe_wanted || threads < 2) return;
   g->pipe_slots = threads + 1;
   g->pipe_threads = threads;
   g->pipe = relay_pipe_new(g->relay, g->p->relay.params, g->p, g->topo, NULL, g->pipe_slots, threads);
@@ -1004,6 +1005,13 @@ static double geo_relay_wall_s(gpointer state) {
   return s;
 }
 
+static gboolean geo_set_pipeline(gpointer state, gboolean on) {
+  GeoState *g = state;
+  g->pipe_wanted = on;
+  geo_pipe_setup(g, g->relay_threads);
+  return g->pipe_ok;
+}
+
 static void geo_set_threads(gpointer state, guint threads, gboolean adaptive) {
   GeoState *g = state;
   g->relay_threads = threads;
@@ -1146,6 +1154,7 @@ const PowNetworkModel pow_network_geo = {
     .min_delay = geo_min_delay,
     .relay_wall_s = geo_relay_wall_s,
     .set_threads = geo_set_threads,
+    .set_pipeline = geo_set_pipeline,
     .relay_stats = geo_relay_stats,
     .trace_set = geo_trace_set,
     .trace_info = geo_trace_info,

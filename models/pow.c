@@ -889,6 +889,11 @@ void pow_world_set_threads(PowWorld *w, guint threads, gboolean adaptive) {
   if (w->net->set_threads && w->net_state) w->net->set_threads(w->net_state, threads, adaptive);
 }
 
+gboolean pow_world_set_relay_pipeline(PowWorld *w, gboolean on) {
+  g_return_val_if_fail(w != NULL, FALSE);
+  return w->net->set_pipeline && w->net_state && w->net->set_pipeline(w->net_state, on);
+}
+
 gboolean pow_world_relay_stats(const PowWorld *w, PowRelayStats *stats) {
   g_return_val_if_fail(w != NULL && stats != NULL, FALSE);
   memset(stats, 0, sizeof *stats);

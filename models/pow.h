@@ -223,6 +223,9 @@ typedef struct {
    * depend on the number. `adaptive`: it may run a block on fewer threads when that has been faster (a
    * machine busy with other work); else it uses them all. NULL: it has none. */
   void (*set_threads)(gpointer state, guint threads, gboolean adaptive);
+  /* Successive blocks' relays at once on the relay's threads, each on one (sim run --relay-pipeline): TRUE if
+   * the network can (it then needs threads >= 2 and the sequential engine); NULL: it cannot. */
+  gboolean (*set_pipeline)(gpointer state, gboolean on);
   /* Fills `stats` with what its per-block relay did so far; FALSE (or NULL): nothing to report. */
   gboolean (*relay_stats)(gpointer state, PowRelayStats *stats);
   /* `sim run --trace-blocks`: every node's arrival time of the blocks of chosen heights (NULL: a network
@@ -285,6 +288,10 @@ char *pow_world_partition_note(const PowWorld *world, double run_wall_s);
  * group on the engine; each block's relay runs on up to `threads` threads (`adaptive`: on the calling thread
  * alone when that has been measured faster). Outputs do not depend on either. */
 void pow_world_set_threads(PowWorld *world, guint threads, gboolean adaptive);
+/* sim run --relay-pipeline (PowNetworkModel.set_pipeline): FALSE when the network cannot pipeline its relay
+ * (another relay model, miners on ordinary nodes, joining nodes, a strategy other than the honest one, or
+ * trace-driven mining). */
+gboolean pow_world_set_relay_pipeline(PowWorld *world, gboolean on);
 /* What the network's relay did (PowNetworkModel.relay_stats); FALSE if it reports nothing. */
 gboolean pow_world_relay_stats(const PowWorld *world, PowRelayStats *stats);
 
