@@ -372,14 +372,17 @@ static void geo_trace_record(GeoState *g, RelayWork *run_work, const RelayBlock 
  *  - A miner whose delivery of a running relay is still open, and whose event comes at or after the relay's
  *    horizon plus the import time (the earliest that delivery can be), is held: its events wait, in order,
  *    until the delivery is known (then it is released and the delivery is queued among them).
- *  - Any other miner event at time T waits until no open delivery can lead to anything before T: for every
- *    miner F still open in a running relay, both its pending find (pow_world_find_at: valid unless the
- *    delivery comes first) and the find a delivery would redraw (at least the horizon, plus the import time,
- *    plus the least of F's next draws at the fastest rate a child of the block can have:
- *    pow_world_redraw_floor) must come after T. A find is the only way a miner touches anything but its own
- *    state (the block table, the transaction world, other miners through its block's relay), so an event
- *    that passes may be handled before deliveries that come earlier in time: nothing it reads or writes
- *    depends on them, and nothing they cause can come before it.
+ *  - Any other event at time T waits until nothing still unknown can lead to a find before T: for every
+ *    miner F still open in a running relay (or held), its pending find (pow_world_find_at, exact: void if
+ *    its delivery surely comes first, by the relay's upper bound on its gateways' times), the find its
+ *    delivery would redraw (at least the horizon, plus the import time, plus F's own next draw at the
+ *    fastest rate a child of the block can have, when that delivery is F's next event to draw; else the
+ *    least of the draws F may make first: pow_world_redraw_floor), and the finds its held deliveries would
+ *    redraw, must come after T. A find is the only way a miner touches anything but its own state (the
+ *    block table, the transaction world, other miners through its block's relay), so an event that passes
+ *    may be handled before deliveries that come earlier in time: nothing it reads or writes depends on
+ *    them, and nothing they cause can come before it. Vantage points' events and stale ones wait too, so
+ *    that a run stopped at a find has handled exactly the sequential run's events.
  *  - Vantage points only record: their sightings may come late and out of order; the list is sorted into
  *    the order of the sequential run when read (geo_vantage_sightings). The transaction world reads a
  *    block's receptions only 64 heights deep (TX_DECLARE_DEPTH), long after its relay ended; a find waits
