@@ -74,7 +74,27 @@ typedef struct {
   guint8 *trace_per_h; /* blocks traced so far per height */
   guint64 trace_dropped, trace_mismatches;
   guint *node_pool;    /* per node: the pool whose miners it hosts, NET_NO_POOL if none */
+  /* The pipeline (geo_pipe_*): successive blocks' relays on the pipe's threads at once, their deliveries
+   * inserted into the engine as they become final. NULL: each block's relay runs inside geo_publish. */
+  SimEngine *engine;
+  const PowWorld *world;
+  gboolean pipe_ok;    /* the model allows it (geo_pipe_possible) */
+  gboolean pipe_wanted; /* sim run --relay-pipeline */
+  RelayPipe *pipe;
+  struct Pending *pend; /* pipe_slots records, in use or not */
+  guint pipe_slots, n_pend;
+  gint *entity_miner;  /* per engine entity id < n_entity_map: its miner, -1: a vantage point, -2: other */
+  guint n_entity_map;
+  SimTime *held_t;     /* per miner: the earliest event the engine holds for it (SIM_TIME_MAX: none) */
+  guint n_held;
+  gboolean sightings_unsorted; /* some sightings arrived out of order (geo_vantage_sightings sorts them) */
+  guint pipe_threads;
+  guint64 pipe_blocks, pipe_overlapped, pipe_in_flight, gate_waits, gate_holds;
+  gint64 gate_wait_ns;
 } GeoState;
+
+static void geo_pipe_free(GeoState *g);
+static gboolean geo_pipe_possible(const GeoState *g, const PowWorld *world);
 
 static void vantage_handle(SimCtx *ctx, void *state, const SimEvent *ev) {
   Vantage *v = state;
@@ -106,6 +126,7 @@ static const SimEntityKind vantage_kind = {.name = "vantage", .handle = vantage_
 static void geo_free_state(gpointer state) {
   GeoState *g = state;
   if (!g) return;
+  geo_pipe_free(g);
   relay_work_free(g->work);
   relay_work_free(g->trace_work);
   g_free(g->trace_h);
@@ -255,6 +276,9 @@ static gpointer geo_init(const void *params, const PowWorld *world, SimEngine *e
     g->vantage_names[i] = p->specials[i].name;
     g->vantage_nodes[i] = i; /* specials come first among the node ids */
   }
+  g->engine = engine;
+  g->world = world;
+  g->pipe_ok = geo_pipe_possible(g, world);
   g->n_pools = cfg->n_pools;
   g->pool_gw = g_new0(guint32 *, MAX(g->n_pools, 1));
   g->pool_n_gw = g_new0(guint, MAX(g->n_pools, 1));
@@ -338,6 +362,400 @@ static void geo_free_scratch(gpointer scratch) {
 static void geo_trace_record(GeoState *g, RelayWork *run_work, const RelayBlock *rb, const ObsBlock *b, SimTime now,
                              gboolean complete);
 
+/* ---- The pipeline: block k+1's relay while block k's is still running ----
+ *
+ * A block's relay is a pure function of the topology, the block and its stream, and the chain needs of it
+ * only when each miner has the block. So geo_publish may start the relay as a job on the pipe's threads and
+ * return; the deliveries enter the engine when they are final (sim_engine_insert_late, with the keys the
+ * synchronous batch would have given them), and the engine asks geo_gate() before each event whether it may
+ * be handled yet. The answer makes the run exactly the sequential one:
+ *  - A miner whose delivery of a running relay is still open, and whose event comes at or after the relay's
+ *    horizon plus the import time (the earliest that delivery can be), is held: its events wait, in order,
+ *    until the delivery is known (then it is released and the delivery is queued among them).
+ *  - Any other event at time T waits until nothing still unknown can lead to a find before T: for every
+ *    miner F still open in a running relay (or held), its pending find (pow_world_find_at, exact: void if
+ *    its delivery surely comes first, by the relay's upper bound on its gateways' times), the find its
+ *    delivery would redraw (at least the horizon, plus the import time, plus F's own next draw at the
+ *    fastest rate a child of the block can have, when that delivery is F's next event to draw; else the
+ *    least of the draws F may make first: pow_world_redraw_floor), and the finds its held deliveries would
+ *    redraw, must come after T. A find is the only way a miner touches anything but its own state (the
+ *    block table, the transaction world, other miners through its block's relay), so an event that passes
+ *    may be handled before deliveries that come earlier in time: nothing it reads or writes depends on
+ *    them, and nothing they cause can come before it. Vantage points' events and stale ones wait too, so
+ *    that a run stopped at a find has handled exactly the sequential run's events.
+ *  - Vantage points only record: their sightings may come late and out of order; the list is sorted into
+ *    the order of the sequential run when read (geo_vantage_sightings). The transaction world reads a
+ *    block's receptions only 64 heights deep (TX_DECLARE_DEPTH), long after its relay ended; a find waits
+ *    for a running relay whose block would be that deep.
+ * Usually the next block's miner has the last block long before the relay ends (the relay runs on until
+ * every pool and vantage point has it), so the next relay starts after a fraction of the last one's work
+ * (docs/threads.md has the measurement). */
+
+enum { ARRIVE_OPEN = -1, ARRIVE_NONE = -2 };
+
+typedef struct Pending {
+  RelayJob *job; /* NULL: free */
+  const ObsBlock *b;
+  guint from;
+  SimTime t0, import;
+  SimTime horizon;     /* the job's horizon when last read */
+  uint64_t seq;        /* the first of the keys reserved for its events (from's entity) */
+  SimTime fixed;       /* a constant work distribution delay */
+  gboolean constant;
+  SimTime *arrive;     /* per miner: delivery time once queued, ARRIVE_OPEN, or ARRIVE_NONE (none) */
+  SimTime *stratum;    /* per miner: its work distribution delay, drawn in the synchronous batch's order */
+  SimTime *floor;      /* per miner: pow_world_redraw_floor, computed at rng position floor_pos */
+  uint64_t *floor_pos;
+  guint n_open;
+  gint64 start_ns;
+} Pending;
+
+/* The engine's thread shares the cores with the relays it waits for: it spins only briefly, then sleeps. */
+#define PIPE_SPIN_NS 5000
+
+static guint64 rng_pos(const SimRng *r) { return r->ctr * 8 + r->idx; }
+
+/* Whether the model allows the pipeline: Geth's kernel, pools behind gateways, no joining nodes, every
+ * miner's gateways connected (so every relay reaches every miner, and the work distribution delays are drawn
+ * for all of them in miner order, as the synchronous batch draws them), honest miners (pow_world_pipeline_ok). */
+static gboolean geo_pipe_possible(const GeoState *g, const PowWorld *world) {
+  if (g->relay != &relay_geth || g->on_nodes || g->topo->n_joining || !pow_world_pipeline_ok(world)) return FALSE;
+  const NetTopology *t = g->topo;
+  if (g->n_miners == 0 || t->n_nodes == 0) return FALSE;
+  g_autofree guint8 *seen = g_new0(guint8, t->n_nodes);
+  g_autofree guint32 *stack = g_new(guint32, t->n_nodes);
+  guint32 n = 0, start = g->miner_gw[0][0];
+  stack[n++] = start;
+  seen[start] = 1;
+  while (n) {
+    guint32 v = stack[--n];
+    for (guint32 e = t->adj_off[v]; e < t->adj_off[v + 1]; e++)
+      if (!seen[t->adj[e]]) {
+        seen[t->adj[e]] = 1;
+        stack[n++] = t->adj[e];
+      }
+  }
+  for (guint m = 0; m < g->n_miners; m++)
+    for (guint i = 0; i < g->miner_n_gw[m]; i++)
+      if (!seen[g->miner_gw[m][i]]) return FALSE;
+  return TRUE;
+}
+
+static void pend_queue_arrival(GeoState *g, Pending *r, guint m, SimTime first) {
+  SimTime at = r->constant ? first + r->import + r->fixed : first + r->import + r->stratum[m];
+  sim_engine_insert_late(g->engine, at, g->miner_entity[r->from], r->seq + m, g->miner_entity[m], POW_EV_BLOCK, 0,
+                         r->b->id);
+  r->arrive[m] = at;
+  r->n_open--;
+  if (g->held_t[m] != SIM_TIME_MAX) g->held_t[m] = MIN(g->held_t[m], at); /* it joins the held list */
+}
+
+/* Miner m's first gateway to have the block, if final. */
+static SimTime pend_first(const GeoState *g, const Pending *r, guint m) {
+  SimTime first = SIM_TIME_MAX;
+  for (guint i = 0; i < g->miner_n_gw[m]; i++) {
+    SimTime h = relay_job_have(r->job, g->miner_gw[m][i]); /* once: MIN() evaluates its arguments twice */
+    first = MIN(first, h);
+  }
+  return first;
+}
+
+static gboolean miner_blocked(const GeoState *g, guint m, SimTime t) {
+  for (guint i = 0; i < g->pipe_slots; i++) {
+    const Pending *r = &g->pend[i];
+    if (r->job && r->arrive[m] == ARRIVE_OPEN && r->horizon + r->import <= t) return TRUE;
+  }
+  return FALSE;
+}
+
+static void release_held(GeoState *g) {
+  if (!g->n_held) return;
+  for (guint m = 0; m < g->n_miners; m++)
+    if (g->held_t[m] != SIM_TIME_MAX && !miner_blocked(g, m, g->held_t[m])) {
+      g->held_t[m] = SIM_TIME_MAX;
+      g->n_held--;
+      sim_engine_release(g->engine, g->miner_entity[m]);
+    }
+}
+
+/* A finished job: the deliveries still open, the vantage points' sightings, the counts; the slot is freed. */
+static void pend_finish(GeoState *g, Pending *r) {
+  const RelayWork *w = relay_job_work(r->job);
+  for (guint m = 0; m < g->n_miners && r->n_open; m++) {
+    if (r->arrive[m] != ARRIVE_OPEN) continue;
+    SimTime first = SIM_TIME_MAX;
+    for (guint i = 0; i < g->miner_n_gw[m]; i++) {
+      SimTime h = relay_work_have(w, g->miner_gw[m][i]);
+      first = MIN(first, h);
+    }
+    g_assert(first != SIM_TIME_MAX); /* geo_pipe_possible: every miner is reached */
+    pend_queue_arrival(g, r, m, first);
+  }
+  SimEntityId src = g->miner_entity[r->from];
+  for (guint v = 0; v < g->n_vantages; v++) {
+    SimTime tp = relay_work_first_push(w, v), ta = relay_work_announce(w, v);
+    if (g->stop.first_message_only) {
+      if (tp <= ta) ta = SIM_TIME_MAX;
+      else tp = SIM_TIME_MAX;
+    }
+    /* sim_ctx_send's clamp: a time past the end of time is the end of time. */
+    if (tp != SIM_TIME_MAX)
+      sim_engine_insert_late(g->engine, tp, src, r->seq + g->n_miners + 2 * v, g->vantage_entity[v], GEO_EV_SIGHT, 0,
+                             r->b->id);
+    if (ta != SIM_TIME_MAX)
+      sim_engine_insert_late(g->engine, ta, src, r->seq + g->n_miners + 2 * v + 1, g->vantage_entity[v],
+                             GEO_EV_SIGHT, 1, r->b->id);
+  }
+  g->sightings_unsorted = TRUE;
+  GeoScratch *s = g->scratches[r->from];
+  s->deliveries += relay_work_reached(w);
+  relay_job_release(r->job);
+  r->job = NULL;
+  g->n_pend--;
+}
+
+/* Reads the running jobs' progress: queues the deliveries that became final, finishes the jobs that ended,
+ * releases the miners no longer blocked. */
+static void pend_poll(GeoState *g) {
+  gboolean changed = FALSE;
+  for (guint i = 0; i < g->pipe_slots; i++) {
+    Pending *r = &g->pend[i];
+    if (!r->job) continue;
+    SimTime h = relay_job_horizon(r->job);
+    if (h == r->horizon) continue;
+    changed = TRUE;
+    if (h == SIM_TIME_MAX) {
+      pend_finish(g, r);
+      continue;
+    }
+    r->horizon = h;
+    for (guint m = 0; m < g->n_miners && r->n_open; m++) {
+      if (r->arrive[m] != ARRIVE_OPEN) continue;
+      SimTime first = pend_first(g, r, m);
+      if (first != SIM_TIME_MAX) pend_queue_arrival(g, r, m, first);
+    }
+  }
+  if (changed) release_held(g);
+}
+
+static void geo_flush(gpointer user, SimEngine *engine) {
+  GeoState *g = user;
+  (void)engine;
+  for (guint i = 0; i < g->pipe_slots; i++) {
+    Pending *r = &g->pend[i];
+    if (!r->job) continue;
+    relay_job_wait(r->job, SIM_TIME_MAX);
+    pend_finish(g, r);
+  }
+  release_held(g);
+  g_assert(g->n_held == 0);
+}
+
+/* The least time anything miner m, still open in r, can do (see above). When r is the only running relay
+ * that has not delivered to m, and m has no held events, that delivery is m's next event to draw (every
+ * other event of m before it would come before the event asked about, which is first in the queue): its
+ * own draw bounds the redraw. Else any of the words m may draw first. */
+static SimTime open_floor(GeoState *g, Pending *r, guint m, guint n_open, guint held, SimTime T) {
+  SimTime f = pow_world_find_lb(g->world, m);
+  if (f <= T) f = pow_world_find_at(g->world, m);
+  const SimRng *rng = sim_engine_entity_rng(g->engine, g->miner_entity[m]);
+  gboolean next = n_open == 1 && held == 0;
+  /* Per delivery (of a running relay, or held) or end of its own work distribution (a held POW_EV_WORK): a
+   * tie of the fork choice per block accepted (a delivery accepts at most itself and the blocks that waited
+   * for it, each delivered before) and the redraw. */
+  guint words = next ? 0 : 3 * (n_open + held + 1);
+  uint64_t key = (rng_pos(rng) * 1024 + MIN(words, 1023)) * 2 + (uint64_t)next;
+  if (r->floor_pos[m] != key) {
+    r->floor[m] = pow_world_redraw_floor(g->world, m, r->b, rng, words, next);
+    r->floor_pos[m] = key;
+  }
+  /* A pending find the delivery surely comes before (the delivery's time is at most what the best arrival
+   * at m's gateways so far gives) is void: the delivery redraws it. */
+  if (f != SIM_TIME_MAX && f <= T && next && pow_world_surely_redraws(g->world, m, r->b)) {
+    SimTime ub = SIM_TIME_MAX;
+    for (guint i = 0; i < g->miner_n_gw[m]; i++) {
+      SimTime u = relay_job_have_ub(r->job, g->miner_gw[m][i]);
+      ub = MIN(ub, u);
+    }
+    if (ub != SIM_TIME_MAX && (r->constant ? ub + r->import + r->fixed : ub + r->import + r->stratum[m]) < f)
+      f = SIM_TIME_MAX;
+  }
+  SimTime redraw = r->horizon + r->import + r->floor[m];
+  return MIN(f, redraw);
+}
+
+static SimGateVerdict geo_gate(gpointer user, SimEngine *engine, const SimEvent *ev) {
+  GeoState *g = user;
+  (void)engine;
+  if (!g->n_pend) return SIM_GATE_PROCESS;
+  pend_poll(g);
+  if (!g->n_pend) return SIM_GATE_PROCESS;
+  gint who = ev->dst < g->n_entity_map ? g->entity_miner[ev->dst] : -2;
+  if (who == -2) { /* not ours: the sequential order, whatever it touches */
+    geo_flush(g, engine);
+    return SIM_GATE_AGAIN;
+  }
+  /* A vantage point only records, and is never held. Its events, and a miner's stale ones, still wait for
+   * the bound below: nothing may be handled after a find that comes before it, so that a run that stops at
+   * a find (stop.heights) has handled exactly the events the sequential run has. */
+  guint m = who >= 0 ? (guint)who : G_MAXUINT;
+  if (who >= 0 && miner_blocked(g, m, ev->time)) {
+    if (g->held_t[m] == SIM_TIME_MAX) g->n_held++;
+    g->held_t[m] = MIN(g->held_t[m], ev->time);
+    g->gate_holds++;
+    return SIM_GATE_HOLD;
+  }
+  const SimTime T = ev->time;
+  for (guint f = 0; f < g->n_miners; f++) {
+    if (f == m) continue; /* its own later steps come after this event */
+    gboolean held = g->held_t[f] != SIM_TIME_MAX;
+    SimTime lb = SIM_TIME_MAX, fl = 0;
+    Pending *open = NULL;
+    guint n_open = 0;
+    for (guint i = 0; i < g->pipe_slots; i++)
+      n_open += g->pend[i].job && g->pend[i].arrive[f] == ARRIVE_OPEN;
+    if (!n_open) continue; /* neither open nor held (held implies open: release_held) */
+    /* Its held events that draw (deliveries, the end of its own work distribution), and the first of them. */
+    guint n_held = 0;
+    SimTime draw_t = SIM_TIME_MAX;
+    if (held) {
+      guint n;
+      const SimEvent *he = sim_engine_held_events(g->engine, g->miner_entity[f], &n);
+      for (guint k = 0; k < n; k++)
+        if (he[k].type == POW_EV_BLOCK || he[k].type == POW_EV_WORK) {
+          n_held++;
+          draw_t = MIN(draw_t, he[k].time);
+        }
+    }
+    for (guint i = 0; i < g->pipe_slots; i++) {
+      Pending *r = &g->pend[i];
+      if (!r->job || r->arrive[f] != ARRIVE_OPEN) continue;
+      SimTime rf = open_floor(g, r, f, n_open, n_held, T);
+      if (!open || r->horizon < open->horizon) open = r, fl = r->floor[f];
+      lb = MIN(lb, rf);
+    }
+    /* A held delivery (of a finished relay) or end of work distribution redraws. */
+    if (n_held) lb = MIN(lb, draw_t + fl);
+    if (lb > T) continue;
+    /* Wait for the relay that holds F back the longest: until F's delivery cannot come before its pending
+     * find or its held events, or the redraws' floors pass T. */
+    SimTime fa = pow_world_find_at(g->world, f);
+    SimTime target = T - open->import - fl + 1;
+    if (fa <= T) target = MIN(target, fa - open->import + 1);
+    if (held) target = MIN(target, g->held_t[f] - open->import + 1);
+    gint64 w0 = sim_mono_ns();
+    /* ... or F's delivery is known (its first gateway has the block). */
+    relay_job_wait_nodes(open->job, MAX(target, open->horizon + 1), g->miner_gw[f], MIN(g->miner_n_gw[f], 8));
+    g->gate_wait_ns += sim_mono_ns() - w0;
+    g->gate_waits++;
+    return SIM_GATE_AGAIN;
+  }
+  /* A find declares the main block TX_DECLARE_DEPTH below the new tip to the transaction metrics, which read
+   * its receptions: its relay must have ended (it always has, 64 blocks later; this keeps it exact). */
+  if (ev->type == POW_EV_MINE) {
+    uint32_t top = pow_world_max_height(g->world) + 1;
+    for (guint i = 0; i < g->pipe_slots; i++) {
+      Pending *r = &g->pend[i];
+      if (r->job && r->b->height + TX_DECLARE_DEPTH <= top) {
+        relay_job_wait(r->job, SIM_TIME_MAX);
+        pend_poll(g);
+        return SIM_GATE_AGAIN;
+      }
+    }
+  }
+  return SIM_GATE_PROCESS;
+}
+
+/* geo_publish's pipelined path: the job starts, the keys of its events are reserved, the work distribution
+ * delays are drawn (in the batch's order: every miner is reached), nothing is sent now. */
+static void geo_pipe_publish(GeoState *g, SimCtx *ctx, guint from, const ObsBlock *b, SimRng *rng,
+                             const RelayBlock *rb) {
+  const NetGeoParams *p = g->p;
+  pend_poll(g); /* frees the slots of relays that ended */
+  if (g->n_pend == g->pipe_slots) { /* every slot busy: the oldest first (any would do) */
+    Pending *old = NULL;
+    for (guint i = 0; i < g->pipe_slots; i++)
+      if (g->pend[i].job && (!old || g->pend[i].t0 < old->t0)) old = &g->pend[i];
+    relay_job_wait(old->job, SIM_TIME_MAX);
+    pend_finish(g, old);
+    release_held(g);
+  }
+  Pending *r = NULL;
+  for (guint i = 0; i < g->pipe_slots && !r; i++)
+    if (!g->pend[i].job) r = &g->pend[i];
+  r->b = b;
+  r->from = from;
+  r->t0 = sim_ctx_now(ctx);
+  r->import = g->relay->import_ns(p->relay.params, (double)b->gas_used);
+  r->horizon = r->t0;
+  r->seq = sim_ctx_reserve(ctx, g->n_miners + 2 * (uint64_t)g->n_vantages);
+  g->pipe_blocks++;
+  g->pipe_overlapped += g->n_pend > 0;
+  g->pipe_in_flight += g->n_pend;
+  r->job = relay_pipe_start(g->pipe, rb, &g->stop, rng);
+  (void)sim_rng_u64(rng); /* what geth_propagate draws: the block's key */
+  r->constant = p->stratum.model == &sim_delay_constant.info;
+  r->fixed = r->constant ? sim_delay_sample(&p->stratum, rng) : 0;
+  r->n_open = 0;
+  for (guint m = 0; m < g->n_miners; m++) {
+    r->floor_pos[m] = UINT64_MAX;
+    if (m == from) {
+      r->arrive[m] = ARRIVE_NONE;
+      continue;
+    }
+    r->arrive[m] = ARRIVE_OPEN;
+    r->n_open++;
+    if (!r->constant) r->stratum[m] = sim_delay_sample(&p->stratum, rng);
+  }
+  g->n_pend++;
+}
+
+static void geo_pipe_free(GeoState *g) {
+  if (!g->pipe) return;
+  relay_pipe_free(g->pipe); /* waits for jobs still running (a run that ended early) */
+  g->pipe = NULL;
+  for (guint i = 0; i < g->pipe_slots; i++) {
+    Pending *r = &g->pend[i];
+    g_free(r->arrive);
+    g_free(r->stratum);
+    g_free(r->floor);
+    g_free(r->floor_pos);
+  }
+  g_clear_pointer(&g->pend, g_free);
+  g_clear_pointer(&g->held_t, g_free);
+  g_clear_pointer(&g->entity_miner, g_free);
+  g->n_pend = g->n_held = 0;
+}
+
+/* Turns the pipeline on (threads >= 2 and the model allows it) or off. */
+static void geo_pipe_setup(GeoState *g, guint threads) {
+  if (g->pipe) {
+    geo_pipe_free(g);
+    sim_engine_set_gate(g->engine, NULL, NULL, NULL);
+  }
+  if (!g->pipe_ok || !g->pipe_wanted || threads < 2) return;
+  g->pipe_slots = threads + 1;
+  g->pipe_threads = threads;
+  g->pipe = relay_pipe_new(g->relay, g->p->relay.params, g->p, g->topo, NULL, g->pipe_slots, threads);
+  relay_pipe_set_spin(g->pipe, PIPE_SPIN_NS);
+  g->pend = g_new0(Pending, g->pipe_slots);
+  for (guint i = 0; i < g->pipe_slots; i++) {
+    Pending *r = &g->pend[i];
+    r->arrive = g_new(SimTime, g->n_miners);
+    r->stratum = g_new0(SimTime, g->n_miners);
+    r->floor = g_new0(SimTime, g->n_miners);
+    r->floor_pos = g_new(uint64_t, g->n_miners);
+  }
+  g->held_t = g_new(SimTime, g->n_miners);
+  for (guint m = 0; m < g->n_miners; m++) g->held_t[m] = SIM_TIME_MAX;
+  g->n_entity_map = sim_engine_n_entities(g->engine);
+  g->entity_miner = g_new(gint, g->n_entity_map);
+  for (guint e = 0; e < g->n_entity_map; e++) g->entity_miner[e] = -2;
+  for (guint m = 0; m < g->n_miners; m++) g->entity_miner[g->miner_entity[m]] = (gint)m;
+  for (guint v = 0; v < g->n_vantages; v++) g->entity_miner[g->vantage_entity[v]] = -1;
+  sim_engine_set_gate(g->engine, geo_gate, geo_flush, g);
+}
+
 static void geo_publish(const void *params, gpointer state, gpointer scratch, const PowWorld *world, SimCtx *ctx,
                         guint from, const ObsBlock *b) {
   const NetGeoParams *p = params;
@@ -354,6 +772,10 @@ static void geo_publish(const void *params, gpointer state, gpointer scratch, co
                    .n_sources = g->miner_n_gw[from],
                    .size_bytes = b->size_bytes,
                    .gas_used = (double)b->gas_used};
+  if (g->pipe && !g->n_trace_h && sim_ctx_gated(ctx)) {
+    geo_pipe_publish(g, ctx, from, b, &rng, &rb);
+    return;
+  }
   /* Only what g->stop watches reaches the rest of the simulation, so the relay may stop once that is final,
    * unless miners sit on ordinary nodes. */
   gint64 c0 = sim_mono_ns();
@@ -543,7 +965,24 @@ static const char *geo_vantage_name(gpointer state, guint i) {
   return g->p->specials[i].name;
 }
 
+/* The order the sequential run records sightings in: (time, key) of their events, the key being the
+ * publishing miner's entity (ids follow the miners' order, as block ids do) and its sequence (an honest
+ * miner publishes its blocks in order; a block message's key comes before its announcement's). */
+static gint cmp_sighting(gconstpointer pa, gconstpointer pb) {
+  const ObsSighting *a = pa, *b = pb;
+  int64_t ta = a->block_msg_ns != OBS_TIME_NONE ? a->block_msg_ns : a->announce_ns;
+  int64_t tb = b->block_msg_ns != OBS_TIME_NONE ? b->block_msg_ns : b->announce_ns;
+  if (ta != tb) return ta < tb ? -1 : 1;
+  if (a->block != b->block) return a->block < b->block ? -1 : 1;
+  return (a->block_msg_ns == OBS_TIME_NONE) - (b->block_msg_ns == OBS_TIME_NONE);
+}
+
 static const GArray *geo_vantage_sightings(gpointer state, guint i) {
+  GeoState *gs = state;
+  if (gs->sightings_unsorted) {
+    for (guint v = 0; v < gs->n_vantages; v++) g_array_sort(gs->vantages[v].sightings, cmp_sighting);
+    gs->sightings_unsorted = FALSE;
+  }
   return ((GeoState *)state)->vantages[i].sightings;
 }
 
@@ -560,13 +999,27 @@ static double geo_relay_wall_s(gpointer state) {
   gint64 ns = 0;
   for (guint m = 0; m < g->n_miners; m++)
     if (g->scratches[m]) ns += g->scratches[m]->relay_ns;
-  return (double)ns / 1e9;
+  double s = (double)ns / 1e9;
+  if (g->pipe) {
+    RelayWorkStats ps;
+    relay_pipe_get_stats(g->pipe, &ps);
+    s += ps.wall_s;
+  }
+  return s;
+}
+
+static gboolean geo_set_pipeline(gpointer state, gboolean on) {
+  GeoState *g = state;
+  g->pipe_wanted = on;
+  geo_pipe_setup(g, g->relay_threads);
+  return g->pipe_ok;
 }
 
 static void geo_set_threads(gpointer state, guint threads, gboolean adaptive) {
   GeoState *g = state;
   g->relay_threads = threads;
   g->relay_adaptive = adaptive;
+  geo_pipe_setup(g, threads);
   if (g->work) {
     relay_work_set_threads(g->work, MAX(threads, 1));
     relay_work_set_run_mode(g->work, adaptive ? RELAY_RUN_ADAPTIVE : RELAY_RUN_ALL);
@@ -577,6 +1030,30 @@ G_STATIC_ASSERT(POW_RELAY_MAX_THREADS == RELAY_MAX_THREADS);
 
 static gboolean geo_relay_stats(gpointer state, PowRelayStats *out) {
   GeoState *g = state;
+  if (g->pipe) {
+    RelayWorkStats ps;
+    relay_pipe_get_stats(g->pipe, &ps);
+    *out = (PowRelayStats){.threads = 1,
+                           .blocks = ps.propagations,
+                           .windows = ps.windows,
+                           .steps = ps.steps,
+                           .messages = ps.messages,
+                           .deferred = ps.deferred,
+                           .work = ps.work,
+                           .work_critical = ps.work_critical,
+                           .pruned = ps.pruned,
+                           .prune_tables = ps.prune_tables,
+                           .wall_s = ps.wall_s,
+                           .lookahead_ns = SIM_TIME_MAX,
+                           .pipe_threads = g->pipe_threads,
+                           .pipe_blocks = g->pipe_blocks,
+                           .pipe_overlapped = g->pipe_overlapped,
+                           .pipe_in_flight = g->pipe_in_flight,
+                           .gate_waits = g->gate_waits,
+                           .gate_holds = g->gate_holds,
+                           .gate_wait_s = (double)g->gate_wait_ns / 1e9};
+    return ps.propagations > 0;
+  }
   if (!g->work) return FALSE;
   RelayWorkStats st;
   relay_work_get_stats(g->work, &st);
@@ -680,6 +1157,7 @@ const PowNetworkModel pow_network_geo = {
     .min_delay = geo_min_delay,
     .relay_wall_s = geo_relay_wall_s,
     .set_threads = geo_set_threads,
+    .set_pipeline = geo_set_pipeline,
     .relay_stats = geo_relay_stats,
     .trace_set = geo_trace_set,
     .trace_info = geo_trace_info,

@@ -42,6 +42,13 @@ struct PowMiner {
   guint64 mine_gen;       /* a POW_EV_MINE whose payload differs is stale (the work changed) */
   double mine_left;       /* Byzantium: the Exp(1) budget left at the next difficulty step */
   double mine_seg_t;      /* ... and that step's time in seconds (exact, not rounded to the event time) */
+  /* The find the current mine_gen leads to: exact once find_known (computed on demand, pow_world_find_at:
+   * the segment walk costs ~150 steps for a small pool), else at least find_lb; from the draw's start, budget
+   * and parent. SIM_TIME_MAX: none drawn. */
+  SimTime find_at, find_lb, draw_now;
+  gboolean find_known;
+  double draw_t, draw_e;
+  const PowBlock *draw_parent;
   gpointer net_scratch;   /* the network's per-miner space */
 
   /* Own blocks: append-only chunks so published blocks never move. Beside each chunk, the blocks'
@@ -83,6 +90,7 @@ struct PowWorld {
 /* What miners change in the world (the world itself is const to them). */
 struct PowMut {
   const PowBlock *best; /* the heaviest block mined so far (first mined on ties) */
+  double min_difficulty; /* the least difficulty of any block mined so far (pow_world_redraw_floor) */
   uint64_t *trace_sim;  /* trace-driven mining: simulator id of each trace block (OBS_GENESIS_ID: not yet) */
   GHashTable *trace_index; /* trace id -> index + 1 */
   guint *miner_pool;
@@ -304,6 +312,7 @@ static void mine(PowMiner *m, SimCtx *ctx) {
       cp->difficulty == POW_DIFFICULTY_BYZANTIUM ? byzantium_difficulty(w, parent, b->obs.timestamp_s) : 1.0;
   /* The fork-choice weight: total difficulty, or the height under the longest-chain rule. */
   b->td = parent->td + (cp->fork_choice == POW_FORK_CHOICE_LONGEST ? 1 : (unsigned __int128)b->obs.difficulty);
+  w->mut->min_difficulty = MIN(w->mut->min_difficulty, b->obs.difficulty);
   /* The template: empty until full_at, then rebuilt every recommit_s. Two blocks on one template (a
    * one-miner fork before the template changed) carry the same transactions, so the contents are drawn
    * from a stream keyed by the template. */
@@ -357,16 +366,36 @@ static void mine(PowMiner *m, SimCtx *ctx) {
  * the adjustment floor. */
 enum { MINE_FIND = 0, MINE_CONTINUE = 1 };
 
-static void spend(PowMiner *m, SimCtx *ctx, double t, double e) {
+/* The difficulty segment of header time `t` (seconds) on `parent`: the rate there and where it ends. */
+static double segment(const PowMiner *m, const PowBlock *parent, double t, double *next) {
   const PowWorld *w = m->world;
-  const PowBlock *parent = m->work;
   int64_t ts = header_time(parent, t);
-  double rate = m->hashrate_hps / byzantium_difficulty(w, parent, ts);
   /* The difficulty changes when the header time crosses the next multiple of the step after the parent's; at
    * the floor of the adjustment (-99) and on the genesis it no longer does. */
-  double next = INFINITY;
+  *next = INFINITY;
   if (parent->obs.height > 0 && eip100_steps(w, ts - parent->obs.timestamp_s) < 101)
-    next = (double)(parent->obs.timestamp_s + eip100_next_gap(w, ts - parent->obs.timestamp_s));
+    *next = (double)(parent->obs.timestamp_s + eip100_next_gap(w, ts - parent->obs.timestamp_s));
+  return m->hashrate_hps / byzantium_difficulty(w, parent, ts);
+}
+
+/* When a budget `e` spent from `t` (seconds) on `parent` ends in a find, as the chain of events spend()
+ * schedules from an event at `now` would deliver it (each continuation at the rounded step time, the find
+ * at the rounded end, none before its predecessor). Pure: for find_at and the relay's pipeline. */
+static SimTime find_time(const PowMiner *m, const PowBlock *parent, SimTime now, double t, double e) {
+  for (;;) {
+    double next;
+    double rate = segment(m, parent, t, &next);
+    if (t + e / rate <= next) return now + MAX(0, sim_time_from_s(t + e / rate) - now);
+    e = e - (next - t) * rate;
+    t = next;
+    now = now + MAX(0, sim_time_from_s(next) - now);
+  }
+}
+
+static void spend(PowMiner *m, SimCtx *ctx, double t, double e) {
+  const PowBlock *parent = m->work;
+  double next;
+  double rate = segment(m, parent, t, &next);
   SimTime now = sim_ctx_now(ctx);
   if (t + e / rate <= next) {
     sim_ctx_send(ctx, m->entity, MAX(0, sim_time_from_s(t + e / rate) - now), POW_EV_MINE, MINE_FIND, m->mine_gen);
@@ -383,9 +412,24 @@ static void schedule_mining(PowMiner *m, SimCtx *ctx) {
   if (m->world->cfg->chain.difficulty == POW_DIFFICULTY_FIXED) {
     SimTime dt = sim_time_from_s(sim_rng_exponential(rng, m->mean_interval_s));
     sim_ctx_send(ctx, m->entity, dt, POW_EV_MINE, MINE_FIND, m->mine_gen);
+    m->find_at = m->find_lb = sim_ctx_now(ctx) + dt;
+    m->find_known = TRUE;
     return;
   }
-  spend(m, ctx, sim_time_to_s(sim_ctx_now(ctx)), sim_rng_exponential(rng, 1.0));
+  double t = sim_time_to_s(sim_ctx_now(ctx)), e = sim_rng_exponential(rng, 1.0);
+  m->draw_now = sim_ctx_now(ctx);
+  m->draw_t = t;
+  m->draw_e = e;
+  m->draw_parent = m->work;
+  m->find_known = FALSE;
+  /* At most the rate at the adjustment's floor on this parent. */
+  const PowBlock *p = m->work;
+  double d = p->obs.height == 0 ? m->world->cfg->chain.initial_difficulty : p->obs.difficulty;
+  d = MAX(131072.0, d - 99 * ceil(d / 2048));
+  double lb = e / (m->hashrate_hps / d) * 1e9;
+  /* Less 16 ns: the rounding of times in seconds held in doubles. */
+  m->find_lb = m->draw_now + (lb >= (double)SIM_DURATION_MAX ? SIM_DURATION_MAX : MAX(0, (SimTime)lb - 16));
+  spend(m, ctx, t, e);
 }
 
 /* Work switched outside a find: with a varying difficulty the rate changes with the parent, so the next
@@ -494,6 +538,8 @@ static void miner_handle(SimCtx *ctx, void *state, const SimEvent *ev) {
       spend(m, ctx, m->mine_seg_t, m->mine_left);
       break;
     }
+    /* find_at predicts this event exactly (the relay's pipeline relies on it). */
+    g_assert(sim_ctx_now(ctx) == pow_world_find_at(m->world, m->index));
     /* The strategy may lose the find (block withholding: an infiltrated miner throws the block away). */
     if (!m->strategy->on_find || m->strategy->on_find(m->strategy_params, m->strategy_state, ctx)) mine(m, ctx);
     schedule_mining(m, ctx);
@@ -556,6 +602,7 @@ PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error)
   SimEntityId first_entity = sim_engine_n_entities(engine);
   w->mut = g_new0(struct PowMut, 1);
   w->mut->best = &w->genesis;
+  w->mut->min_difficulty = INFINITY;
   w->mut->miner_pool = g_new0(guint, MAX(w->n_miners, 1));
   w->mut->pool_share = g_new0(double, MAX(cfg->n_pools, 1));
   w->miners = g_new0(PowMiner, w->n_miners);
@@ -654,9 +701,83 @@ PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error)
                     : sim_rng_exponential(sim_engine_entity_rng(engine, m->entity), 1.0) *
                           cfg->chain.initial_difficulty / m->hashrate_hps;
     m->mine_gen = 1;
+    m->find_at = m->find_lb = sim_time_from_s(dt);
+    m->find_known = TRUE;
     sim_engine_schedule(engine, m->entity, m->entity, sim_time_from_s(dt), POW_EV_MINE, 0, m->mine_gen);
   }
   return w;
+}
+
+/* ---- What the relay's pipeline (geo.c) asks of the miners ---- */
+
+gboolean pow_world_pipeline_ok(const PowWorld *w) {
+  if (w->cfg->trace) return FALSE;
+  for (guint i = 0; i < w->n_miners; i++) {
+    const PowStrategyModel *s = w->miners[i].strategy;
+    if (s->on_find || s->on_mined || s->on_public || s->on_published) return FALSE;
+  }
+  return TRUE;
+}
+
+SimTime pow_world_find_at(const PowWorld *w, guint miner) {
+  /* Computed once per draw (memoised in the miner's record: the world is const for its readers). */
+  PowMiner *m = (PowMiner *)&w->miners[miner];
+  if (!m->find_known) {
+    m->find_at = find_time(m, m->draw_parent, m->draw_now, m->draw_t, m->draw_e);
+    m->find_known = TRUE;
+  }
+  return m->find_at;
+}
+
+SimTime pow_world_find_lb(const PowWorld *w, guint miner) { return w->miners[miner].find_lb; }
+
+gboolean pow_world_surely_redraws(const PowWorld *w, guint miner, const ObsBlock *b) {
+  const PowMiner *m = &w->miners[miner];
+  if (w->cfg->chain.difficulty == POW_DIFFICULTY_FIXED || w->cfg->trace || m->n_orphan_parents) return FALSE;
+  const PowBlock *pb = world_block(w, b->id);
+  return known(m, pb->obs.parent) && pb->td > m->head->td;
+}
+
+SimTime pow_world_redraw_floor(const PowWorld *w, guint miner, const ObsBlock *b, const SimRng *rng, guint words,
+                               gboolean next) {
+  const PowMiner *m = &w->miners[miner];
+  if (w->cfg->chain.difficulty == POW_DIFFICULTY_FIXED) return SIM_DURATION_MAX; /* new_work() draws nothing */
+  if (m->n_orphan_parents) return 0; /* a delivery may accept any number of waiting blocks, each drawing */
+  double d;
+  if (next) {
+    /* b's delivery is the miner's next drawing event: it switches to b as consider_head() decides (a tie of
+     * total difficulty and height, with a head not its own, draws a uniform first), then draws the budget of
+     * a child of b. */
+    const PowBlock *pb = world_block(w, b->id), *h = m->head;
+    gboolean tie = FALSE;
+    if (pb->td != h->td) {
+      if (pb->td < h->td) return SIM_DURATION_MAX;
+    } else if (pb->obs.height != h->obs.height) {
+      if (pb->obs.height > h->obs.height) return SIM_DURATION_MAX;
+    } else {
+      if (h->obs.miner == m->index) return SIM_DURATION_MAX;
+      tie = TRUE;
+    }
+    words = tie ? 2 : 1;
+    d = pb->obs.height == 0 ? w->cfg->chain.initial_difficulty : pb->obs.difficulty;
+  } else {
+    /* A redraw mines on a block already mined (one a delivery brings, or its own): a child of a block of at
+     * least the least difficulty mined so far. */
+    d = MIN(w->mut->min_difficulty, w->cfg->chain.initial_difficulty);
+  }
+  /* The child's least difficulty (the adjustment's floor, -99 steps of 1/2048): the greatest rate. */
+  d = MAX(131072.0, d - 99 * ceil(d / 2048));
+  double rate_max = m->hashrate_hps / d;
+  /* A copy of the stream (only the inline draws below run on it, which read the counter words, not gsl). */
+  SimRng peek = *rng;
+  peek.gsl.state = &peek;
+  double e_min = INFINITY;
+  for (guint i = 0; i < words; i++) {
+    double e = sim_rng_exponential(&peek, 1.0); /* not inside MIN(), which evaluates it twice */
+    e_min = MIN(e_min, e);
+  }
+  double s = e_min / rate_max * 1e9;
+  return s >= (double)SIM_DURATION_MAX ? SIM_DURATION_MAX : MAX(0, (SimTime)s - 16); /* less the rounding */
 }
 
 void pow_world_free(PowWorld *w) {
@@ -713,15 +834,27 @@ char *pow_world_partition_note(const PowWorld *w, double run_wall_s) {
                               "bound.");
   double relay_s = w->net->relay_wall_s ? w->net->relay_wall_s(w->net_state) : -1;
   if (relay_s >= 0 && run_wall_s > 0) {
-    /* The relay of one block runs inside one handler, and the next block cannot be built before the pools
-     * have heard this one: only the relay's own threads (below) run in parallel. */
+    /* Without the pipeline the relay of one block runs inside one handler, and the next block cannot be built
+     * before the pools have heard this one: only the relay's own threads (below) run in parallel. With it,
+     * this is the relay threads' time, which overlaps the run's. */
     double r = MIN(1.0, relay_s / run_wall_s);
     g_string_append_printf(s,
                            " The relay kernel took %.3f s of the run's %.3f s (%.1f%%), one block at a time.",
                            relay_s, run_wall_s, 100 * r);
   }
   PowRelayStats rs;
-  if (pow_world_relay_stats(w, &rs)) {
+  if (pow_world_relay_stats(w, &rs) && rs.pipe_threads) {
+    double jobs = (double)MAX(rs.pipe_blocks, 1);
+    g_string_append_printf(
+        s,
+        "\nrelay: pipelined on %u threads, each block's relay on one: %" G_GUINT64_FORMAT " blocks, %.1f%% of them "
+        "started while an earlier block's relay still ran (%.2f relays running at a start, on average); the "
+        "engine waited %" G_GUINT64_FORMAT " times for a relay's progress (%.3f s) and held a miner's events %" G_GUINT64_FORMAT
+        " times until its delivery was known; %.1f steps per block (%.1f%% skipped).",
+        rs.pipe_threads, rs.pipe_blocks, 100.0 * (double)rs.pipe_overlapped / jobs, (double)rs.pipe_in_flight / jobs,
+        rs.gate_waits, rs.gate_wait_s, rs.gate_holds, (double)rs.steps / (double)MAX(rs.blocks, 1),
+        rs.steps ? 100.0 * (double)rs.pruned / (double)rs.steps : 0.0);
+  } else if (pow_world_relay_stats(w, &rs)) {
     double blocks = (double)MAX(rs.blocks, 1), windows = (double)MAX(rs.windows, 1);
     g_string_append_printf(
         s, "\nrelay: each block's relay on %u thread%s over %u fixed groups (largest %u nodes), ", rs.threads,
@@ -754,6 +887,11 @@ char *pow_world_partition_note(const PowWorld *w, double run_wall_s) {
 void pow_world_set_threads(PowWorld *w, guint threads, gboolean adaptive) {
   g_return_if_fail(w != NULL);
   if (w->net->set_threads && w->net_state) w->net->set_threads(w->net_state, threads, adaptive);
+}
+
+gboolean pow_world_set_relay_pipeline(PowWorld *w, gboolean on) {
+  g_return_val_if_fail(w != NULL, FALSE);
+  return w->net->set_pipeline && w->net_state && w->net->set_pipeline(w->net_state, on);
 }
 
 gboolean pow_world_relay_stats(const PowWorld *w, PowRelayStats *stats) {

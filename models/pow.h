@@ -151,6 +151,14 @@ typedef struct {
   guint64 pruned;         /* of the steps, those skipped (they could not change what the run reads) */
   guint32 prune_tables;   /* block-size classes with skipping bounds of their own */
   double wait_s[POW_RELAY_MAX_THREADS]; /* per thread: wall seconds waiting at the window barrier */
+  /* The pipeline (successive blocks' relays at once, each on one thread): */
+  guint32 pipe_threads;    /* 0: no pipeline */
+  guint64 pipe_blocks;     /* blocks relayed as jobs */
+  guint64 pipe_overlapped; /* ... started while an earlier block's relay still ran */
+  guint64 pipe_in_flight;  /* relays running at each start, summed */
+  guint64 gate_waits;      /* times the engine waited for a relay's progress */
+  guint64 gate_holds;      /* times a miner's events were held until its delivery was known */
+  double gate_wait_s;      /* the engine thread's wall seconds in those waits */
 } PowRelayStats;
 
 /* sim run --trace-blocks (PowNetworkModel.trace_*). */
@@ -215,6 +223,9 @@ typedef struct {
    * depend on the number. `adaptive`: it may run a block on fewer threads when that has been faster (a
    * machine busy with other work); else it uses them all. NULL: it has none. */
   void (*set_threads)(gpointer state, guint threads, gboolean adaptive);
+  /* Successive blocks' relays at once on the relay's threads, each on one (sim run --relay-pipeline): TRUE if
+   * the network can (it then needs threads >= 2 and the sequential engine); NULL: it cannot. */
+  gboolean (*set_pipeline)(gpointer state, gboolean on);
   /* Fills `stats` with what its per-block relay did so far; FALSE (or NULL): nothing to report. */
   gboolean (*relay_stats)(gpointer state, PowRelayStats *stats);
   /* `sim run --trace-blocks`: every node's arrival time of the blocks of chosen heights (NULL: a network
@@ -277,6 +288,10 @@ char *pow_world_partition_note(const PowWorld *world, double run_wall_s);
  * group on the engine; each block's relay runs on up to `threads` threads (`adaptive`: on the calling thread
  * alone when that has been measured faster). Outputs do not depend on either. */
 void pow_world_set_threads(PowWorld *world, guint threads, gboolean adaptive);
+/* sim run --relay-pipeline (PowNetworkModel.set_pipeline): FALSE when the network cannot pipeline its relay
+ * (another relay model, miners on ordinary nodes, joining nodes, a strategy other than the honest one, or
+ * trace-driven mining). */
+gboolean pow_world_set_relay_pipeline(PowWorld *world, gboolean on);
 /* What the network's relay did (PowNetworkModel.relay_stats); FALSE if it reports nothing. */
 gboolean pow_world_relay_stats(const PowWorld *world, PowRelayStats *stats);
 
@@ -287,6 +302,26 @@ const ObsBlock *pow_world_block(const PowWorld *world, uint64_t id);
 double pow_world_miner_share(const PowWorld *world, guint miner);
 
 /* Sends every block to `sink` (its block member) in mining order (time, height, id). */
+/* The relay's pipeline (net_geo's publish, one block ahead on other threads) asks what a miner can still do
+ * before a block reaches it. TRUE when every miner's strategy is the honest one (no hooks) and mining is not
+ * trace-driven: then a delivery changes only the receiver's own state and its next find. */
+gboolean pow_world_pipeline_ok(const PowWorld *w);
+/* When the miner's current draw ends in a find (the event a POW_EV_MINE of its current generation leads to);
+ * SIM_TIME_MAX if none is drawn. */
+SimTime pow_world_find_at(const PowWorld *w, guint miner);
+/* A lower bound on it, without the walk over the difficulty's steps. */
+SimTime pow_world_find_lb(const PowWorld *w, guint miner);
+/* TRUE when a delivery of `b` now would make the miner switch to it and draw its find again (its parent known,
+ * more total difficulty than its head, Byzantium): its pending find is then void if the delivery comes first. */
+gboolean pow_world_surely_redraws(const PowWorld *w, guint miner, const ObsBlock *b);
+/* A lower bound on the time from the miner's receiving block `b` to the find it draws then (Byzantium redraws
+ * at a switch of work): SIM_DURATION_MAX when that delivery draws nothing (fixed difficulty; with `next`, a
+ * block the fork choice will not take), 0 when no bound is known (blocks waiting for their parents may be
+ * accepted with it, each drawing). `rng` is the miner's stream as it stands (not advanced). With `next` the
+ * delivery is the miner's next event that draws: the bound is that of its own draw, on a child of `b`. Else
+ * any of the next `words` draws, on a child of any block mined so far. */
+SimTime pow_world_redraw_floor(const PowWorld *w, guint miner, const ObsBlock *b, const SimRng *rng, guint words,
+                               gboolean next);
 gboolean pow_world_feed(const PowWorld *world, const ObsSink *sink, GError **error);
 
 G_END_DECLS

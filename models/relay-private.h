@@ -70,6 +70,32 @@ enum { DONE_NO = 0, DONE_YES = 1, DONE_UNAVAILABLE = 2 };
 
 typedef struct Kernel Kernel;
 
+/* A relay's progress, published while it runs for a reader on another thread (RelayPipe, relay_pipe.c): the
+ * Geth kernel writes it at each window's end on its one-thread path (relay_kernel_thread_block), nowhere in
+ * the step loop. The watched nodes are 0 .. n_watch - 1 (topology numbers: the specials a RelayStop
+ * watches). */
+#define RELAY_WAKE_NODES 8
+typedef struct RelayProgress {
+  guint32 n_watch;
+  SimTime *have;     /* per watched node: its full-block time once its HAVE step was taken, else SIM_TIME_MAX
+                      * (atomic stores, before the horizon's) */
+  SimTime *ub;       /* per watched node not published yet: an upper bound on its full-block time (the best
+                      * arrival so far: times only fall), SIM_TIME_MAX if none (atomic stores) */
+  guint32 *pending;  /* the watched nodes not published yet (the writer's alone): the check at a window's end
+                      * costs what is still open, not n_watch */
+  guint32 n_pending;
+  /* Every step still to come is at or after `horizon` (release store after the haves; SIM_TIME_MAX once the
+   * relay stopped). A reader waiting for horizon >= wake_at sleeps on `seq` (sim_wait_change): the writer
+   * bumps it only when the horizon crosses wake_at, so a window whose horizon wakes nobody costs no
+   * syscall. */
+  _Alignas(64) SimTime horizon;
+  SimTime wake_at;
+  /* ... or for one of these watched nodes to be published (relay_job_wait_nodes; n_wake 0: none). */
+  guint32 wake_node[RELAY_WAKE_NODES];
+  unsigned n_wake;
+  unsigned seq, sleepers;
+} RelayProgress;
+
 struct RelayWork {
   guint32 n_nodes;
   guint32 n_special;
@@ -88,11 +114,22 @@ struct RelayWork {
   RelayGroups *groups; /* the Geth kernel's groups (owned) */
   Kernel *kernel;      /* the Geth kernel's state, built at its first propagation */
   RelayWorkStats stats;
+  /* Progress to publish while the Geth kernel runs (NULL: none; a RelayPipe slot's), handed to the kernel at
+   * each propagation. */
+  RelayProgress *progress;
+  /* A RelayPipe slot: the size-class table the next propagation uses is tg_key (-1: none), what a
+   * synchronous kernel fed every block would use (relay_tg_plan), not this work's own history. */
+  gboolean tg_forced;
+  gint tg_key;
   /* Another relay model's own scratch (relay_work_set_ext). */
   const void *ext_owner;
   gpointer ext;
   GDestroyNotify ext_free;
 };
+
+/* The results of src's last propagation into dst (every node's full-block time, the specials' first
+ * messages, the counts; not the statistics): a RelayPipe job's, from the thread that ran it. */
+void relay_work_copy_results(RelayWork *dst, const RelayWork *src);
 
 /* ---- fixed groups of nodes (relay_groups.c) ---- */
 
@@ -441,6 +478,12 @@ struct Kernel {
   guint64 work, work_critical; /* this block's: all workers' work, and the busiest worker's per window */
   _Alignas(64) unsigned finished;
   unsigned fin_sleepers;
+  /* Where to publish the block's progress (RelayWork.progress; NULL: nowhere): at each window's end on the
+   * one-thread path (relay_progress_publish). */
+  RelayProgress *progress;
+  /* RelayWork.tg_forced, tg_key, copied at each propagation (relay_kernel_targets_select). */
+  gboolean tg_forced;
+  gint tg_key;
 };
 
 /* ---- helpers of more than one file ---- */
@@ -460,8 +503,15 @@ static inline SimTime pareto_of_u(const NetLatencyDraw *d, double u) {
 /* relay_work.c: every node unreached, no special heard anything, counts zero (node order). */
 void relay_work_reset_nodes(RelayWork *w);
 
-/* relay_groups.c: the first group of each of n threads (cut[n] = n_groups). */
+/* relay_groups.c: the first group of each of n threads (cut[n] = n_groups); a copy of `g` (each RelayWork
+ * owns its groups). */
 void relay_groups_cut(const RelayGroups *g, guint n, guint32 *cut);
+RelayGroups *relay_groups_copy(const RelayGroups *g);
+
+/* relay_pipe.c: at a window's end (the relay's only thread), the watched nodes whose HAVE step was taken
+ * published, then `horizon` (every step still to come is at or after it; SIM_TIME_MAX: the relay stops),
+ * waking a reader that waits for it. */
+void relay_progress_publish(Kernel *k, SimTime horizon);
 
 /* relay.c: the step queue's memory; thread p's part of the block (of k->n_run threads). */
 void relay_queue_init(StepQueue *q);
@@ -488,3 +538,19 @@ void relay_kernel_targets_select(Kernel *k, double size_bytes, SimTime import_lo
 void relay_kernel_targets_free(Kernel *k);
 void relay_kernel_snap_part(Kernel *k, Worker *W);
 void relay_kernel_snap_merge(Kernel *k, SimTime next);
+
+/* A synchronous kernel's decisions about the size classes' pruning tables, replayed without the tables
+ * (RelayPipe: its slots' kernels see only some of the blocks, so their own counts would choose other tables
+ * than one kernel fed every block, and skip other steps: the same watched values, but other unwatched ones,
+ * reached counts and statistics). */
+typedef struct {
+  gboolean built;
+  const guint32 *group;
+  guint32 n, groups, msgs;
+  guint cap, n_built;
+  gint key[TG_CACHE_MAX];
+  SimTime import_lo[TG_CACHE_MAX];
+  guint64 asked[TG_KEYS];
+} TgPlan;
+gint relay_tg_plan(TgPlan *pl, const GethParams *p, SimTime import_lo, const NetTopology *t, const RelayBlock *b,
+                   const RelayStop *stop);

@@ -906,6 +906,8 @@ void relay_kernel_thread_block(Kernel *k, guint p) {
       stop = relay_kernel_stop_reached(k, next);
       k->work += mine.work;
       k->work_critical += mine.work_max;
+      /* A RelayPipe's job: what is final now, for its reader (once per window, out of the step loop). */
+      if (G_UNLIKELY(k->progress)) relay_progress_publish(k, stop ? SIM_TIME_MAX : next);
     } else {
       relay_kernel_barrier(k, p, &mine, &next, &stop);
     }
@@ -933,6 +935,9 @@ static void geth_propagate(const void *params, const NetGeoParams *gp, const Net
   g_return_if_fail(t->n_nodes < (UINT32_C(1) << EDGE_TO_BITS) && w->n_nodes == t->n_nodes);
   gint64 c0 = sim_mono_ns();
   Kernel *k = relay_kernel_get(w, gp, t);
+  k->progress = w->progress;
+  k->tg_forced = w->tg_forced;
+  k->tg_key = w->tg_key;
   BlockSpec *bs = &k->blk;
   bs->key = sim_rng_u64(rng);
   if (b->n_sources == 0) {

@@ -240,6 +240,63 @@ extern const RelayModel relay_geth;
  * relay_btc.c for the exact rules and their departures from SimBlock). */
 extern const RelayModel relay_btc;
 
+/* ---- Relays of successive blocks at the same time (relay_pipe.c) ----
+ * A block's relay is a pure function of the topology, the block and its random stream, so jobs on RelayWorks
+ * of their own, on other threads, give exactly what propagate gives on the calling thread. The engine starts
+ * block k + 1's relay while block k's still runs, reads each watched node's arrival as soon as it is final,
+ * and the whole result once the job is done. Each slot is a RelayWork with a kernel of its own (one worker:
+ * relay_work_set_threads(w, 1)): `slots` times one RelayWork's memory (relay_pipe.c says what that is). Only
+ * the Geth kernel publishes progress while it runs; other models' jobs publish everything when done. */
+typedef struct RelayPipe RelayPipe;
+typedef struct RelayJob RelayJob;
+/* `slots` RelayWorks and `threads` threads that run jobs, first started first (threads >= 1; the pipe's own,
+ * distinct from a kernel's per-block threads). `groups`: what geo would give relay_work_set_groups (taken;
+ * each slot gets a copy), or NULL: relay_groups_new(t) made once. params, gp and t must outlive the pipe. */
+RelayPipe *relay_pipe_new(const RelayModel *model, const void *params, const NetGeoParams *gp, const NetTopology *t,
+                          RelayGroups *groups, guint slots, guint threads);
+/* Waits for the jobs started (running or queued) to end, then frees everything. Jobs not released are
+ * freed too. */
+void relay_pipe_free(RelayPipe *pipe);
+/* Starts block `b`'s relay on a free slot; blocks until a slot is free if none is (a slot is free once its
+ * job was released). Copies everything it needs from b (sources, source_t) and from rng (the job gets its
+ * own copy of the stream as it stands; the caller's rng is not advanced: the caller advances it as
+ * propagate would, one sim_rng_u64 for the Geth kernel). `stop` (may be NULL: nothing watched) must outlive
+ * the job. Call the functions below from the thread that started the job (one waiter at a time). */
+RelayJob *relay_pipe_start(RelayPipe *pipe, const RelayBlock *b, const RelayStop *stop, const SimRng *rng);
+/* Progress, readable while the job runs (acquire): every step still to come is at or after
+ * relay_job_horizon(); SIM_TIME_MAX once done (and from the relay's stop on, slightly before done). It only
+ * grows; it starts at the block's first source time. */
+SimTime relay_job_horizon(const RelayJob *job);
+/* Watched node i (0 .. stop->n_nodes - 1: the topology's specials as the RelayStop numbers them): the time
+ * it had the full block once final (its HAVE step taken, published at a window's end), else SIM_TIME_MAX. A
+ * value read here is below the horizon at the time and equals relay_work_have() of the finished job; a node
+ * read as SIM_TIME_MAX has a final time at or after the horizon read before. */
+SimTime relay_job_have(const RelayJob *job, guint32 i);
+/* An upper bound on watched node i's final time, known while the job runs (the best arrival so far, as of
+ * a window's end; the final time once published), SIM_TIME_MAX if none. */
+SimTime relay_job_have_ub(const RelayJob *job, guint32 i);
+/* Blocks until relay_job_horizon(job) >= at_least or the job is done: spins briefly, then sleeps; the job's
+ * thread wakes a sleeper only when the horizon reaches at_least (no syscall per window otherwise). */
+void relay_job_wait(RelayJob *job, SimTime at_least);
+/* The same, or until one of `nodes` (n <= 8 watched nodes) is published (relay_job_have final), whichever
+ * comes first. */
+void relay_job_wait_nodes(RelayJob *job, SimTime at_least, const guint32 *nodes, guint n);
+/* How long relay_job_wait and the waits for a job's end spin before they sleep (default SPIN_NS, 200 us): a
+ * waiter that shares the cores with the jobs should spin little. */
+void relay_pipe_set_spin(RelayPipe *pipe, gint64 spin_ns);
+gboolean relay_job_done(const RelayJob *job);
+/* The finished job's results (relay_work_have, relay_work_first_push, relay_work_announce,
+ * relay_work_reached, ...); waits for the job to be done first. Valid until the job is released. */
+const RelayWork *relay_job_work(const RelayJob *job);
+/* Returns the slot, once the job is done (waits for it): after this the job pointer is invalid. */
+void relay_job_release(RelayJob *job);
+/* The slots' statistics summed over their finished jobs (as relay_work_get_stats; threads: the pipe's,
+ * wall_s: the kernels' seconds summed over the threads). The Geth kernel's jobs use the pruning tables
+ * (GethParams.prune_table_after) that one RelayWork fed the same blocks in start order would use, so they
+ * skip the same steps: every result, watched or not, and these counts (prune_tables: that RelayWork's) are
+ * the synchronous ones. */
+void relay_pipe_get_stats(const RelayPipe *pipe, RelayWorkStats *st);
+
 /* ---- For relay models outside relay.c: they keep their own scratch state and report through these ----
  * A kernel calls relay_work_begin() first, then records the final times of every node it reached or that
  * heard an announcement, then adds its counts. Nodes not recorded read as never reached. */

@@ -14,6 +14,17 @@ void relay_groups_free(RelayGroups *g) {
   g_free(g);
 }
 
+RelayGroups *relay_groups_copy(const RelayGroups *g) {
+  RelayGroups *c = g_memdup2(g, sizeof *g);
+  gsize n = MAX(g->n_nodes, 1);
+  c->group_of = g_memdup2(g->group_of, n * sizeof *g->group_of);
+  c->order = g_memdup2(g->order, n * sizeof *g->order);
+  c->loc = g_memdup2(g->loc, n * sizeof *g->loc);
+  c->group_start = g_memdup2(g->group_start, ((gsize)g->n_groups + 1) * sizeof *g->group_start);
+  c->prefix = g_memdup2(g->prefix, ((gsize)g->n_groups + 1) * sizeof *g->prefix);
+  return c;
+}
+
 guint32 relay_groups_count(const RelayGroups *g) {
   return g->n_groups;
 }

@@ -258,6 +258,37 @@ static gint size_key(double size_bytes) {
   return MIN(key, TG_KEYS - 1);
 }
 
+/* A RelayPipe slot (RelayWork.tg_forced): the table a synchronous kernel would have used (relay_tg_plan),
+ * k->tg_key (-1: the floors alone), built here if this kernel has not built it yet. The slot never builds
+ * a table the synchronous kernel would not have, so its cache holds at most what that one's does; one whose
+ * stop changed in between may hold older classes too: dropped when the cache is full. */
+static void targets_select_forced(Kernel *k, SimTime import_lo) {
+  gint key = k->tg_key;
+  if (key < 0) return;
+  const TgTable *hit = NULL;
+  for (guint i = 0; i < k->tg_cache_n && !hit; i++)
+    if (k->tg_cache[i].key == key && k->tg_cache[i].import_lo == import_lo) hit = &k->tg_cache[i];
+  if (!hit) {
+    if (k->tg_cache_n == TG_CACHE_MAX) {
+      for (guint i = 0; i < k->tg_cache_n; i++) {
+        g_free(k->tg_cache[i].a);
+        g_free(k->tg_cache[i].a0);
+      }
+      k->tg_cache_n = 0;
+    }
+    TgTable *t = &k->tg_cache[k->tg_cache_n++];
+    gsize cells = MAX((gsize)k->n_tg * k->n_nodes, 1);
+    t->key = key;
+    t->import_lo = import_lo;
+    t->a = g_new(guint32, cells);
+    t->a0 = g_new(guint32, cells);
+    targets_dijkstra(k, exp2(key / 4.0), import_lo, t->a, t->a0);
+    hit = t;
+  }
+  k->tdist = hit->a;
+  k->tdist0 = hit->a0;
+}
+
 /* Sets the block's bounds (Kernel.tdist, tdist0) for a block of `size_bytes` whose import takes at least
  * `import_lo` (that of an empty block): its size class's table if built; else, once `after` (> 0) blocks
  * have asked for it and while the cache has room, builds it (no table is dropped: one costs about as much
@@ -268,6 +299,10 @@ static gint size_key(double size_bytes) {
  * no thread count. */
 void relay_kernel_targets_select(Kernel *k, double size_bytes, SimTime import_lo, int64_t after) {
   k->tdist = k->tdist0 = k->tdist_base;
+  if (G_UNLIKELY(k->tg_forced)) {
+    targets_select_forced(k, import_lo);
+    return;
+  }
   gint key = size_key(size_bytes);
   if (key < 0 || k->tg_cache_cap == 0 || after <= 0) return;
   const TgTable *best = NULL;
@@ -288,4 +323,48 @@ void relay_kernel_targets_select(Kernel *k, double size_bytes, SimTime import_lo
   if (!best) return;
   k->tdist = best->a;
   k->tdist0 = best->a0;
+}
+
+/* What a synchronous kernel fed the same blocks in the same order would decide about the size classes'
+ * tables (geth_propagate, relay_kernel_stop_prepare, relay_kernel_targets_build and _select, step for step:
+ * keep them in step), without building any: the class whose table block `b` would use, or -1 (the floors
+ * alone, or no pruning at all). */
+gint relay_tg_plan(TgPlan *pl, const GethParams *p, SimTime import_lo, const NetTopology *t, const RelayBlock *b,
+                   const RelayStop *stop) {
+  if (b->n_sources == 0) return -1; /* geth_propagate returns before the stop */
+  guint32 stop_n = stop ? MIN(stop->n_nodes, t->n_nodes) : 0;
+  const guint32 *group = stop_n ? stop->group : NULL;
+  guint32 groups = stop_n ? stop->n_groups : 0;
+  guint32 msgs = stop_n ? MIN(MIN(stop->n_messages, stop_n), t->n_special) : 0;
+  for (guint32 v = 0; v < stop_n; v++) {
+    guint32 grp = group ? group[v] : v;
+    if (grp != RELAY_STOP_NONE && grp >= groups) {
+      stop_n = msgs = 0;
+      break;
+    }
+  }
+  gboolean pruning = p->prune && stop_n > 0 && (guint64)(groups + msgs) * t->n_nodes <= PRUNE_MAX_ENTRIES;
+  if (!pruning) return -1;
+  if (!pl->built || pl->group != group || pl->n != stop_n || pl->groups != groups || pl->msgs != msgs) {
+    pl->built = TRUE;
+    pl->group = group;
+    pl->n = stop_n;
+    pl->groups = groups;
+    pl->msgs = msgs;
+    pl->n_built = 0;
+    memset(pl->asked, 0, sizeof pl->asked);
+    guint64 pair = 2 * (guint64)MAX((gsize)(groups + msgs) * t->n_nodes, 1) * sizeof(guint32);
+    pl->cap = (guint)MIN((guint64)TG_CACHE_MAX, TG_CACHE_BYTES / pair);
+  }
+  gint key = size_key(b->size_bytes);
+  if (key < 0 || pl->cap == 0 || p->prune_table_after <= 0) return -1;
+  gint best = -1;
+  for (guint i = 0; i < pl->n_built; i++)
+    if (pl->import_lo[i] == import_lo && pl->key[i] <= key && pl->key[i] > best) best = pl->key[i];
+  if (best != key && pl->n_built < pl->cap && ++pl->asked[key] >= (guint64)p->prune_table_after) {
+    pl->key[pl->n_built] = key;
+    pl->import_lo[pl->n_built++] = import_lo;
+    best = key;
+  }
+  return best;
 }

@@ -51,6 +51,20 @@ SimTime relay_work_announce(const RelayWork *w, guint32 v) {
 SimTime relay_work_first_push(const RelayWork *w, guint32 v) {
   return v < w->n_special ? w->first_push[result_index(w, v)] : SIM_TIME_MAX;
 }
+void relay_work_copy_results(RelayWork *dst, const RelayWork *src) {
+  g_return_if_fail(dst->n_nodes == src->n_nodes);
+  dst->loc = src->loc; /* the kernel's node order (the topology's alone), which lives as long as its kernel */
+  memcpy(dst->have, src->have, src->n_nodes * sizeof *src->have);
+  memcpy(dst->done, src->done, src->n_nodes);
+  for (guint32 v = 0; v < src->n_special; v++) {
+    guint32 i = result_index(src, v);
+    dst->first_push[i] = src->first_push[i];
+    dst->announce[i] = src->announce[i];
+  }
+  dst->reached = src->reached;
+  dst->messages = src->messages;
+}
+
 guint64 relay_work_reached(const RelayWork *w) { return w->reached; }
 guint64 relay_work_messages(const RelayWork *w) { return w->messages; }
 

@@ -147,7 +147,7 @@ static void on_engine(void *user, SimEngine *engine, const char *note) {
 typedef struct {
   char *out_dir, *seed_str, *pools_csv, *trace_str;
   char **sets, **mining_from;
-  gboolean quiet, emc_logs, strict, stats, numa_report;
+  gboolean quiet, emc_logs, strict, stats, numa_report, relay_pipeline;
   gint threads;
 } RunOpts;
 
@@ -171,6 +171,10 @@ static const SimOpt run_opts[] = {
                     "workers (default: the CPUs this process may use, each block's relay on all of them or on "
                     "one, whichever is measured faster; 0: the sequential engine and a one-thread relay). "
                     "Outputs do not depend on it"),
+    {.name = "relay-pipeline", .type = SIM_OPT_FLAG, .offset = offsetof(RunOpts, relay_pipeline),
+     .help = "Relay successive blocks at once, each block's relay on one of the --threads (at least 2): the "
+             "next block's relay starts once the chain can tell it is next. Outputs do not depend on it "
+             "(docs/threads.md: when it is faster)"},
     {.name = "stats", .type = SIM_OPT_FLAG, .offset = offsetof(RunOpts, stats),
      .help = "Print the engine's partitions, windows, events per window and barrier wait per worker, and the "
              "relay's "
@@ -302,6 +306,7 @@ int sim_cmd_run(int argc, char **argv) {
                        .trace = trace,
                        .threads = (guint)threads,
                        .threads_adaptive = threads_adaptive,
+                       .relay_pipeline = o.relay_pipeline,
                        .on_engine = (stats || numa_report) ? on_engine : NULL,
                        .on_engine_user = &report,
                        .trace_heights = (const uint32_t *)(gpointer)trace_heights->data,

@@ -14,7 +14,8 @@
  * cores could give, measured without them (default: all, the threads asked for). Then, with --draws > 0, the
  * cost of one draw: a word from a running stream, a word from a freshly keyed stream (sim_rng_init + the
  * first Philox block, as the kernel's per-edge streams do), and a Pareto latency (net_latency_draw) from
- * each. Run from the source root. */
+ * each. With --pipe N the blocks go through a RelayPipe of N slots (N blocks in flight, --threads threads of
+ * the pipe's, each block's relay on one): the digest must be the one without it. Run from the source root. */
 #include <glib.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,14 +72,16 @@ static void draw_costs(guint64 n, const NetGeoParams *gp) {
 }
 
 int main(int argc, char **argv) {
-  gint blocks = 2000, threads = 1;
+  gint blocks = 2000, threads = 1, pipe_slots = 0;
   gboolean all_messages = FALSE;
   gint64 draws = 0;
   g_autofree char *run = NULL;
   g_auto(GStrv) sets = NULL;
   GOptionEntry entries[] = {
       {"blocks", 0, 0, G_OPTION_ARG_INT, &blocks, "Blocks to relay", "N"},
-      {"threads", 0, 0, G_OPTION_ARG_INT, &threads, "Relay threads", "N"},
+      {"threads", 0, 0, G_OPTION_ARG_INT, &threads, "Relay threads (with --pipe: the pipe's)", "N"},
+      {"pipe", 0, 0, G_OPTION_ARG_INT, &pipe_slots,
+       "Relay through a RelayPipe of N slots, N blocks in flight (one kernel thread each)", "N"},
       {"draws", 0, 0, G_OPTION_ARG_INT64, &draws, "Draws per kind for the draw cost", "N"},
       {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a scenario value", "PATH=VALUE"},
       {"run", 0, 0, G_OPTION_ARG_STRING, &run, "all (default), caller or adaptive", "HOW"},
@@ -96,10 +99,10 @@ int main(int argc, char **argv) {
     mode = RELAY_RUN_ADAPTIVE;
   else if (run && strcmp(run, "all") != 0)
     parsed = FALSE;
-  if (!parsed || argc != 2 || blocks < 1 || threads < 1) {
+  if (!parsed || argc != 2 || blocks < 1 || threads < 1 || pipe_slots < 0) {
     fprintf(stderr,
             "usage: bench-relay SCENARIO [--blocks N] [--threads N] [--run all|caller|adaptive] [--draws "
-            "N] [--all-messages]%s%s\n",
+            "N] [--all-messages] [--pipe N]%s%s\n",
             e ? ": " : "", e ? e->message : "");
     return 2;
   }
@@ -123,6 +126,9 @@ int main(int argc, char **argv) {
     return 1;
   }
   g_autoptr(RelayWork) w = relay_work_new(t);
+  RelayPipe *pipe = pipe_slots ? relay_pipe_new(m, gp->relay.params, gp, t, NULL, (guint)pipe_slots, (guint)threads)
+                               : NULL;
+  RelayJob **jobs = g_new0(RelayJob *, MAX(pipe_slots, 1));
   g_autofree guint *pool_miners = g_new(guint, MAX(sc->n_pools, 1));
   for (guint i = 0; i < sc->n_pools; i++) pool_miners[i] = sc->pools[i].miners;
   g_autofree guint32 *stop_group = g_new(guint32, MAX(t->n_special, 1));
@@ -134,35 +140,60 @@ int main(int argc, char **argv) {
   guint32 first_gw = gp->n_vantages, n_gw = t->n_special - gp->n_vantages;
   guint64 digest = 0, reached = 0;
   double c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID), w0 = clock_s(CLOCK_MONOTONIC);
-  for (gint i = 0; i < blocks; i++) {
-    guint32 src = n_gw ? first_gw + (guint32)i * 7 % n_gw : (guint32)i % t->n_nodes;
-    SimTime src_t = (SimTime)i * 13 * SIM_NS_PER_S;
-    RelayBlock b = {.sources = &src,
-                    .source_t = &src_t,
-                    .n_sources = 1,
-                    .size_bytes = 20000 + 1000 * (i % 7),
-                    .gas_used = 5e6};
-    SimRng rng;
-    sim_rng_init(&rng, sc->seed, (UINT64_C(1) << 63) | (guint64)i);
-    m->propagate(gp->relay.params, gp, t, &b, &stop, &rng, w);
-    reached += relay_work_reached(w);
+  /* With a pipe, block i is read when block i + pipe_slots starts (or at the end): the digest in block order. */
+  for (gint i = 0, read = 0; read < blocks; i++) {
+    const RelayWork *res = w;
+    if (pipe) {
+      if (i < blocks) {
+        if (i - read == pipe_slots) {
+          i--; /* read the oldest first, then start block i */
+        } else {
+          guint32 src = n_gw ? first_gw + (guint32)i * 7 % n_gw : (guint32)i % t->n_nodes;
+          SimTime src_t = (SimTime)i * 13 * SIM_NS_PER_S;
+          RelayBlock b = {.sources = &src, .source_t = &src_t, .n_sources = 1,
+                          .size_bytes = 20000 + 1000 * (i % 7), .gas_used = 5e6};
+          SimRng rng;
+          sim_rng_init(&rng, sc->seed, (UINT64_C(1) << 63) | (guint64)i);
+          jobs[i % pipe_slots] = relay_pipe_start(pipe, &b, &stop, &rng);
+          continue;
+        }
+      }
+      res = relay_job_work(jobs[read % pipe_slots]);
+    } else {
+      guint32 src = n_gw ? first_gw + (guint32)i * 7 % n_gw : (guint32)i % t->n_nodes;
+      SimTime src_t = (SimTime)i * 13 * SIM_NS_PER_S;
+      RelayBlock b = {.sources = &src,
+                      .source_t = &src_t,
+                      .n_sources = 1,
+                      .size_bytes = 20000 + 1000 * (i % 7),
+                      .gas_used = 5e6};
+      SimRng rng;
+      sim_rng_init(&rng, sc->seed, (UINT64_C(1) << 63) | (guint64)i);
+      m->propagate(gp->relay.params, gp, t, &b, &stop, &rng, w);
+    }
+    reached += relay_work_reached(res);
     /* What the stop watches: each group's first full block, the vantage points' messages. */
     for (guint32 g = 0; g < stop.n_groups; g++)
       group_first[g] = SIM_TIME_MAX;
     for (guint32 v = 0; v < t->n_special; v++)
       if (stop.group[v] != RELAY_STOP_NONE)
-        group_first[stop.group[v]] = MIN(group_first[stop.group[v]], relay_work_have(w, v));
+        group_first[stop.group[v]] = MIN(group_first[stop.group[v]], relay_work_have(res, v));
     for (guint32 g = 0; g < stop.n_groups; g++)
       digest = sim_mix64(digest ^ (guint64)group_first[g]);
     for (guint32 v = 0; v < stop.n_messages; v++) {
-      SimTime a = relay_work_first_push(w, v), c = relay_work_announce(w, v);
+      SimTime a = relay_work_first_push(res, v), c = relay_work_announce(res, v);
       digest = all_messages ? sim_mix64(digest ^ (guint64)a ^ (guint64)c * 3)
                             : sim_mix64(digest ^ (guint64)MIN(a, c) ^ (guint64)(a <= c));
     }
+    if (pipe) relay_job_release(jobs[read % pipe_slots]);
+    read++;
   }
   double cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0, wall = clock_s(CLOCK_MONOTONIC) - w0;
   RelayWorkStats st;
-  relay_work_get_stats(w, &st);
+  if (pipe)
+    relay_pipe_get_stats(pipe, &st);
+  else
+    relay_work_get_stats(w, &st);
   printf("%s: %u nodes (%u special), %" G_GUINT64_FORMAT
          " directed edges; %d blocks split for %u relay thread%s, "
          "%" G_GUINT64_FORMAT " of them run by the calling thread alone\n",
@@ -188,5 +219,7 @@ int main(int argc, char **argv) {
     printf(" %.3f", st.wait_s[i]);
   printf("\n");
   if (draws > 0) draw_costs((guint64)draws, gp);
+  relay_pipe_free(pipe);
+  g_free(jobs);
   return 0;
 }

@@ -237,11 +237,42 @@ static void test_gsl_alloc(void) {
   gsl_rng_free(g);
 }
 
+/* A copy continues the original's sequence from where it stood, mid-block included, and is independent of
+ * it (drawing from one does not move the other); its gsl view draws from the copy, not the original. */
+static void test_copy_continues(void) {
+  for (int skip = 0; skip < 9; skip++) {
+    SimRng a, ref;
+    sim_rng_init(&a, 5, 11);
+    sim_rng_init(&ref, 5, 11);
+    for (int i = 0; i < skip; i++) {
+      sim_rng_u64(&a);
+      sim_rng_u64(&ref);
+    }
+    SimRng c;
+    sim_rng_copy(&c, &a);
+    int same = 0;
+    for (int i = 0; i < 20; i++) same += sim_rng_u64(&c) == sim_rng_u64(&ref);
+    CU_ASSERT_EQUAL(same, 20);
+    /* `a` did not move: it gives the values the copy gave. */
+    SimRng ref2;
+    sim_rng_init(&ref2, 5, 11);
+    for (int i = 0; i < skip; i++) sim_rng_u64(&ref2);
+    CU_ASSERT_EQUAL(sim_rng_u64(&a), sim_rng_u64(&ref2));
+    /* The copy's gsl view is its own: it draws the copy's next word, and leaves `a` alone. */
+    SimRng d, e;
+    sim_rng_copy(&d, &a);
+    sim_rng_copy(&e, &a);
+    CU_ASSERT_PTR_EQUAL(sim_rng_gsl(&d)->state, &d);
+    CU_ASSERT_EQUAL(gsl_rng_get(sim_rng_gsl(&d)), sim_rng_u64(&e) >> 32);
+    CU_ASSERT_EQUAL(sim_rng_u64(&a), sim_rng_u64(&ref2));
+  }
+}
+
 int register_suites(void) {
   ADD_SUITE("rng", TEST(test_known_answer), TEST(test_same_key_same_sequence), TEST(test_different_ids_differ),
             TEST(test_creation_order_irrelevant), TEST(test_uniform_moments), TEST(test_uniform_pos_open),
             TEST(test_uniform_chisq), TEST(test_streams_uncorrelated), TEST(test_below),
             TEST(test_exponential_mean), TEST(test_gsl_gaussian), TEST(test_gsl_view_matches_stream),
-            TEST(test_gsl_alloc));
+            TEST(test_gsl_alloc), TEST(test_copy_continues));
   return 0;
 }

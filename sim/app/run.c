@@ -291,6 +291,15 @@ static gboolean run_prepare(const SimScenario *sc, const SimRunOptions *opt, Sim
   sim_engine_set_threads(engine, opt->threads, SIM_PARTITION_BLOCKS);
   /* The world is one engine group; each block's relay runs on the network's own threads. */
   pow_world_set_threads(world, MAX(opt->threads, 1), opt->threads_adaptive);
+  if (opt->relay_pipeline) {
+    if (!pow_world_set_relay_pipeline(world, TRUE))
+      g_printerr("sim: --relay-pipeline: this scenario's network relays each block on its own (another relay "
+                 "model, miners on ordinary nodes, joining nodes, a strategy that is not the honest one, or "
+                 "trace-driven mining)\n");
+    else if (opt->threads < 2)
+      g_printerr("sim: --relay-pipeline: needs --threads 2 or more (the sequential engine, and a thread per "
+                 "block in flight)\n");
+  }
   sim_engine_set_cpu_timing(engine, opt->on_engine != NULL);
   if (opt->threads > 0 && sim_numa_hw_nodes() > 1) {
     *numa_machine = numa_machine_detect();

@@ -98,6 +98,7 @@ void sim_engine_free(SimEngine *engine) {
   if (engine->tables) g_ptr_array_unref(engine->tables);
   engine_placements_clear(engine);
   if (engine->placements) g_array_unref(engine->placements);
+  engine_gate_free(engine);
   g_free(engine);
 }
 
@@ -221,7 +222,7 @@ guint64 sim_engine_pending(const SimEngine *engine) {
     const SimPart *p = &engine->parts[i];
     n += p->n - (p->root_free ? 1 : 0) + (p->staged ? p->staged->len : 0) + p->batch_extra;
   }
-  return n;
+  return n + engine->held_events;
 }
 
 SimStopReason sim_engine_run(SimEngine *engine) {
@@ -232,6 +233,9 @@ SimStopReason sim_engine_run(SimEngine *engine) {
     GError *error = NULL;
     if (!sim_engine_prepare(engine, &error)) g_error("sim engine: %s", error->message);
   }
+  /* Windows never consult the gate, so nothing would release what is held (a sequential run's, before the
+   * layout changed): it goes back into the queues. */
+  if (G_UNLIKELY(engine->windowed && engine->n_held > 0)) engine_gate_release_all(engine);
   gint64 t0_us = g_get_monotonic_time();
   engine->progress_last_us = t0_us;
   SimStopReason reason =

@@ -170,6 +170,82 @@ void sim_ctx_stop(SimCtx *ctx);
  * that holds nothing from one event to the next. */
 guint sim_ctx_worker(const SimCtx *ctx);
 
+/* ---- A gate in the sequential loop: held entities, late events ----
+ *
+ * For a model that computes some events on another thread and inserts them later ("late"), possibly at times
+ * earlier than events the loop has already handled. The model must know (by its own reasoning) that nothing
+ * already handled depends on them; the engine then lets it decide, per event, whether the event may be
+ * handled now, hold back every event of an entity whose inputs are not known yet, and insert the late events
+ * with the keys they would have had (reserved with sim_ctx_reserve). Each entity then sees the same events in
+ * the same (time, key) order as if the late events had been sent normally; across entities the order of
+ * handling (and so sim_ctx_now() from one event to the next) may go back in time.
+ *
+ * Only the sequential loop consults the gate: sim_engine_set_threads(engine, 0), or a partitioned engine whose
+ * entities form one group (one partition, no windows). With windows the gate is never consulted, nothing is
+ * held (sim_engine_run() first puts every held event back), and sim_ctx_gated() is FALSE. Without a gate the
+ * loop is exactly the one above: same order, same speed. */
+
+typedef enum { SIM_GATE_PROCESS = 0, SIM_GATE_HOLD = 1, SIM_GATE_AGAIN = 2 } SimGateVerdict;
+
+/* Asked before each event of the sequential loop whose entity is not held (`ev` is that event; it is still
+ * queued). PROCESS: handle it now (if the gate changed the queue so that another event is now first, the loop
+ * asks again about that one instead). HOLD: hold its entity: this event and every later one to it wait, in
+ * (time, key) order, until sim_engine_release(). AGAIN: the gate changed the queue (sim_engine_insert_late,
+ * sim_engine_release) or waited; the loop asks again about whatever event is now first. The gate may block.
+ * Events of a held entity go to its held list without asking the gate. */
+typedef SimGateVerdict (*SimGateFn)(gpointer user, SimEngine *engine, const SimEvent *ev);
+
+/* Called when the loop would end or return: the queue is empty (but for held events); the next event is at or
+ * after the stop time; a handler called sim_ctx_stop(); the event budget is used up; the cancel flag is set. Not
+ * at a progress checkpoint. It must insert every late event the model still owes and release every held entity
+ * (it may block until its threads finish). If it changed the queue (inserted or released anything), the loop
+ * goes on as if those events had always been queued:
+ *  - stop time: it handles the events before the stop time, and calls the flush again when it would end;
+ *  - sim_ctx_stop() at event E: it handles the queued events that come before E in (time, key) order (asking
+ *    the gate as usual; a later sim_ctx_stop() at an earlier event moves the bound there) and none after,
+ *    calls the flush again when it would end, and returns SIM_STOP_REQUESTED once a flush changed nothing.
+ *    Nothing handled is undone: if E's entity was held, other entities may have handled events after E
+ *    before E itself, and those stay handled. The run equals the sequential one when E's entity is never
+ *    held behind the others (e.g. the stop comes from an entity the gate never holds);
+ *  - event budget and cancel flag: the run returns right after the flush (SIM_STOP_EVENTS, SIM_STOP_CANCELLED)
+ *    and handles nothing more. The first max_events events handled with a gate need not be the first
+ *    max_events of the sequential order (held entities' events come later), so a run with a gate and an event
+ *    budget is not equivalent to one without.
+ * A flush that changes nothing while entities are still held is a bug of the model (g_critical); the run then
+ * returns with them held (counted by sim_engine_pending). */
+typedef void (*SimFlushFn)(gpointer user, SimEngine *engine);
+
+/* Installs the gate (NULL: none, the default; the engine first releases every held entity). `flush` may be
+ * NULL. `user` is passed to both. */
+void sim_engine_set_gate(SimEngine *engine, SimGateFn gate, SimFlushFn flush, gpointer user);
+
+/* TRUE when the run in progress (or about to start) consults the gate: a gate is set and the run is the
+ * sequential loop (sim_engine_set_threads 0, or a partitioned engine that ended up with one partition and no
+ * windows). Models call it from handlers to decide whether they may defer work. With windows the gate is never
+ * consulted and both are FALSE. sim_engine_gated() tells the same from outside a run: for the layout of the last
+ * sim_engine_prepare(), or if something changed since, for the one the next run will lay out. */
+gboolean sim_ctx_gated(const SimCtx *ctx);
+gboolean sim_engine_gated(const SimEngine *engine);
+
+/* Inserts an event with an explicit key: source `src`, sequence `seq` (from sim_ctx_reserve, or any number src
+ * has already used up and not sent). Its time may be earlier than events already handled. Only from a gate or
+ * flush callback, or from a handler, of the sequential loop (or between runs). An event for a held entity goes
+ * straight to its held list. */
+void sim_engine_insert_late(SimEngine *engine, SimTime time, SimEntityId src, uint64_t seq, SimEntityId dst,
+                            uint16_t type, uint16_t aux, uint64_t payload);
+
+/* Takes n sequence numbers of the current entity (as n sim_ctx_send calls would, so later sends get the same
+ * keys as after those calls) and returns the first. */
+uint64_t sim_ctx_reserve(SimCtx *ctx, uint64_t n);
+
+/* Puts every held event of `id` back into the queue (their keys unchanged) and ends the hold; nothing if `id`
+ * is not held. From a gate or flush callback, a handler of the sequential loop, or between runs. */
+void sim_engine_release(SimEngine *engine, SimEntityId id);
+gboolean sim_engine_is_held(const SimEngine *engine, SimEntityId id);
+/* The events the engine holds for `id` (in no particular order; valid until the queue changes), and their
+ * number in *n (0 when it is not held). */
+const SimEvent *sim_engine_held_events(const SimEngine *engine, SimEntityId id, guint *n);
+
 /* ---- Partitions, threads and windows ----
  *
  * Models declare, while they build their entities: which entities must share a partition (they share

@@ -94,6 +94,18 @@ static guint engine_groups(SimEngine *engine, guint32 *group) {
   return groups;
 }
 
+/* engine_groups()'s count without its side effects (path halving): the roots are the entities that are their own
+ * parent, and those added since the last declaration are each their own group. */
+guint engine_count_groups(const SimEngine *engine) {
+  guint n = engine->n_entities;
+  if (engine->all_together) return n > 0 ? 1 : 0;
+  if (!engine->uf) return n;
+  guint len = MIN(engine->uf_len, n), groups = n - len;
+  for (guint i = 0; i < len; i++)
+    groups += engine->uf[i] == i;
+  return groups;
+}
+
 static void assign_partitions(SimEngine *engine, const guint32 *group, guint n_groups, guint n_parts) {
   guint n = engine->n_entities;
   guint16 *gp = g_new(guint16, MAX(n_groups, 1));

@@ -54,21 +54,6 @@ void engine_part_heap_build(SimPart *p) {
 
 /* ---- Batches ---- */
 
-/* After batch `slot`'s event was handled: its next event takes its place in the queue (in the root's place if
- * the handler sent nothing, where it most often stays), or the slot is free again. */
-static void batch_advance(SimPart *p, guint32 slot) {
-  Batch *bt = &p->batch[slot];
-  if (bt->pos < bt->n) {
-    SimEvent next = *batch_ev(bt, bt->pos);
-    next.dst = BATCH_DST | slot;
-    p->batch_extra--;
-    part_insert(p, &next);
-  } else {
-    bt->n = bt->pos = 0;
-    p->batch_free[p->n_batch_free++] = slot;
-  }
-}
-
 static int ev_cmp(const void *a, const void *b) {
   EvOrd x = ev_ord(a), y = ev_ord(b);
   return x < y ? -1 : x > y;
@@ -369,6 +354,7 @@ SimStopReason engine_part_run_until(SimPart *p, uint64_t limit, SimTime bound) {
 }
 
 SimStopReason engine_run_sequential(SimEngine *engine, gint64 t0_us) {
+  if (G_UNLIKELY(engine->gate != NULL)) return engine_run_gated(engine, t0_us); /* once per run */
   SimPart *p = &engine->parts[0];
   if (!p->heap_mem) engine_part_heap_build(p);
   p->stop_requested = FALSE;

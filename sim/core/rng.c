@@ -54,6 +54,12 @@ void sim_rng_init(SimRng *rng, uint64_t master_seed, uint64_t stream_id) {
   rng->idx = 4; /* empty: the first draw generates block 0 */
 }
 
+void sim_rng_copy(SimRng *dst, const SimRng *src) {
+  g_return_if_fail(dst != NULL && src != NULL);
+  memcpy(dst, src, sizeof *dst);
+  dst->gsl.state = dst; /* the copy's own view (gsl.type is the same) */
+}
+
 SimRng *sim_rng_new(uint64_t master_seed, uint64_t stream_id) {
   SimRng *rng = g_new(SimRng, 1);
   sim_rng_init(rng, master_seed, stream_id);

@@ -18,7 +18,7 @@ G_BEGIN_DECLS
 #define SIM_RNG_SETUP_BASE (UINT64_C(1) << 32)
 
 /* The state is public so the hot helpers below can be inline; treat the fields as private. Never copy a
- * SimRng by value: its gsl view points at the original (use sim_rng_init on the destination instead). */
+ * SimRng by value: its gsl view points at the original (use sim_rng_copy, or sim_rng_init on the destination). */
 typedef struct SimRng {
   gsl_rng gsl;       /* gsl.state points back to this struct; pass &rng->gsl (sim_rng_gsl) to gsl_ran_* */
   uint64_t key[2];   /* (master seed, stream id) */
@@ -33,6 +33,10 @@ extern const gsl_rng_type *const sim_rng_type_philox;
 
 /* Initialises `rng` in place for (master_seed, stream_id). No allocation; no cleanup needed. */
 void sim_rng_init(SimRng *rng, uint64_t master_seed, uint64_t stream_id);
+
+/* Makes `dst` a copy of `src` as it stands (key, counter, buffered words): `dst` continues `src`'s sequence
+ * from the same point, independently of it. A plain struct copy would leave dst's gsl view pointing at src. */
+void sim_rng_copy(SimRng *dst, const SimRng *src);
 
 /* Allocates a stream. Free with sim_rng_free(). */
 SimRng *sim_rng_new(uint64_t master_seed, uint64_t stream_id);

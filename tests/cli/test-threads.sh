@@ -16,13 +16,15 @@ fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
-# summary.json without what may differ between thread counts: wall-clock figures, threads, command line.
+# summary.json without what may differ between thread counts: wall-clock figures, threads, command line
+# (and, to compare a --relay-pipeline run, the queue's largest size: that of the run's own queue).
 strip() {
   python3 -c 'import json,sys
 d=json.load(open(sys.argv[1]))
 for k in ("wall_s","events_per_s","peak_rss_bytes"): d["sim"].pop(k)
+if len(sys.argv) > 2: d["sim"].pop("peak_pending")
 for k in ("threads","command_line"): d["header"].pop(k)
-print(json.dumps(d))' "$1"
+print(json.dumps(d))' "$@"
 }
 
 # name file sets...
@@ -44,12 +46,14 @@ for b in $(sed -n 's/.*"base": *"\([^"]*\)".*/\1/p' scenarios/studies/*.json | s
   f="scenarios/${b#../}"
   if printf '%s\n' "${scenarios[@]}" | grep -qF "|$f|"; then ok; else bad "study base $f is not in the list"; fi
 done
-counts="0 1 2 3 4 8 default"
+# pN: --threads N --relay-pipeline (successive blocks' relays at once; the outputs are the same).
+counts="0 1 2 3 4 8 default p2 p3 p8"
 for entry in "${scenarios[@]}"; do
   IFS='|' read -r name file set <<<"$entry"
   for t in $counts; do
     targ=(--threads "$t")
     [ "$t" = default ] && targ=()
+    case $t in p*) targ=(--threads "${t#p}" --relay-pipeline) ;; esac
     if ! "$SIM" run "$file" --set "$set" "${targ[@]}" --quiet --out "$tmp/$name-$t" >"$tmp/out" 2>"$tmp/err"; then
       bad "$name --threads $t: exit $?: $(head -c 300 "$tmp/err")"
       continue
@@ -69,10 +73,20 @@ for entry in "${scenarios[@]}"; do
     for f in "$ref"/*.csv; do
       if cmp -s "$f" "$dir/$(basename "$f")"; then ok; else bad "$name --threads $t: $(basename "$f") differs"; fi
     done
-    strip "$dir/summary.json" >"$tmp/t.json"
-    if cmp -s "$tmp/ref.json" "$tmp/t.json"; then ok; else bad "$name --threads $t: summary.json differs"; fi
+    case $t in
+    p*)
+      strip "$ref/summary.json" pipeline >"$tmp/refp.json"
+      strip "$dir/summary.json" pipeline >"$tmp/t.json"
+      if cmp -s "$tmp/refp.json" "$tmp/t.json"; then ok; else bad "$name --threads $t: summary.json differs"; fi
+      ;;
+    *)
+      strip "$dir/summary.json" >"$tmp/t.json"
+      if cmp -s "$tmp/ref.json" "$tmp/t.json"; then ok; else bad "$name --threads $t: summary.json differs"; fi
+      ;;
+    esac
     got=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["header"]["threads"])' "$dir/summary.json")
-    if [ "$t" = default ]; then want=$(nproc); want=$((want > 256 ? 256 : want)); else want=$((t > 1 ? t : 1)); fi
+    n=${t#p}
+    if [ "$t" = default ]; then want=$(nproc); want=$((want > 256 ? 256 : want)); else want=$((n > 1 ? n : 1)); fi
     if [ "$got" = "$want" ]; then ok; else bad "$name --threads $t: header.threads $got, expected $want"; fi
   done
 done
@@ -111,6 +125,22 @@ if [ -n "$w1" ] && [ "$w1" = "$w3" ] && grep -qF "relay on 1 thread over" "$tmp/
 else
   bad "--stats relay at 1 and 3 threads: '$w1' vs '$w3'"
 fi
+# --relay-pipeline: engaged on the month (blocks start while an earlier block's relay still runs), refused
+# with a reason where the network cannot, and with one thread.
+"$SIM" run scenarios/pools-2019.json --set stop.heights=300 --threads 2 --relay-pipeline --stats --quiet \
+  --out "$tmp/pl" >"$tmp/out" 2>&1
+pl=$(grep '^relay: pipelined' "$tmp/out")
+pct=$(printf '%s' "$pl" | sed -nE "s/.* blocks, ([0-9.]+)% of them started while an earlier block's relay still ran.*/\1/p")
+if printf '%s' "$pl" | grep -qE "^relay: pipelined on 2 threads, each block's relay on one: [0-9]+ blocks" &&
+  python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) > 5 else 1)' "${pct:-0}"; then ok; else bad "--relay-pipeline --stats: $pl"; fi
+"$SIM" run scenarios/pools-2019-pool-delay.json --set stop.heights=20 --threads 2 --relay-pipeline --quiet \
+  --out "$tmp/pl2" >"$tmp/out" 2>&1
+if grep -qF -- "--relay-pipeline: this scenario's network relays each block on its own" "$tmp/out"; then ok; else
+  bad "--relay-pipeline on pool-delay: $(cat "$tmp/out")"
+fi
+"$SIM" run scenarios/pools-2019.json --set stop.heights=20 --threads 1 --relay-pipeline --quiet \
+  --out "$tmp/pl3" >"$tmp/out" 2>&1
+if grep -qF -- "--relay-pipeline: needs --threads 2 or more" "$tmp/out"; then ok; else bad "--relay-pipeline at 1 thread: $(cat "$tmp/out")"; fi
 "$SIM" run scenarios/tiny.json --threads 999 --out "$tmp/bad" >"$tmp/out" 2>"$tmp/err"
 if [ $? -eq 2 ] && grep -qF "sim run: --threads must be in [0, 256] (got 999)" "$tmp/err"; then ok; else
   bad "--threads 999: $(cat "$tmp/err")"

@@ -1,0 +1,437 @@
+/* relay_pipe.c: successive blocks' relays run at the same time (RelayPipe, relay.h). A block's relay is a
+ * pure function of the topology, the block and its random stream, so a job that runs it on a RelayWork of
+ * its own, on another thread, gives exactly what geo_publish's synchronous propagate gives; the caller reads
+ * each watched node's arrival as soon as the kernel has made it final (RelayProgress, published at each
+ * window's end by relay_kernel_thread_block) and the whole result once the job is done.
+ *
+ * Memory: each slot is a RelayWork with a Geth kernel of its own, built at the slot's first job: 32 bytes
+ * per node of results, the packed edges (16 bytes per directed edge), 16 + 8 + 4 bytes per node of node
+ * state and offsets, the step queue and FIFOs (about 16 bytes per node), and its own pruning tables (4 bytes
+ * per node and stop target, plus the size classes' tables, at most TG_CACHE_BYTES), so `slots` times what
+ * one synchronous RelayWork takes (each slot builds the size classes' tables its jobs use, of those the
+ * synchronous kernel would have built: up to `slots` copies of each). On pools-2019 (8,237 nodes, 143,274
+ * directed edges) that is about 8 MB a slot: bench-relay --pipe 1, 2, 3, 4 peaked at 18.8, 26.8, 34.7 and
+ * 42.7 MB RSS (400 blocks, two size classes' tables built). Sharing the read-only parts (edges' static
+ * halves, link classes, pruning tables) between the slots would cut that; not done yet.
+ *
+ * One thing a block's relay does depend on besides its inputs: which size class's pruning table the Geth
+ * kernel has built (prune_table_after counts the blocks of each class it relayed). A slot sees only some of
+ * the blocks, so the pipe replays one kernel's decisions over all of them in start order (relay_tg_plan)
+ * and has each job use that table: the same skipped steps, so the same unwatched times, reached counts
+ * and statistics as the synchronous relay, not just the same watched values. */
+#include "relay-private.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+typedef enum { JOB_FREE = 0, JOB_QUEUED, JOB_RUNNING, JOB_DONE } JobState;
+
+/* A slot and the job it holds. The starting thread fills the inputs while the slot is free; the pipe's
+ * thread that takes it runs it; the starting thread reads the progress meanwhile and the work once done. */
+struct RelayJob {
+  RelayPipe *pipe;
+  guint index;
+  RelayWork *work; /* the results, copied from the running thread's work at the end (no kernel of its own) */
+  gint tg_key;     /* the size-class table the relay uses (relay_tg_plan), -1: none */
+  /* The block, copied: the caller's arrays and stream may change once relay_pipe_start returns. */
+  RelayBlock b;
+  guint32 *sources;
+  SimTime *source_t;
+  guint src_cap;
+  guint32 watch_cap;
+  const RelayStop *stop;
+  SimRng rng;
+  JobState state;       /* under pipe->lock */
+
+  /* Written by the job's thread once the results are in `work` (after the last publication). */
+  _Alignas(64) unsigned done;
+  RelayProgress prog;
+};
+
+typedef struct PipeThread {
+  RelayPipe *pipe;
+  RelayWork *work;
+  RelayWorkStats stats; /* its work's statistics as of its last finished job (under pipe->lock) */
+} PipeThread;
+
+struct RelayPipe {
+  const RelayModel *model;
+  const void *params;
+  const NetGeoParams *gp;
+  const NetTopology *t;
+  guint n_slots, n_threads;
+  /* Each thread's own work and kernel (one worker), which stays warm in its core's cache: a kernel per slot
+   * made each job start cold (+25% per block with two slots on one thread). */
+  struct PipeThread *thr;
+  gint64 spin_ns; /* how long a waiter spins before it sleeps (relay_pipe_set_spin) */
+  RelayJob **slots;
+  pthread_t *threads;
+  /* pthreads rather than GMutex/GCond: GLib's are futexes that ThreadSanitizer cannot see through. */
+  pthread_mutex_t lock;
+  pthread_cond_t work_cond; /* a job was queued, or quit */
+  pthread_cond_t free_cond; /* a slot was released */
+  GQueue queue;    /* jobs to run, first started first */
+  guint32 *free_slot, n_free;
+  gboolean quit;
+  /* The Geth kernel's pruning tables as one kernel fed every block in start order would choose them (under
+   * the lock): each job's kernel uses that table, so that it skips the steps the synchronous relay skips. */
+  TgPlan plan;
+};
+
+/* ---- progress (relay-private.h) ---- */
+
+void relay_progress_publish(Kernel *k, SimTime horizon) {
+  RelayProgress *p = k->progress;
+  guint32 n = p->n_pending;
+  for (guint32 i = 0; i < n;) {
+    guint32 v = p->pending[i];
+    const NodeHot *h = &k->nh[k->loc[v]];
+    if (h->done == DONE_YES) {
+      /* Its HAVE step was taken: the time is final (relax_full never lowers a done node's). */
+      __atomic_store_n(&p->have[v], h->have, __ATOMIC_RELAXED);
+      p->pending[i] = p->pending[--n];
+    } else {
+      if (h->have != p->ub[v]) __atomic_store_n(&p->ub[v], h->have, __ATOMIC_RELAXED);
+      i++;
+    }
+  }
+  p->n_pending = n;
+  /* Sequentially consistent (a release, and ordered before the load of wake_at, against the waiter's store
+   * of wake_at then load of the horizon: one of the two sees the other). */
+  __atomic_store_n(&p->horizon, horizon, __ATOMIC_SEQ_CST);
+  /* After the horizon (sequentially consistent, against the waiter's store of n_wake then load of the
+   * horizon: one of the two sees the other): a waiter for nodes published by now. */
+  gboolean wake = horizon >= __atomic_load_n(&p->wake_at, __ATOMIC_SEQ_CST);
+  unsigned n_wake = __atomic_load_n(&p->n_wake, __ATOMIC_SEQ_CST);
+  for (unsigned j = 0; j < n_wake && !wake; j++) {
+    guint32 v = __atomic_load_n(&p->wake_node[j], __ATOMIC_RELAXED);
+    wake = v < p->n_watch && p->have[v] != SIM_TIME_MAX;
+  }
+  if (wake) sim_bump_and_wake(&p->seq, &p->sleepers);
+}
+
+/* ---- the pipe's threads ---- */
+
+/* The job's block through the model, then what the windows did not publish (a relay that stopped, a model
+ * that publishes nothing while it runs, a block without sources) from the results. */
+static void job_run(RelayJob *job, RelayWork *w) {
+  const RelayPipe *pp = job->pipe;
+  w->progress = &job->prog;
+  w->tg_forced = pp->model == &relay_geth;
+  w->tg_key = job->tg_key;
+  pp->model->propagate(pp->params, pp->gp, pp->t, &job->b, job->stop, &job->rng, w);
+  relay_work_copy_results(job->work, w);
+  w->progress = NULL;
+  RelayProgress *p = &job->prog;
+  for (guint32 i = 0; i < p->n_pending; i++) {
+    guint32 v = p->pending[i];
+    __atomic_store_n(&p->have[v], relay_work_have(job->work, v), __ATOMIC_RELAXED);
+  }
+  p->n_pending = 0;
+  __atomic_store_n(&p->horizon, SIM_TIME_MAX, __ATOMIC_SEQ_CST);
+}
+
+static void *pipe_thread(void *arg) {
+  PipeThread *T = arg;
+  RelayPipe *pp = T->pipe;
+  pthread_mutex_lock(&pp->lock);
+  for (;;) {
+    while (!pp->quit && g_queue_is_empty(&pp->queue))
+      pthread_cond_wait(&pp->work_cond, &pp->lock);
+    RelayJob *job = g_queue_pop_head(&pp->queue);
+    if (!job) break; /* quit, and nothing left to run */
+    job->state = JOB_RUNNING;
+    pthread_mutex_unlock(&pp->lock);
+    job_run(job, T->work);
+    pthread_mutex_lock(&pp->lock);
+    relay_work_get_stats(T->work, &T->stats);
+    job->state = JOB_DONE;
+    pthread_mutex_unlock(&pp->lock);
+    /* After this the starting thread may release the slot and start another job on it: only the counters
+     * below are touched still, which a new job never resets (a late bump is a spurious wake-up). */
+    __atomic_store_n(&job->done, 1, __ATOMIC_SEQ_CST);
+    sim_bump_and_wake(&job->prog.seq, &job->prog.sleepers);
+    pthread_mutex_lock(&pp->lock);
+  }
+  pthread_mutex_unlock(&pp->lock);
+  return NULL;
+}
+
+/* ---- the pipe ---- */
+
+RelayPipe *relay_pipe_new(const RelayModel *model, const void *params, const NetGeoParams *gp, const NetTopology *t,
+                          RelayGroups *groups, guint slots, guint threads) {
+  g_return_val_if_fail(model != NULL && gp != NULL && t != NULL && slots >= 1 && threads >= 1, NULL);
+  RelayPipe *pp = g_new0(RelayPipe, 1);
+  pp->model = model;
+  pp->params = params;
+  pp->gp = gp;
+  pp->t = t;
+  pp->n_slots = slots;
+  pp->n_threads = threads;
+  pp->spin_ns = SPIN_NS;
+  pthread_mutex_init(&pp->lock, NULL);
+  pthread_cond_init(&pp->work_cond, NULL);
+  pthread_cond_init(&pp->free_cond, NULL);
+  g_queue_init(&pp->queue);
+  /* The Geth kernel's groups, made once (what each work would make at its first propagation), each slot a
+   * copy: a work owns its groups. */
+  if (!groups && model == &relay_geth) groups = relay_groups_new(t);
+  pp->slots = g_new0(RelayJob *, slots);
+  pp->free_slot = g_new(guint32, slots);
+  for (guint s = 0; s < slots; s++) {
+    RelayJob *job = g_aligned_alloc0(1, sizeof(RelayJob), 64);
+    job->pipe = pp;
+    job->index = s;
+    job->work = relay_work_new(t);
+    job->prog.horizon = SIM_TIME_MAX;
+    job->prog.wake_at = SIM_TIME_MAX;
+    job->done = 1;
+    pp->slots[s] = job;
+    pp->free_slot[pp->n_free++] = slots - 1 - s; /* slot 0 first */
+  }
+  /* Signals go to the calling thread: the pipe's threads block them all (as the kernel's do). */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pp->threads = g_new0(pthread_t, threads);
+  pp->thr = g_new0(PipeThread, threads);
+  for (guint i = 0; i < threads; i++) {
+    PipeThread *T = &pp->thr[i];
+    T->pipe = pp;
+    T->work = relay_work_new(t);
+    relay_work_set_threads(T->work, 1);
+    if (groups) relay_work_set_groups(T->work, i + 1 < threads ? relay_groups_copy(groups) : groups);
+  }
+  for (guint i = 0; i < threads; i++) {
+    int rc = pthread_create(&pp->threads[i], NULL, pipe_thread, &pp->thr[i]);
+    if (rc != 0) g_error("relay pipe: cannot start a thread: %s", g_strerror(rc));
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return pp;
+}
+
+void relay_pipe_free(RelayPipe *pp) {
+  if (!pp) return;
+  pthread_mutex_lock(&pp->lock);
+  pp->quit = TRUE;
+  pthread_cond_broadcast(&pp->work_cond);
+  pthread_mutex_unlock(&pp->lock);
+  for (guint i = 0; i < pp->n_threads; i++)
+    pthread_join(pp->threads[i], NULL); /* each runs what is queued before it ends */
+  for (guint i = 0; i < pp->n_threads; i++) relay_work_free(pp->thr[i].work);
+  g_free(pp->thr);
+  for (guint s = 0; s < pp->n_slots; s++) {
+    RelayJob *job = pp->slots[s];
+    relay_work_free(job->work);
+    g_free(job->sources);
+    g_free(job->source_t);
+    g_free(job->prog.have);
+    g_free(job->prog.ub);
+    g_free(job->prog.pending);
+    g_aligned_free(job);
+  }
+  g_queue_clear(&pp->queue);
+  pthread_cond_destroy(&pp->work_cond);
+  pthread_cond_destroy(&pp->free_cond);
+  pthread_mutex_destroy(&pp->lock);
+  g_free(pp->threads);
+  g_free(pp->slots);
+  g_free(pp->free_slot);
+  g_free(pp);
+}
+
+RelayJob *relay_pipe_start(RelayPipe *pp, const RelayBlock *b, const RelayStop *stop, const SimRng *rng) {
+  g_return_val_if_fail(pp != NULL && b != NULL && rng != NULL, NULL);
+  pthread_mutex_lock(&pp->lock);
+  while (pp->n_free == 0)
+    pthread_cond_wait(&pp->free_cond, &pp->lock);
+  RelayJob *job = pp->slots[pp->free_slot[--pp->n_free]];
+  job->tg_key = pp->model == &relay_geth
+                    ? relay_tg_plan(&pp->plan, pp->params, pp->model->import_ns(pp->params, 0), pp->t, b, stop)
+                    : -1;
+  pthread_mutex_unlock(&pp->lock);
+  /* The slot is ours alone until it is queued (its last job's thread touches only prog.seq/sleepers). */
+  if (b->n_sources > job->src_cap) {
+    job->src_cap = b->n_sources;
+    job->sources = g_renew(guint32, job->sources, job->src_cap);
+    job->source_t = g_renew(SimTime, job->source_t, job->src_cap);
+  }
+  SimTime t0 = SIM_TIME_MAX;
+  for (guint i = 0; i < b->n_sources; i++) {
+    job->sources[i] = b->sources[i];
+    job->source_t[i] = b->source_t[i];
+    t0 = MIN(t0, b->source_t[i]);
+  }
+  job->b = (RelayBlock){.sources = job->sources,
+                        .source_t = job->source_t,
+                        .n_sources = b->n_sources,
+                        .size_bytes = b->size_bytes,
+                        .gas_used = b->gas_used};
+  job->stop = stop;
+  sim_rng_copy(&job->rng, rng);
+  RelayProgress *p = &job->prog;
+  p->n_watch = stop ? MIN(stop->n_nodes, pp->t->n_nodes) : 0;
+  if (p->n_watch > job->watch_cap) {
+    job->watch_cap = p->n_watch;
+    p->have = g_renew(SimTime, p->have, job->watch_cap);
+    p->ub = g_renew(SimTime, p->ub, job->watch_cap);
+    p->pending = g_renew(guint32, p->pending, job->watch_cap);
+  }
+  for (guint32 i = 0; i < p->n_watch; i++) {
+    p->have[i] = p->ub[i] = SIM_TIME_MAX;
+    p->pending[i] = i;
+  }
+  p->n_pending = p->n_watch;
+  /* No step comes before the first source has the block. */
+  p->horizon = t0;
+  p->wake_at = SIM_TIME_MAX;
+  job->done = 0;
+  pthread_mutex_lock(&pp->lock);
+  job->state = JOB_QUEUED;
+  g_queue_push_tail(&pp->queue, job); /* the lock publishes everything above to the thread that takes it */
+  pthread_cond_signal(&pp->work_cond);
+  pthread_mutex_unlock(&pp->lock);
+  return job;
+}
+
+SimTime relay_job_horizon(const RelayJob *job) {
+  return __atomic_load_n(&job->prog.horizon, __ATOMIC_ACQUIRE);
+}
+
+SimTime relay_job_have(const RelayJob *job, guint32 i) {
+  const RelayProgress *p = &job->prog;
+  if (i >= p->n_watch) return SIM_TIME_MAX;
+  /* The horizon first: it was stored after the haves it covers. A have stored after it (the next window's,
+   * not yet published) is at or after it, and reads as not yet final, so a value read here is always below
+   * the horizon read with it. */
+  SimTime h = __atomic_load_n(&p->horizon, __ATOMIC_ACQUIRE);
+  SimTime v = __atomic_load_n(&p->have[i], __ATOMIC_RELAXED);
+  return v < h ? v : SIM_TIME_MAX;
+}
+
+SimTime relay_job_have_ub(const RelayJob *job, guint32 i) {
+  const RelayProgress *p = &job->prog;
+  if (i >= p->n_watch) return SIM_TIME_MAX;
+  SimTime v = relay_job_have(job, i);
+  return v != SIM_TIME_MAX ? v : __atomic_load_n(&p->ub[i], __ATOMIC_RELAXED);
+}
+
+gboolean relay_job_done(const RelayJob *job) {
+  return __atomic_load_n(&job->done, __ATOMIC_ACQUIRE) != 0;
+}
+
+static gboolean job_reached(RelayJob *job, SimTime at_least) {
+  return __atomic_load_n(&job->prog.horizon, __ATOMIC_SEQ_CST) >= at_least ||
+         __atomic_load_n(&job->done, __ATOMIC_SEQ_CST);
+}
+
+void relay_pipe_set_spin(RelayPipe *pipe, gint64 spin_ns) { pipe->spin_ns = MAX(0, spin_ns); }
+
+/* Whether one of the nodes is published (relay_job_have() final). */
+static gboolean any_published(const RelayJob *job, const guint32 *nodes, guint n) {
+  for (guint i = 0; i < n; i++)
+    if (relay_job_have(job, nodes[i]) != SIM_TIME_MAX) return TRUE;
+  return FALSE;
+}
+
+void relay_job_wait_nodes(RelayJob *job, SimTime at_least, const guint32 *nodes, guint n) {
+  g_return_if_fail(job != NULL && n <= RELAY_WAKE_NODES);
+  RelayProgress *p = &job->prog;
+  if (job_reached(job, at_least) || any_published(job, nodes, n)) return;
+  for (guint i = 0; i < n; i++) __atomic_store_n(&p->wake_node[i], nodes[i], __ATOMIC_RELAXED);
+  __atomic_store_n(&p->n_wake, n, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&p->wake_at, at_least, __ATOMIC_SEQ_CST);
+  for (;;) {
+    unsigned s = __atomic_load_n(&p->seq, __ATOMIC_SEQ_CST);
+    if (job_reached(job, at_least) || any_published(job, nodes, n)) break;
+    sim_wait_change(&p->seq, s, &p->sleepers, job->pipe->spin_ns);
+  }
+  __atomic_store_n(&p->wake_at, SIM_TIME_MAX, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&p->n_wake, 0, __ATOMIC_SEQ_CST);
+}
+
+void relay_job_wait(RelayJob *job, SimTime at_least) {
+  g_return_if_fail(job != NULL);
+  if (job_reached(job, at_least)) return;
+  RelayProgress *p = &job->prog;
+  /* The writer bumps `seq` once a horizon it publishes reaches wake_at (and once the job is done). */
+  __atomic_store_n(&p->wake_at, at_least, __ATOMIC_SEQ_CST);
+  for (;;) {
+    unsigned s = __atomic_load_n(&p->seq, __ATOMIC_SEQ_CST);
+    if (job_reached(job, at_least)) break;
+    sim_wait_change(&p->seq, s, &p->sleepers, job->pipe->spin_ns);
+  }
+  /* No more bumps for this wait (the stop's SIM_TIME_MAX still bumps once: harmless). */
+  __atomic_store_n(&p->wake_at, SIM_TIME_MAX, __ATOMIC_SEQ_CST);
+}
+
+/* Until the job is done (the bump after `done` wakes a sleeper). */
+static void job_wait_done(RelayJob *job) {
+  RelayProgress *p = &job->prog;
+  for (;;) {
+    unsigned s = __atomic_load_n(&p->seq, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&job->done, __ATOMIC_SEQ_CST)) return;
+    sim_wait_change(&p->seq, s, &p->sleepers, job->pipe->spin_ns);
+  }
+}
+
+const RelayWork *relay_job_work(const RelayJob *job) {
+  g_return_val_if_fail(job != NULL, NULL);
+  /* Only the counters the waits use are written (the job is the caller's). */
+  job_wait_done((RelayJob *)job);
+  return job->work;
+}
+
+void relay_job_release(RelayJob *job) {
+  g_return_if_fail(job != NULL);
+  job_wait_done(job);
+  RelayPipe *pp = job->pipe;
+  pthread_mutex_lock(&pp->lock);
+  g_warn_if_fail(job->state == JOB_DONE);
+  job->state = JOB_FREE;
+  pp->free_slot[pp->n_free++] = job->index;
+  pthread_cond_signal(&pp->free_cond);
+  pthread_mutex_unlock(&pp->lock);
+}
+
+void relay_pipe_get_stats(const RelayPipe *pp, RelayWorkStats *st) {
+  g_return_if_fail(pp != NULL && st != NULL);
+  memset(st, 0, sizeof *st);
+  st->lookahead_ns = SIM_TIME_MAX;
+  RelayPipe *mut = (RelayPipe *)pp; /* the lock only */
+  pthread_mutex_lock(&mut->lock);
+  gboolean first = TRUE;
+  for (guint s = 0; s < pp->n_threads; s++) {
+    const RelayWorkStats *x = &pp->thr[s].stats;
+    if (x->propagations == 0) continue;
+    if (first) {
+      /* The same groups in every slot. */
+      st->groups = x->groups;
+      st->largest_group = x->largest_group;
+      st->lookahead_ns = x->lookahead_ns;
+      st->lookahead_from = x->lookahead_from;
+      st->lookahead_to = x->lookahead_to;
+      first = FALSE;
+    }
+    st->propagations += x->propagations;
+    st->alone += x->alone;
+    st->windows += x->windows;
+    st->steps += x->steps;
+    st->pruned += x->pruned;
+    st->messages += x->messages;
+    st->deferred += x->deferred;
+    st->posted += x->posted;
+    st->draws += x->draws;
+    st->split += x->split;
+    st->work += x->work;
+    st->work_critical += x->work_critical;
+    for (guint i = 0; i < RELAY_MAX_THREADS; i++)
+      st->wait_s[i] += x->wait_s[i];
+    st->wall_s += x->wall_s;
+  }
+  /* The tables one kernel fed every block would have built (each slot builds those of them it uses). */
+  st->prune_tables = pp->plan.n_built;
+  pthread_mutex_unlock(&mut->lock);
+  st->threads = pp->n_threads; /* jobs at once; each job's relay runs on one */
+}

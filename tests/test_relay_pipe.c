@@ -1,0 +1,391 @@
+/* test_relay_pipe.c: RelayPipe (relay.h): relays of successive blocks run as jobs on the pipe's threads, several
+ * at once, give what the synchronous propagate gives; their progress (horizon, watched arrivals) is only ever
+ * what is final. */
+#include <string.h>
+
+#include "cunit-main.h"
+#include "topo-fixture.h"
+#include "net.h"
+#include "registry.h"
+#include "relay.h"
+
+#define N_NODES 600
+#define N_SPECIAL 20
+#define N_BLOCKS 50
+
+/* A random topology: every node 4 random links, specials 0..hubs-1 linked to every other node from 60 on
+ * (hundreds of peers, like vantage points), latency means of 10-90 ms (0 among nodes below 60: groups of
+ * several nodes), links of 1 Gbit/s or 20 Mbit/s. Specials 0..19. */
+static NetTopology *make_random_hubs(guint32 n, guint64 seed, guint hubs) {
+  SimRng r;
+  sim_rng_init(&r, seed, 5);
+  GArray *links = g_array_new(FALSE, FALSE, sizeof(Link));
+  g_autofree guint8 *linked = g_new0(guint8, (gsize)n * n);
+  for (guint32 h = 0; h < hubs; h++)
+    for (guint32 v = 60 + h; v < n; v += 2) {
+      Link l = {h, v};
+      linked[(gsize)h * n + v] = linked[(gsize)v * n + h] = 1;
+      g_array_append_val(links, l);
+    }
+  for (guint32 u = 0; u < n; u++)
+    for (guint k = 0; k < 4; k++) {
+      guint32 v = (guint32)sim_rng_below(&r, n);
+      if (v == u || linked[(gsize)u * n + v]) continue;
+      linked[(gsize)u * n + v] = linked[(gsize)v * n + u] = 1;
+      Link l = {u, v};
+      g_array_append_val(links, l);
+    }
+  NetTopology *t = make_topo(n, (const Link *)links->data, links->len, 20e6, 50e6, 10);
+  g_array_unref(links);
+  t->n_special = N_SPECIAL;
+  for (guint32 u = 0; u < n; u++)
+    for (guint32 e = t->adj_off[u]; e < t->adj_off[u + 1]; e++) {
+      guint32 v = t->adj[e], lo = MIN(u, v), hi = MAX(u, v);
+      guint64 h = sim_mix64((guint64)lo << 32 | hi);
+      SimTime ms = hi < 60 ? 0 : 10 + (SimTime)(h % 9) * 10;
+      t->lat_mean_ns[e] = MS(ms);
+      t->tx_ns_per_byte[e] = 8e9 / (h % 3 == 0 ? 1e9 : 20e6);
+    }
+  return t;
+}
+
+/* Geth with pareto jitter (floors from the jitter model) on `t`; `relay_json` NULL: push_min 4, 10% of
+ * fetches fail. */
+static void pareto_fixture_with(Fixture *f, NetTopology *t, const char *relay_json) {
+  fixture_init_model(f, t, "geth-1.8.23", relay_json ? relay_json : "{\"push_min\": 4, \"fetch_fail_prob\": 0.1}");
+  sim_model_ref_clear(&f->gp.jitter);
+  SimDiag *d = sim_diag_new(NULL);
+  json_t *jit = json_pack("{s:s}", "model", "pareto");
+  CU_ASSERT_FATAL(sim_model_ref_parse(&f->gp.jitter, "jitter", "pareto", jit, "$.jitter", d));
+  json_decref(jit);
+  sim_diag_free(d);
+  const NetJitterModel *jm = (const NetJitterModel *)f->gp.jitter.model;
+  for (guint64 e = 0; e < t->n_edges; e++)
+    t->lat_floor_ns[e] = jm->floor_ns(f->gp.jitter.params, t->lat_mean_ns[e]);
+}
+
+static void pareto_fixture(Fixture *f, NetTopology *t) { pareto_fixture_with(f, t, NULL); }
+
+/* Stops like geo_publish's: specials 0..4 vantage points (first block message and announcement), 5..16
+ * gateways of four pools of three, 17..19 unread; the same with the earlier message only; every special its
+ * own group. Static: a stop must outlive the jobs. */
+static const guint32 watch_group[N_SPECIAL] = {RELAY_STOP_NONE, RELAY_STOP_NONE, RELAY_STOP_NONE, RELAY_STOP_NONE,
+                                               RELAY_STOP_NONE, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3,
+                                               RELAY_STOP_NONE, RELAY_STOP_NONE, RELAY_STOP_NONE};
+static const RelayStop stops[3] = {
+    {.n_nodes = N_SPECIAL, .group = watch_group, .n_groups = 4, .n_messages = 5},
+    {.n_nodes = N_SPECIAL, .group = watch_group, .n_groups = 4, .n_messages = 5, .first_message_only = TRUE},
+    {.n_nodes = N_SPECIAL, .n_groups = N_SPECIAL},
+};
+
+/* Block `blk`: one to three sources (some specials, some not) at staggered times, sizes of 10-70 kB, gas of
+ * 0-12 Mgas, and its stream: (9, blk) after blk % 5 draws (a stream part-way through a Philox block); the
+ * stop, in runs of ten blocks: twenty alternating between geo_publish's two, then ten with every special its
+ * own group. */
+typedef struct {
+  guint32 sources[3];
+  SimTime t0[3];
+  RelayBlock b;
+  SimRng rng;
+  const RelayStop *stop;
+} Block;
+
+static void make_block(Block *x, guint blk) {
+  guint n = 1 + blk % 3;
+  for (guint i = 0; i < n; i++) {
+    x->sources[i] = (guint32)((blk * 37 + i * 211 + (blk % 4 == 0 ? 0 : 5)) % N_NODES);
+    x->t0[i] = MS(700.0 * blk + 4.0 * i + (double)(blk % 7));
+  }
+  x->b = (RelayBlock){.sources = x->sources, .source_t = x->t0, .n_sources = n,
+                      .size_bytes = 10000.0 * (1 + blk % 7), .gas_used = 1e6 * (blk % 13)};
+  sim_rng_init(&x->rng, 9, blk);
+  for (guint i = 0; i < blk % 5; i++) sim_rng_u64(&x->rng);
+  x->stop = &stops[blk / 10 % 3 == 2 ? 2 : blk % 2]; /* runs of blocks with the same targets */
+}
+
+/* Block `blk` run synchronously on `sync` (one thread): what the job must give. The stream is the block's,
+ * as the pipe got it; propagate takes exactly one number from it. */
+static void run_sync(Fixture *f, RelayWork *sync, const Block *x) {
+  SimRng r, after;
+  sim_rng_copy(&r, &x->rng);
+  sim_rng_copy(&after, &x->rng);
+  relay_geth.propagate(f->relay.params, &f->gp, f->t, &x->b, x->stop, &r, sync);
+  sim_rng_u64(&after);
+  CU_ASSERT_EQUAL(sim_rng_u64(&r), sim_rng_u64(&after));
+}
+
+/* The finished job gave what the synchronous run gave: every node's full-block time (the watched ones also
+ * through relay_job_have), the first block message and announcement of every special, the nodes reached. */
+static void assert_same(const RelayJob *job, const RelayWork *sync, const RelayStop *stop, guint *bad) {
+  const RelayWork *w = relay_job_work(job);
+  guint b = 0;
+  for (guint32 v = 0; v < N_NODES; v++) b += relay_work_have(w, v) != relay_work_have(sync, v);
+  for (guint32 v = 0; v < stop->n_nodes; v++) b += relay_job_have(job, v) != relay_work_have(sync, v);
+  for (guint32 v = 0; v < N_SPECIAL; v++)
+    b += relay_work_first_push(w, v) != relay_work_first_push(sync, v) ||
+         relay_work_announce(w, v) != relay_work_announce(sync, v);
+  b += relay_work_reached(w) != relay_work_reached(sync);
+  b += relay_work_messages(w) != relay_work_messages(sync);
+  b += !relay_stop_agree(stop, w, sync);
+  *bad += b;
+}
+
+/* 50 blocks as jobs (3 slots, 2 threads, up to 3 in flight: block k + 1 and k + 2 start before block k is
+ * read) give exactly the synchronous results, and the same work (windows, steps, messages) in all; the
+ * caller's stream is not advanced. The size classes' pruning tables are built after 2 blocks of a class
+ * (7 classes here; the stop's targets change every 10 blocks, which drops them), so that the synchronous
+ * kernel switches tables mid-run: each slot sees only some of the blocks, and must still skip exactly the
+ * steps the synchronous relay skips (relay_tg_plan), or the unwatched nodes, the reached counts and the
+ * steps differ. */
+static void test_pipe_matches_sync(void) {
+  Fixture f;
+  pareto_fixture_with(&f, make_random_hubs(N_NODES, 3, 2),
+                      "{\"push_min\": 4, \"fetch_fail_prob\": 0.1, \"prune_table_after\": 2}");
+  RelayWork *sync = relay_work_new(f.t);
+  RelayPipe *pipe = relay_pipe_new(&relay_geth, f.relay.params, &f.gp, f.t, NULL, 3, 2);
+  Block *blocks = g_new0(Block, N_BLOCKS);
+  RelayJob *jobs[N_BLOCKS] = {0};
+  guint bad = 0, rng_moved = 0, in_flight_max = 0, done_early = 0;
+  guint next_read = 0;
+  for (guint blk = 0; blk < N_BLOCKS; blk++) {
+    make_block(&blocks[blk], blk);
+    /* Three in flight: the oldest is read (and its slot released) before a fourth starts. */
+    if (blk - next_read == 3) {
+      run_sync(&f, sync, &blocks[next_read]);
+      assert_same(jobs[next_read], sync, blocks[next_read].stop, &bad);
+      relay_job_release(jobs[next_read]);
+      next_read++;
+    }
+    SimRng before;
+    sim_rng_copy(&before, &blocks[blk].rng);
+    jobs[blk] = relay_pipe_start(pipe, &blocks[blk].b, blocks[blk].stop, &blocks[blk].rng);
+    SimRng now;
+    sim_rng_copy(&now, &blocks[blk].rng); /* drawing from the block's own would move it for run_sync */
+    rng_moved += sim_rng_u64(&before) != sim_rng_u64(&now);
+    guint running = 0;
+    for (guint i = next_read; i <= blk; i++) running += !relay_job_done(jobs[i]);
+    in_flight_max = MAX(in_flight_max, blk - next_read + 1);
+    done_early += running < blk - next_read + 1;
+  }
+  for (; next_read < N_BLOCKS; next_read++) {
+    run_sync(&f, sync, &blocks[next_read]);
+    assert_same(jobs[next_read], sync, blocks[next_read].stop, &bad);
+    relay_job_release(jobs[next_read]);
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT_EQUAL(rng_moved, 0);
+  CU_ASSERT_EQUAL(in_flight_max, 3);
+  RelayWorkStats ps, ss;
+  relay_pipe_get_stats(pipe, &ps);
+  relay_work_get_stats(sync, &ss);
+  CU_ASSERT_EQUAL(ps.propagations, N_BLOCKS);
+  CU_ASSERT_EQUAL(ps.windows, ss.windows);
+  CU_ASSERT_EQUAL(ps.steps, ss.steps);
+  CU_ASSERT_EQUAL(ps.pruned, ss.pruned);
+  CU_ASSERT_EQUAL(ps.messages, ss.messages);
+  CU_ASSERT_EQUAL(ps.groups, ss.groups);
+  CU_ASSERT_EQUAL(ps.prune_tables, ss.prune_tables);
+  CU_ASSERT(ss.prune_tables > 1);
+  CU_ASSERT_EQUAL(ps.threads, 2);
+  relay_pipe_free(pipe);
+  relay_work_free(sync);
+  g_free(blocks);
+  fixture_clear(&f);
+}
+
+/* While jobs run (two at a time), the starting thread polls them: the horizon never falls; a watched node's
+ * time, once read, is final (the finished job's) and below the horizon read after it, and stays; a node not
+ * read yet has a final time at or after the horizon read before. Some times are read before their job is
+ * done (progress is published while the relay runs, not only at its end). */
+static void test_pipe_progress(void) {
+  Fixture f;
+  pareto_fixture(&f, make_random_hubs(N_NODES, 3, 2));
+  RelayWork *sync = relay_work_new(f.t);
+  /* One thread: with the poller, no more threads than this 2-core machine has cores (two jobs in flight, the
+   * second queued behind the first). */
+  RelayPipe *pipe = relay_pipe_new(&relay_geth, f.relay.params, &f.gp, f.t, NULL, 2, 1);
+  Block x[2];
+  SimTime seen[2][N_SPECIAL], horizon_before[2][N_SPECIAL];
+  guint fell = 0, not_final = 0, not_below = 0, changed = 0, late_too_early = 0, bad = 0;
+  guint64 polls = 0, early_reads = 0, mid_horizons = 0;
+  for (guint blk = 0; blk + 1 < N_BLOCKS; blk += 2) {
+    RelayJob *jobs[2];
+    SimTime last_h[2];
+    for (guint j = 0; j < 2; j++) {
+      make_block(&x[j], blk + j);
+      jobs[j] = relay_pipe_start(pipe, &x[j].b, x[j].stop, &x[j].rng);
+      last_h[j] = G_MININT64;
+      for (guint32 i = 0; i < N_SPECIAL; i++) seen[j][i] = horizon_before[j][i] = SIM_TIME_MAX;
+    }
+    for (gboolean all_done = FALSE; !all_done;) {
+      /* A short sleep between polls: on a machine whose other core is busy, the job's thread and this one
+       * share a core, and a poller that never sleeps sees each relay (~0.1 ms) only before or after it. */
+      g_usleep(5);
+      all_done = TRUE;
+      for (guint j = 0; j < 2; j++) {
+        gboolean done = relay_job_done(jobs[j]);
+        all_done &= done;
+        SimTime h1 = relay_job_horizon(jobs[j]);
+        fell += h1 < last_h[j];
+        mid_horizons += !done && h1 > x[j].b.source_t[0] && h1 != SIM_TIME_MAX;
+        SimTime got[N_SPECIAL];
+        for (guint32 i = 0; i < x[j].stop->n_nodes; i++) got[i] = relay_job_have(jobs[j], i);
+        SimTime h2 = relay_job_horizon(jobs[j]);
+        fell += h2 < h1;
+        last_h[j] = h2;
+        polls++;
+        for (guint32 i = 0; i < x[j].stop->n_nodes; i++) {
+          if (got[i] == SIM_TIME_MAX) {
+            changed += seen[j][i] != SIM_TIME_MAX; /* published, then gone */
+            horizon_before[j][i] = h1;              /* the latest horizon before a read that found nothing */
+            continue;
+          }
+          not_below += got[i] >= h2;
+          changed += seen[j][i] != SIM_TIME_MAX && seen[j][i] != got[i];
+          early_reads += seen[j][i] == SIM_TIME_MAX && !done;
+          seen[j][i] = got[i];
+        }
+      }
+    }
+    for (guint j = 0; j < 2; j++) {
+      run_sync(&f, sync, &x[j]);
+      assert_same(jobs[j], sync, x[j].stop, &bad);
+      const RelayWork *w = relay_job_work(jobs[j]);
+      for (guint32 i = 0; i < x[j].stop->n_nodes; i++) {
+        SimTime fin = relay_work_have(w, i);
+        not_final += seen[j][i] != SIM_TIME_MAX && seen[j][i] != fin;
+        late_too_early += horizon_before[j][i] != SIM_TIME_MAX && fin < horizon_before[j][i];
+      }
+      relay_job_release(jobs[j]);
+    }
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT_EQUAL(fell, 0);
+  CU_ASSERT_EQUAL(not_final, 0);
+  CU_ASSERT_EQUAL(not_below, 0);
+  CU_ASSERT_EQUAL(changed, 0);
+  CU_ASSERT_EQUAL(late_too_early, 0);
+  CU_ASSERT(polls > 0);
+  /* Published at window ends, not only at the job's end (a machine that never ran the poller while a relay
+   * ran, over 50 blocks, would fail this). */
+  CU_ASSERT(early_reads > 0);
+  CU_ASSERT(mid_horizons > 0);
+  relay_pipe_free(pipe);
+  relay_work_free(sync);
+  fixture_clear(&f);
+}
+
+/* relay_job_wait(job, t) returns with the horizon at t or later, or the job done, for targets from the
+ * block's start to past its end (and SIM_TIME_MAX); the watched times it then reads below t are final. */
+static void test_pipe_wait(void) {
+  Fixture f;
+  pareto_fixture(&f, make_random_hubs(N_NODES, 3, 2));
+  RelayPipe *pipe = relay_pipe_new(&relay_geth, f.relay.params, &f.gp, f.t, NULL, 2, 1);
+  guint short_wait = 0, waits = 0, not_final = 0, returned_before = 0;
+  for (guint blk = 0; blk < 20; blk++) {
+    Block x;
+    make_block(&x, blk);
+    RelayJob *job = relay_pipe_start(pipe, &x.b, x.stop, &x.rng);
+    SimTime got[N_SPECIAL];
+    SimTime at_wait[N_SPECIAL];
+    for (guint32 i = 0; i < N_SPECIAL; i++) got[i] = at_wait[i] = SIM_TIME_MAX;
+    for (SimTime t = x.t0[0]; t < x.t0[0] + MS(2000); t += MS(37 + blk % 11)) {
+      relay_job_wait(job, t);
+      waits++;
+      SimTime h = relay_job_horizon(job);
+      gboolean done = relay_job_done(job);
+      short_wait += !(h >= t || done);
+      returned_before += !done;
+      for (guint32 i = 0; i < x.stop->n_nodes; i++) {
+        SimTime v = relay_job_have(job, i);
+        if (v != SIM_TIME_MAX && got[i] == SIM_TIME_MAX) got[i] = v;
+      }
+    }
+    relay_job_wait(job, SIM_TIME_MAX);
+    short_wait += relay_job_horizon(job) != SIM_TIME_MAX;
+    const RelayWork *w = relay_job_work(job);
+    CU_ASSERT(relay_job_done(job));
+    for (guint32 i = 0; i < x.stop->n_nodes; i++)
+      not_final += got[i] != SIM_TIME_MAX && got[i] != relay_work_have(w, i);
+    relay_job_release(job);
+  }
+  CU_ASSERT(waits > 0);
+  CU_ASSERT_EQUAL(short_wait, 0);
+  CU_ASSERT_EQUAL(not_final, 0);
+  (void)returned_before;
+  relay_pipe_free(pipe);
+  fixture_clear(&f);
+}
+
+/* Freeing the pipe with jobs still queued and running, never released, waits for them; a pipe with one slot
+ * (and groups given) runs its jobs one after another, with the synchronous results. */
+static void test_pipe_free_in_flight(void) {
+  Fixture f;
+  pareto_fixture(&f, make_random_hubs(N_NODES, 3, 0));
+  RelayPipe *pipe = relay_pipe_new(&relay_geth, f.relay.params, &f.gp, f.t, NULL, 4, 2);
+  Block x[4];
+  for (guint j = 0; j < 4; j++) {
+    make_block(&x[j], j);
+    relay_pipe_start(pipe, &x[j].b, x[j].stop, &x[j].rng);
+  }
+  relay_pipe_free(pipe);
+  /* Groups given (as geo would give relay_work_set_groups): the pipe takes them (its last slot; others copy). */
+  pipe = relay_pipe_new(&relay_geth, f.relay.params, &f.gp, f.t, relay_groups_new(f.t), 1, 3);
+  RelayWork *sync = relay_work_new(f.t);
+  guint bad = 0;
+  for (guint j = 0; j < 4; j++) {
+    RelayJob *job = relay_pipe_start(pipe, &x[j].b, x[j].stop, &x[j].rng);
+    run_sync(&f, sync, &x[j]);
+    assert_same(job, sync, x[j].stop, &bad);
+    relay_job_release(job);
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  relay_work_free(sync);
+  relay_pipe_free(pipe);
+  fixture_clear(&f);
+}
+
+/* Another model (bitcoin-compact) through the pipe: it publishes nothing while it runs, so every watched
+ * time comes at the job's end, from its results; they and the rest are the synchronous run's. */
+static void test_pipe_other_model(void) {
+  Fixture f;
+  fixture_init_model(&f, make_random_hubs(N_NODES, 3, 2), "bitcoin-compact", "{}");
+  CU_ASSERT_PTR_EQUAL_FATAL(f.relay.model, &relay_btc.info);
+  RelayPipe *pipe = relay_pipe_new(&relay_btc, f.relay.params, &f.gp, f.t, NULL, 2, 2);
+  guint bad = 0, watched = 0;
+  for (guint blk = 0; blk < 12; blk += 2) {
+    Block x[2];
+    RelayJob *jobs[2];
+    for (guint j = 0; j < 2; j++) {
+      make_block(&x[j], blk + j);
+      jobs[j] = relay_pipe_start(pipe, &x[j].b, x[j].stop, &x[j].rng);
+    }
+    for (guint j = 0; j < 2; j++) {
+      SimRng r;
+      sim_rng_copy(&r, &x[j].rng);
+      relay_btc.propagate(f.relay.params, &f.gp, f.t, &x[j].b, x[j].stop, &r, f.w);
+      const RelayWork *w = relay_job_work(jobs[j]);
+      CU_ASSERT_EQUAL(relay_job_horizon(jobs[j]), SIM_TIME_MAX);
+      for (guint32 v = 0; v < N_NODES; v++) bad += relay_work_have(w, v) != relay_work_have(f.w, v);
+      for (guint32 v = 0; v < x[j].stop->n_nodes; v++) {
+        bad += relay_job_have(jobs[j], v) != relay_work_have(f.w, v);
+        watched += relay_work_have(f.w, v) != SIM_TIME_MAX;
+      }
+      for (guint32 v = 0; v < N_SPECIAL; v++)
+        bad += relay_work_first_push(w, v) != relay_work_first_push(f.w, v) ||
+               relay_work_announce(w, v) != relay_work_announce(f.w, v);
+      bad += relay_work_reached(w) != relay_work_reached(f.w);
+      relay_job_release(jobs[j]);
+    }
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT(watched > 0);
+  relay_pipe_free(pipe);
+  fixture_clear(&f);
+}
+
+int register_suites(void) {
+  ADD_SUITE("relay-pipe", TEST(test_pipe_matches_sync), TEST(test_pipe_progress), TEST(test_pipe_wait),
+            TEST(test_pipe_free_in_flight), TEST(test_pipe_other_model));
+  return 0;
+}
