@@ -250,6 +250,19 @@ gboolean relay_kernel_stop_reached(Kernel *k, SimTime next) {
 }
 
 /* The size class of a block: floor(4 log2(size)), so that its least size 2^(key/4) is at most the block's. */
+/* Size class `key`'s table for blocks whose import takes at least `import_lo`, built into the cache's next
+ * entry (the caller made room). */
+static TgTable *tg_build(Kernel *k, gint key, SimTime import_lo) {
+  TgTable *t = &k->tg_cache[k->tg_cache_n++];
+  gsize cells = MAX((gsize)k->n_tg * k->n_nodes, 1);
+  t->key = key;
+  t->import_lo = import_lo;
+  t->a = g_new(guint32, cells);
+  t->a0 = g_new(guint32, cells);
+  targets_dijkstra(k, exp2(key / 4.0), import_lo, t->a, t->a0);
+  return t;
+}
+
 static gint size_key(double size_bytes) {
   if (!(size_bytes >= 1)) return -1;
   gint key = (gint)floor(4 * log2(size_bytes));
@@ -276,14 +289,7 @@ static void targets_select_forced(Kernel *k, SimTime import_lo) {
       }
       k->tg_cache_n = 0;
     }
-    TgTable *t = &k->tg_cache[k->tg_cache_n++];
-    gsize cells = MAX((gsize)k->n_tg * k->n_nodes, 1);
-    t->key = key;
-    t->import_lo = import_lo;
-    t->a = g_new(guint32, cells);
-    t->a0 = g_new(guint32, cells);
-    targets_dijkstra(k, exp2(key / 4.0), import_lo, t->a, t->a0);
-    hit = t;
+    hit = tg_build(k, key, import_lo);
   }
   k->tdist = hit->a;
   k->tdist0 = hit->a0;
@@ -311,14 +317,7 @@ void relay_kernel_targets_select(Kernel *k, double size_bytes, SimTime import_lo
     if (t->import_lo == import_lo && t->key <= key && (!best || t->key > best->key)) best = t;
   }
   if ((!best || best->key != key) && k->tg_cache_n < k->tg_cache_cap && ++k->tg_asked[key] >= (guint64)after) {
-    TgTable *t = &k->tg_cache[k->tg_cache_n++];
-    gsize cells = MAX((gsize)k->n_tg * k->n_nodes, 1);
-    t->key = key;
-    t->import_lo = import_lo;
-    t->a = g_new(guint32, cells);
-    t->a0 = g_new(guint32, cells);
-    targets_dijkstra(k, exp2(key / 4.0), import_lo, t->a, t->a0);
-    best = t;
+    best = tg_build(k, key, import_lo);
   }
   if (!best) return;
   k->tdist = best->a;

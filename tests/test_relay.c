@@ -360,46 +360,11 @@ static void test_zero_delay_link_refused(void) {
  * calling thread alone or adaptively (which runs the first 16 blocks alone, the next 16 on all threads),
  * gives the same times for every node, the same counts and the same windows; the groups do not depend on the
  * thread count. */
-static NetTopology *make_random_hubs(guint32 n, guint64 seed, guint hubs);
-static NetTopology *make_random(guint32 n, guint64 seed) { return make_random_hubs(n, seed, 0); }
+/* topo_random_hubs (topo-fixture.h): specials 0 .. hubs - 1 are linked to every other node from 60 on (270 peers
+ * and more at 600 nodes: their announcements are split among the threads, SPLIT_MIN_DEGREE; no other node has
+ * 64 peers). */
+static NetTopology *make_random(guint32 n, guint64 seed) { return topo_random_hubs(n, seed, 0); }
 
-/* make_random, and specials 0 .. hubs - 1 linked to every other node from 60 on (270 peers and more at 600
- * nodes: their announcements are split among the threads, SPLIT_MIN_DEGREE; no other node has 64 peers). */
-static NetTopology *make_random_hubs(guint32 n, guint64 seed, guint hubs) {
-  SimRng r;
-  sim_rng_init(&r, seed, 5);
-  GArray *links = g_array_new(FALSE, FALSE, sizeof(Link));
-  for (guint32 h = 0; h < hubs; h++)
-    for (guint32 v = 60 + h; v < n; v += 2) {
-      Link l = {h, v};
-      g_array_append_val(links, l);
-    }
-  for (guint32 u = 0; u < n; u++)
-    for (guint k = 0; k < 4; k++) {
-      guint32 v = (guint32)sim_rng_below(&r, n);
-      if (v == u) continue;
-      gboolean dup = FALSE;
-      for (guint i = 0; i < links->len && !dup; i++) {
-        const guint32 *l = g_array_index(links, Link, i);
-        dup = (l[0] == u && l[1] == v) || (l[0] == v && l[1] == u);
-      }
-      if (dup) continue;
-      Link l = {u, v};
-      g_array_append_val(links, l);
-    }
-  NetTopology *t = make_topo(n, (const Link *)links->data, links->len, 20e6, 50e6, 10);
-  g_array_unref(links);
-  t->n_special = 20;
-  for (guint32 u = 0; u < n; u++)
-    for (guint32 e = t->adj_off[u]; e < t->adj_off[u + 1]; e++) {
-      guint32 v = t->adj[e], lo = MIN(u, v), hi = MAX(u, v);
-      guint64 h = sim_mix64((guint64)lo << 32 | hi);
-      SimTime ms = hi < 60 ? 0 : 10 + (SimTime)(h % 9) * 10;
-      t->lat_mean_ns[e] = MS(ms);
-      t->tx_ns_per_byte[e] = 8e9 / (h % 3 == 0 ? 1e9 : 20e6);
-    }
-  return t;
-}
 
 /* make_random, or (by_upload) with each link as slow as its sender's upload: 1 Gbit/s for the specials, else
  * 5, 10 or 20 Mbit/s by node. */
@@ -412,18 +377,6 @@ static NetTopology *make_random_upload(guint32 n, guint64 seed, gboolean by_uplo
   return t;
 }
 
-static void pareto_fixture(Fixture *f, NetTopology *t, const char *relay_json) {
-  fixture_init(f, t, relay_json ? relay_json : "{\"push_min\": 4, \"fetch_fail_prob\": 0.1}");
-  sim_model_ref_clear(&f->gp.jitter);
-  SimDiag *d = sim_diag_new(NULL);
-  json_t *jit = json_pack("{s:s}", "model", "pareto");
-  CU_ASSERT_FATAL(sim_model_ref_parse(&f->gp.jitter, "jitter", "pareto", jit, "$.jitter", d));
-  json_decref(jit);
-  sim_diag_free(d);
-  const NetJitterModel *jm = (const NetJitterModel *)f->gp.jitter.model;
-  for (guint64 e = 0; e < t->n_edges; e++)
-    t->lat_floor_ns[e] = jm->floor_ns(f->gp.jitter.params, t->lat_mean_ns[e]);
-}
 
 typedef struct {
   SimTime have[600], push[600], ann[600];
@@ -458,7 +411,7 @@ static RelayStop make_stop(int kind) {
 static void run_random_topo(guint threads, RelayRunMode mode, int stop_kind, const char *relay_json, guint hubs,
                             RunResult *out) {
   Fixture f;
-  pareto_fixture(&f, make_random_hubs(600, 3, hubs), relay_json);
+  fixture_pareto(&f, topo_random_hubs(600, 3, hubs), relay_json);
   relay_work_set_threads(f.w, threads);
   relay_work_set_run_mode(f.w, mode);
   memset(out, 0, sizeof *out);
@@ -622,11 +575,11 @@ static void stop_watched_exact(gboolean by_upload, double size_bytes, double ver
     RelayStop watch = make_stop(run < 4 ? STOP_WATCH : STOP_MESSAGES);
     watch.first_message_only = run >= 2 && run < 4;
     Fixture full, part, plain, have_only, floors;
-    pareto_fixture(&full, make_random_upload(600, 3, by_upload), prune);
-    pareto_fixture(&floors, make_random_upload(600, 3, by_upload), prune_floors);
-    pareto_fixture(&part, make_random_upload(600, 3, by_upload), prune);
-    pareto_fixture(&plain, make_random_upload(600, 3, by_upload), no_prune);
-    pareto_fixture(&have_only, make_random_upload(600, 3, by_upload), prune);
+    fixture_pareto(&full, make_random_upload(600, 3, by_upload), prune);
+    fixture_pareto(&floors, make_random_upload(600, 3, by_upload), prune_floors);
+    fixture_pareto(&part, make_random_upload(600, 3, by_upload), prune);
+    fixture_pareto(&plain, make_random_upload(600, 3, by_upload), no_prune);
+    fixture_pareto(&have_only, make_random_upload(600, 3, by_upload), prune);
     relay_work_set_threads(part.w, threads);
     relay_work_set_run_mode(part.w, RELAY_RUN_ALL);
     guint lost = 0, announced_after_have = 0;
@@ -695,8 +648,8 @@ static void test_stop_watched_exact_upload(void) {
 /* relay_stop_agree compares what it watches and only that. */
 static void test_stop_agree(void) {
   Fixture a, b;
-  pareto_fixture(&a, make_random(600, 3), NULL);
-  pareto_fixture(&b, make_random(600, 3), NULL);
+  fixture_pareto(&a, make_random(600, 3), NULL);
+  fixture_pareto(&b, make_random(600, 3), NULL);
   RelayStop watch = make_stop(STOP_WATCH);
   guint32 src = 5;
   SimTime t0 = 0;
@@ -728,7 +681,7 @@ static void test_stop_agree(void) {
  * groups of about equal work, at any count. */
 static void test_groups(void) {
   Fixture f;
-  pareto_fixture(&f, make_random(600, 3), NULL);
+  fixture_pareto(&f, make_random(600, 3), NULL);
   g_autoptr(RelayGroups) g = relay_groups_new(f.t);
   /* 0-ms links join nodes 0..59 that they connect; everything else is above the cap (600 / 128 = 4 nodes)
    * at the first positive floor (5 ms: every 10-ms link), so it stays apart. */

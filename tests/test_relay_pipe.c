@@ -13,58 +13,7 @@
 #define N_SPECIAL 20
 #define N_BLOCKS 50
 
-/* A random topology: every node 4 random links, specials 0..hubs-1 linked to every other node from 60 on
- * (hundreds of peers, like vantage points), latency means of 10-90 ms (0 among nodes below 60: groups of
- * several nodes), links of 1 Gbit/s or 20 Mbit/s. Specials 0..19. */
-static NetTopology *make_random_hubs(guint32 n, guint64 seed, guint hubs) {
-  SimRng r;
-  sim_rng_init(&r, seed, 5);
-  GArray *links = g_array_new(FALSE, FALSE, sizeof(Link));
-  g_autofree guint8 *linked = g_new0(guint8, (gsize)n * n);
-  for (guint32 h = 0; h < hubs; h++)
-    for (guint32 v = 60 + h; v < n; v += 2) {
-      Link l = {h, v};
-      linked[(gsize)h * n + v] = linked[(gsize)v * n + h] = 1;
-      g_array_append_val(links, l);
-    }
-  for (guint32 u = 0; u < n; u++)
-    for (guint k = 0; k < 4; k++) {
-      guint32 v = (guint32)sim_rng_below(&r, n);
-      if (v == u || linked[(gsize)u * n + v]) continue;
-      linked[(gsize)u * n + v] = linked[(gsize)v * n + u] = 1;
-      Link l = {u, v};
-      g_array_append_val(links, l);
-    }
-  NetTopology *t = make_topo(n, (const Link *)links->data, links->len, 20e6, 50e6, 10);
-  g_array_unref(links);
-  t->n_special = N_SPECIAL;
-  for (guint32 u = 0; u < n; u++)
-    for (guint32 e = t->adj_off[u]; e < t->adj_off[u + 1]; e++) {
-      guint32 v = t->adj[e], lo = MIN(u, v), hi = MAX(u, v);
-      guint64 h = sim_mix64((guint64)lo << 32 | hi);
-      SimTime ms = hi < 60 ? 0 : 10 + (SimTime)(h % 9) * 10;
-      t->lat_mean_ns[e] = MS(ms);
-      t->tx_ns_per_byte[e] = 8e9 / (h % 3 == 0 ? 1e9 : 20e6);
-    }
-  return t;
-}
 
-/* Geth with pareto jitter (floors from the jitter model) on `t`; `relay_json` NULL: push_min 4, 10% of
- * fetches fail. */
-static void pareto_fixture_with(Fixture *f, NetTopology *t, const char *relay_json) {
-  fixture_init_model(f, t, "geth-1.8.23", relay_json ? relay_json : "{\"push_min\": 4, \"fetch_fail_prob\": 0.1}");
-  sim_model_ref_clear(&f->gp.jitter);
-  SimDiag *d = sim_diag_new(NULL);
-  json_t *jit = json_pack("{s:s}", "model", "pareto");
-  CU_ASSERT_FATAL(sim_model_ref_parse(&f->gp.jitter, "jitter", "pareto", jit, "$.jitter", d));
-  json_decref(jit);
-  sim_diag_free(d);
-  const NetJitterModel *jm = (const NetJitterModel *)f->gp.jitter.model;
-  for (guint64 e = 0; e < t->n_edges; e++)
-    t->lat_floor_ns[e] = jm->floor_ns(f->gp.jitter.params, t->lat_mean_ns[e]);
-}
-
-static void pareto_fixture(Fixture *f, NetTopology *t) { pareto_fixture_with(f, t, NULL); }
 
 /* Stops like geo_publish's: specials 0..4 vantage points (first block message and announcement), 5..16
  * gateways of four pools of three, 17..19 unread; the same with the earlier message only; every special its
@@ -139,7 +88,7 @@ static void assert_same(const RelayJob *job, const RelayWork *sync, const RelayS
  * steps differ. */
 static void test_pipe_matches_sync(void) {
   Fixture f;
-  pareto_fixture_with(&f, make_random_hubs(N_NODES, 3, 2),
+  fixture_pareto(&f, topo_random_hubs(N_NODES, 3, 2),
                       "{\"push_min\": 4, \"fetch_fail_prob\": 0.1, \"prune_table_after\": 2}");
   RelayWork *sync = relay_work_new(f.t);
   RelayPipe *pipe = relay_pipe_new(&relay_geth, f.relay.params, &f.gp, f.t, NULL, 3, 2);
@@ -199,7 +148,7 @@ static void test_pipe_matches_sync(void) {
  * done (progress is published while the relay runs, not only at its end). */
 static void test_pipe_progress(void) {
   Fixture f;
-  pareto_fixture(&f, make_random_hubs(N_NODES, 3, 2));
+  fixture_pareto(&f, topo_random_hubs(N_NODES, 3, 2), NULL);
   RelayWork *sync = relay_work_new(f.t);
   /* One thread: with the poller, no more threads than this 2-core machine has cores (two jobs in flight, the
    * second queued behind the first). */
@@ -279,7 +228,7 @@ static void test_pipe_progress(void) {
  * block's start to past its end (and SIM_TIME_MAX); the watched times it then reads below t are final. */
 static void test_pipe_wait(void) {
   Fixture f;
-  pareto_fixture(&f, make_random_hubs(N_NODES, 3, 2));
+  fixture_pareto(&f, topo_random_hubs(N_NODES, 3, 2), NULL);
   RelayPipe *pipe = relay_pipe_new(&relay_geth, f.relay.params, &f.gp, f.t, NULL, 2, 1);
   guint short_wait = 0, waits = 0, not_final = 0, returned_before = 0;
   for (guint blk = 0; blk < 20; blk++) {
@@ -321,7 +270,7 @@ static void test_pipe_wait(void) {
  * (and groups given) runs its jobs one after another, with the synchronous results. */
 static void test_pipe_free_in_flight(void) {
   Fixture f;
-  pareto_fixture(&f, make_random_hubs(N_NODES, 3, 0));
+  fixture_pareto(&f, topo_random_hubs(N_NODES, 3, 0), NULL);
   RelayPipe *pipe = relay_pipe_new(&relay_geth, f.relay.params, &f.gp, f.t, NULL, 4, 2);
   Block x[4];
   for (guint j = 0; j < 4; j++) {
@@ -349,7 +298,7 @@ static void test_pipe_free_in_flight(void) {
  * time comes at the job's end, from its results; they and the rest are the synchronous run's. */
 static void test_pipe_other_model(void) {
   Fixture f;
-  fixture_init_model(&f, make_random_hubs(N_NODES, 3, 2), "bitcoin-compact", "{}");
+  fixture_init_model(&f, topo_random_hubs(N_NODES, 3, 2), "bitcoin-compact", "{}");
   CU_ASSERT_PTR_EQUAL_FATAL(f.relay.model, &relay_btc.info);
   RelayPipe *pipe = relay_pipe_new(&relay_btc, f.relay.params, &f.gp, f.t, NULL, 2, 2);
   guint bad = 0, watched = 0;

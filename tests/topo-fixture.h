@@ -80,6 +80,42 @@ static inline Link *star_links(guint n_leaves) {
   return links;
 }
 
+/* A random topology: every node 4 random links, specials 0..hubs-1 linked to every other node from 60 on
+ * (hundreds of peers, like vantage points), latency means of 10-90 ms (0 among nodes below 60: groups of
+ * several nodes), links of 1 Gbit/s or 20 Mbit/s. Specials 0..19 (test_relay.c, test_relay_pipe.c). */
+static inline NetTopology *topo_random_hubs(guint32 n, guint64 seed, guint hubs) {
+  SimRng r;
+  sim_rng_init(&r, seed, 5);
+  GArray *links = g_array_new(FALSE, FALSE, sizeof(Link));
+  g_autofree guint8 *linked = g_new0(guint8, (gsize)n * n);
+  for (guint32 h = 0; h < hubs; h++)
+    for (guint32 v = 60 + h; v < n; v += 2) {
+      Link l = {h, v};
+      linked[(gsize)h * n + v] = linked[(gsize)v * n + h] = 1;
+      g_array_append_val(links, l);
+    }
+  for (guint32 u = 0; u < n; u++)
+    for (guint k = 0; k < 4; k++) {
+      guint32 v = (guint32)sim_rng_below(&r, n);
+      if (v == u || linked[(gsize)u * n + v]) continue;
+      linked[(gsize)u * n + v] = linked[(gsize)v * n + u] = 1;
+      Link l = {u, v};
+      g_array_append_val(links, l);
+    }
+  NetTopology *t = make_topo(n, (const Link *)links->data, links->len, 20e6, 50e6, 10);
+  g_array_unref(links);
+  t->n_special = 20;
+  for (guint32 u = 0; u < n; u++)
+    for (guint32 e = t->adj_off[u]; e < t->adj_off[u + 1]; e++) {
+      guint32 v = t->adj[e], lo = MIN(u, v), hi = MAX(u, v);
+      guint64 h = sim_mix64((guint64)lo << 32 | hi);
+      SimTime ms = hi < 60 ? 0 : 10 + (SimTime)(h % 9) * 10;
+      t->lat_mean_ns[e] = MS(ms);
+      t->tx_ns_per_byte[e] = 8e9 / (h % 3 == 0 ? 1e9 : 20e6);
+    }
+  return t;
+}
+
 /* Adds `host_ns` of host overhead to every edge of `t`, as the geo network's dc_stack does on links between
  * data-centre nodes: into lat_host_ns, lat_mean_ns and lat_floor_ns. */
 static inline void topo_add_host(NetTopology *t, SimTime host_ns) {
@@ -113,6 +149,21 @@ static inline void fixture_init_model(Fixture *f, NetTopology *t, const char *mo
   sim_diag_free(d);
   f->t = t;
   f->w = relay_work_new(t);
+}
+
+/* Geth with pareto jitter (floors from the jitter model) on `t`; `relay_json` NULL: push_min 4, 10% of
+ * fetches fail (test_relay.c, test_relay_pipe.c). */
+static inline void fixture_pareto(Fixture *f, NetTopology *t, const char *relay_json) {
+  fixture_init_model(f, t, "geth-1.8.23", relay_json ? relay_json : "{\"push_min\": 4, \"fetch_fail_prob\": 0.1}");
+  sim_model_ref_clear(&f->gp.jitter);
+  SimDiag *d = sim_diag_new(NULL);
+  json_t *jit = json_pack("{s:s}", "model", "pareto");
+  CU_ASSERT_FATAL(sim_model_ref_parse(&f->gp.jitter, "jitter", "pareto", jit, "$.jitter", d));
+  json_decref(jit);
+  sim_diag_free(d);
+  const NetJitterModel *jm = (const NetJitterModel *)f->gp.jitter.model;
+  for (guint64 e = 0; e < t->n_edges; e++)
+    t->lat_floor_ns[e] = jm->floor_ns(f->gp.jitter.params, t->lat_mean_ns[e]);
 }
 
 static inline void fixture_clear(Fixture *f) {

@@ -389,6 +389,16 @@ static inline const SimEvent *batch_ev(const Batch *bt, guint32 i) {
   return bt->use_ord ? &bt->ev[bt->ord[i] & 0xFFFFFF] : &bt->ev[i];
 }
 
+/* The event budget of the sequential loop's next stretch: the run's, or the next progress checkpoint's. */
+static inline uint64_t engine_run_limit(const SimEngine *engine, const SimPart *p) {
+  uint64_t limit = engine->max_events;
+  if (engine->progress_fn) {
+    uint64_t checkpoint = (p->events | (PROGRESS_EVERY - 1)) + 1;
+    if (checkpoint < limit) limit = checkpoint;
+  }
+  return limit;
+}
+
 /* After batch `slot`'s event was handled: its next event takes its place in the queue (in the root's place if
  * the handler sent nothing, where it most often stays), or the slot is free again. Here for the gated
  * loop (engine_gate.c) too, which lives in a file of its own so that the compiler's inlining in the plain loop stays

@@ -360,11 +360,7 @@ SimStopReason engine_run_sequential(SimEngine *engine, gint64 t0_us) {
   p->stop_requested = FALSE;
   SimStopReason reason;
   for (;;) {
-    uint64_t limit = engine->max_events;
-    if (engine->progress_fn) {
-      uint64_t checkpoint = (p->events | (PROGRESS_EVERY - 1)) + 1;
-      if (checkpoint < limit) limit = checkpoint;
-    }
+    uint64_t limit = engine_run_limit(engine, p);
     double t1 = mono_s();
     reason = engine_part_run_until(p, limit, engine->stop_time);
     p->busy_s += mono_s() - t1;
