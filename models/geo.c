@@ -404,8 +404,8 @@ typedef struct Pending {
   gboolean constant;
   SimTime *arrive;     /* per miner: delivery time once queued, ARRIVE_OPEN, or ARRIVE_NONE (none) */
   SimTime *stratum;    /* per miner: its work distribution delay, drawn in the synchronous batch's order */
-  SimTime *floor;      /* per miner: pow_world_redraw_floor, computed at rng position floor_pos */
-  uint64_t *floor_pos;
+  SimTime *floor;      /* per miner: pow_world_redraw_floor, computed for floor_key (stream position, words) */
+  uint64_t *floor_key;
   guint n_open;
   gint64 start_ns;
 } Pending;
@@ -483,12 +483,8 @@ static void pend_finish(GeoState *g, Pending *r) {
   const RelayWork *w = relay_job_work(r->job);
   for (guint m = 0; m < g->n_miners && r->n_open; m++) {
     if (r->arrive[m] != ARRIVE_OPEN) continue;
-    SimTime first = SIM_TIME_MAX;
-    for (guint i = 0; i < g->miner_n_gw[m]; i++) {
-      SimTime h = relay_work_have(w, g->miner_gw[m][i]);
-      first = MIN(first, h);
-    }
-    g_assert(first != SIM_TIME_MAX); /* geo_pipe_possible: every miner is reached */
+    SimTime first = pend_first(g, r, m); /* every watched time is published once the job is done */
+    g_assert(first != SIM_TIME_MAX);     /* geo_pipe_possible: every miner is reached */
     pend_queue_arrival(g, r, m, first);
   }
   SimEntityId src = g->miner_entity[r->from];
@@ -565,9 +561,9 @@ static SimTime open_floor(GeoState *g, Pending *r, guint m, guint n_open, guint 
    * for it, each delivered before) and the redraw. */
   guint words = next ? 0 : 3 * (n_open + held + 1);
   uint64_t key = (rng_pos(rng) * 1024 + MIN(words, 1023)) * 2 + (uint64_t)next;
-  if (r->floor_pos[m] != key) {
+  if (r->floor_key[m] != key) {
     r->floor[m] = pow_world_redraw_floor(g->world, m, r->b, rng, words, next);
-    r->floor_pos[m] = key;
+    r->floor_key[m] = key;
   }
   /* A pending find the delivery surely comes before (the delivery's time is at most what the best arrival
    * at m's gateways so far gives) is void: the delivery redraws it. */
@@ -698,7 +694,7 @@ static void geo_pipe_publish(GeoState *g, SimCtx *ctx, guint from, const ObsBloc
   r->fixed = r->constant ? sim_delay_sample(&p->stratum, rng) : 0;
   r->n_open = 0;
   for (guint m = 0; m < g->n_miners; m++) {
-    r->floor_pos[m] = UINT64_MAX;
+    r->floor_key[m] = UINT64_MAX;
     if (m == from) {
       r->arrive[m] = ARRIVE_NONE;
       continue;
@@ -719,7 +715,7 @@ static void geo_pipe_free(GeoState *g) {
     g_free(r->arrive);
     g_free(r->stratum);
     g_free(r->floor);
-    g_free(r->floor_pos);
+    g_free(r->floor_key);
   }
   g_clear_pointer(&g->pend, g_free);
   g_clear_pointer(&g->held_t, g_free);
@@ -744,7 +740,7 @@ static void geo_pipe_setup(GeoState *g, guint threads) {
     r->arrive = g_new(SimTime, g->n_miners);
     r->stratum = g_new0(SimTime, g->n_miners);
     r->floor = g_new0(SimTime, g->n_miners);
-    r->floor_pos = g_new(uint64_t, g->n_miners);
+    r->floor_key = g_new(uint64_t, g->n_miners);
   }
   g->held_t = g_new(SimTime, g->n_miners);
   for (guint m = 0; m < g->n_miners; m++) g->held_t[m] = SIM_TIME_MAX;

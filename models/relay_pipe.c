@@ -339,6 +339,8 @@ void relay_job_wait_nodes(RelayJob *job, SimTime at_least, const guint32 *nodes,
   g_return_if_fail(job != NULL && n <= RELAY_WAKE_NODES);
   RelayProgress *p = &job->prog;
   if (job_reached(job, at_least) || any_published(job, nodes, n)) return;
+  /* The writer bumps `seq` once a horizon it publishes reaches wake_at, or one of the nodes is published
+   * (and once the job is done). */
   for (guint i = 0; i < n; i++) __atomic_store_n(&p->wake_node[i], nodes[i], __ATOMIC_RELAXED);
   __atomic_store_n(&p->n_wake, n, __ATOMIC_SEQ_CST);
   __atomic_store_n(&p->wake_at, at_least, __ATOMIC_SEQ_CST);
@@ -347,24 +349,12 @@ void relay_job_wait_nodes(RelayJob *job, SimTime at_least, const guint32 *nodes,
     if (job_reached(job, at_least) || any_published(job, nodes, n)) break;
     sim_wait_change(&p->seq, s, &p->sleepers, job->pipe->spin_ns);
   }
+  /* No more bumps for this wait (the stop's SIM_TIME_MAX still bumps once: harmless). */
   __atomic_store_n(&p->wake_at, SIM_TIME_MAX, __ATOMIC_SEQ_CST);
   __atomic_store_n(&p->n_wake, 0, __ATOMIC_SEQ_CST);
 }
 
-void relay_job_wait(RelayJob *job, SimTime at_least) {
-  g_return_if_fail(job != NULL);
-  if (job_reached(job, at_least)) return;
-  RelayProgress *p = &job->prog;
-  /* The writer bumps `seq` once a horizon it publishes reaches wake_at (and once the job is done). */
-  __atomic_store_n(&p->wake_at, at_least, __ATOMIC_SEQ_CST);
-  for (;;) {
-    unsigned s = __atomic_load_n(&p->seq, __ATOMIC_SEQ_CST);
-    if (job_reached(job, at_least)) break;
-    sim_wait_change(&p->seq, s, &p->sleepers, job->pipe->spin_ns);
-  }
-  /* No more bumps for this wait (the stop's SIM_TIME_MAX still bumps once: harmless). */
-  __atomic_store_n(&p->wake_at, SIM_TIME_MAX, __ATOMIC_SEQ_CST);
-}
+void relay_job_wait(RelayJob *job, SimTime at_least) { relay_job_wait_nodes(job, at_least, NULL, 0); }
 
 /* Until the job is done (the bump after `done` wakes a sleeper). */
 static void job_wait_done(RelayJob *job) {
