@@ -591,10 +591,13 @@ static SimGateVerdict geo_gate(gpointer user, SimEngine *engine, const SimEvent 
     geo_flush(g, engine);
     return SIM_GATE_AGAIN;
   }
-  /* A vantage point only records, and is never held. Its events, and a miner's stale ones, still wait for
-   * the bound below: nothing may be handled after a find that comes before it, so that a run that stops at
-   * a find (stop.heights) has handled exactly the events the sequential run has. */
+  /* A miner's stale event (an earlier draw's) does nothing: the engine drops it now and counts it when the
+   * loop passes its place, so that a run that stops at a find still unknown now counts the sequential run's
+   * events. A vantage point only records, and is never held; its events still wait for the bound below:
+   * nothing may be handled after a find that comes before it, so that such a run has handled exactly the
+   * events the sequential run has. */
   guint m = who >= 0 ? (guint)who : G_MAXUINT;
+  if (who >= 0 && pow_world_event_inert(g->world, m, ev)) return SIM_GATE_INERT;
   if (who >= 0 && miner_blocked(g, m, ev->time)) {
     if (g->held_t[m] == SIM_TIME_MAX) g->n_held++;
     g->held_t[m] = MIN(g->held_t[m], ev->time);

@@ -40,8 +40,6 @@ struct PowMiner {
   double hashrate_hps;    /* byzantium: own share of the total hash rate */
   guint32 pool_member;    /* index among its pool's miners */
   guint64 mine_gen;       /* a POW_EV_MINE whose payload differs is stale (the work changed) */
-  double mine_left;       /* Byzantium: the Exp(1) budget left at the next difficulty step */
-  double mine_seg_t;      /* ... and that step's time in seconds (exact, not rounded to the event time) */
   /* The find the current mine_gen leads to: exact once find_known (computed on demand, pow_world_find_at:
    * the segment walk costs ~150 steps for a small pool), else at least find_lb; from the draw's start, budget
    * and parent. SIM_TIME_MAX: none drawn. */
@@ -361,10 +359,18 @@ static void mine(PowMiner *m, SimCtx *ctx) {
 /* Mining is a Poisson process at rate (own hash rate / difficulty of the block worked on). With fixed
  * difficulty the rate is constant: one exponential draw. With Byzantium the difficulty steps every EIP-100 step of
  * header time, so the rate is piecewise constant and one Exp(1) budget is spent segment by segment (exact
- * for a Poisson process with a varying rate): spend() handles the current segment and, if the budget
- * outlasts it, schedules a continuation at its end, so a redraw never walks the up to 101 segments before
- * the adjustment floor. */
+ * for a Poisson process with a varying rate; find_time). spend() handles the current segment: a budget that
+ * ends there is a find event at once. One that outlasts it gets a check event (MINE_CONTINUE) at a lower
+ * bound of its find: the segment's end, or the budget spent at the adjustment floor's rate (find_lb), the
+ * later. Most draws are redrawn long before that (every block a miner switches to redraws it), so a redraw
+ * never walks the up to 101 segments before the floor; the check walks them once, for the draws that last,
+ * and schedules the find. A continuation at every segment's end instead made about one event per miner and
+ * block (each step is 9 s of header time), each of which the relay's pipeline had to hold until no unknown
+ * find could come before it (geo.c): two thirds of its waits. The finds, their times and every other event's
+ * order are the same either way: only the miner's own, fewer, events change (keys are ordered by source
+ * first, so the shifted sequence numbers of its later events order them as before). */
 enum { MINE_FIND = 0, MINE_CONTINUE = 1 };
+#define CHECK_MAX_NS ((SimTime)60 * SIM_NS_PER_S)
 
 /* The difficulty segment of header time `t` (seconds) on `parent`: the rate there and where it ends. */
 static double segment(const PowMiner *m, const PowBlock *parent, double t, double *next) {
@@ -392,17 +398,28 @@ static SimTime find_time(const PowMiner *m, const PowBlock *parent, SimTime now,
   }
 }
 
+/* The draw's first event (above): its find, or the check at a lower bound of it. */
 static void spend(PowMiner *m, SimCtx *ctx, double t, double e) {
   const PowBlock *parent = m->work;
   double next;
   double rate = segment(m, parent, t, &next);
   SimTime now = sim_ctx_now(ctx);
   if (t + e / rate <= next) {
-    sim_ctx_send(ctx, m->entity, MAX(0, sim_time_from_s(t + e / rate) - now), POW_EV_MINE, MINE_FIND, m->mine_gen);
+    SimTime at = now + MAX(0, sim_time_from_s(t + e / rate) - now); /* find_time's first segment */
+    m->find_at = at;
+    m->find_known = TRUE;
+    sim_ctx_send(ctx, m->entity, at - now, POW_EV_MINE, MINE_FIND, m->mine_gen);
   } else {
-    m->mine_left = e - (next - t) * rate;
-    m->mine_seg_t = next;
-    sim_ctx_send(ctx, m->entity, MAX(0, sim_time_from_s(next) - now), POW_EV_MINE, MINE_CONTINUE, m->mine_gen);
+    /* find_time's first step, and find_lb: both at most the find. */
+    SimTime step = now + MAX(0, sim_time_from_s(next) - now);
+    if (m->find_lb <= step) {
+      /* The find is near (within the next step or so: the floor's rate is at most 5% above this one): the walk
+       * is short, and a check event would come at the step, before it. */
+      SimTime at = pow_world_find_at(m->world, m->index);
+      sim_ctx_send(ctx, m->entity, at - now, POW_EV_MINE, MINE_FIND, m->mine_gen);
+    } else {
+      sim_ctx_send(ctx, m->entity, MIN(m->find_lb - now, CHECK_MAX_NS), POW_EV_MINE, MINE_CONTINUE, m->mine_gen);
+    }
   }
 }
 
@@ -535,7 +552,15 @@ static void miner_handle(SimCtx *ctx, void *state, const SimEvent *ev) {
     }
     if (ev->payload != m->mine_gen) break; /* the work changed since this was drawn */
     if (ev->aux == MINE_CONTINUE) {
-      spend(m, ctx, m->mine_seg_t, m->mine_left);
+      /* The check: the find once it is near (find_lb), else another check. */
+      SimTime now = sim_ctx_now(ctx);
+      if (m->find_lb - now > CHECK_MAX_NS) {
+        sim_ctx_send(ctx, m->entity, MIN(m->find_lb - now, CHECK_MAX_NS), POW_EV_MINE, MINE_CONTINUE, m->mine_gen);
+        break;
+      }
+      SimTime at = pow_world_find_at(m->world, m->index);
+      g_assert(at >= now);
+      sim_ctx_send(ctx, m->entity, at - now, POW_EV_MINE, MINE_FIND, m->mine_gen);
       break;
     }
     /* find_at predicts this event exactly (the relay's pipeline relies on it). */
@@ -727,6 +752,12 @@ SimTime pow_world_find_at(const PowWorld *w, guint miner) {
     m->find_known = TRUE;
   }
   return m->find_at;
+}
+
+gboolean pow_world_event_inert(const PowWorld *w, guint miner, const SimEvent *ev) {
+  const PowMiner *m = &w->miners[miner];
+  /* mine_gen only grows: stale now, stale when its turn comes (miner_handle drops it). */
+  return ev->type == POW_EV_MINE && ev->aux != MINE_TRACE && ev->payload != m->mine_gen;
 }
 
 SimTime pow_world_find_lb(const PowWorld *w, guint miner) { return w->miners[miner].find_lb; }

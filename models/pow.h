@@ -309,6 +309,10 @@ gboolean pow_world_pipeline_ok(const PowWorld *w);
 /* When the miner's current draw ends in a find (the event a POW_EV_MINE of its current generation leads to);
  * SIM_TIME_MAX if none is drawn. */
 SimTime pow_world_find_at(const PowWorld *w, guint miner);
+/* TRUE when `ev`, an event to the miner, would do nothing when handled, now or later: a POW_EV_MINE of an
+ * earlier draw (its work changed since; generations only grow). The relay's pipeline drops it without waiting
+ * (SIM_GATE_INERT). */
+gboolean pow_world_event_inert(const PowWorld *w, guint miner, const SimEvent *ev);
 /* A lower bound on it, without the walk over the difficulty's steps. */
 SimTime pow_world_find_lb(const PowWorld *w, guint miner);
 /* TRUE when a delivery of `b` now would make the miner switch to it and draw its find again (its parent known,

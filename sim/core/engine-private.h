@@ -93,6 +93,9 @@ struct SimCtx {
 
 typedef struct SimPart SimPart;
 
+/* An event's (time, key) order as one unsigned 128-bit number (ev_ord, below). */
+__extension__ typedef unsigned __int128 EvOrd;
+
 struct SimPart {
   _Alignas(128) SimCtx ctx; /* first: a handler's ctx is its partition */
   SimEntity **chunks;       /* the engine's chunk table (copied: one load less) */
@@ -268,6 +271,10 @@ struct SimEngine {
   uint64_t held_events; /* events in the held lists (pending) */
   uint64_t gate_changes; /* late events inserted and entities released: whether a flush changed anything */
   SimTime gate_now;      /* the latest time handled in this gated run (handling may go back in time) */
+  /* Events the gate called inert (SIM_GATE_INERT), taken out of the queue but not counted yet: a binary min-heap
+   * of their (time, key) orders (engine_gate.c). */
+  EvOrd *inert;
+  gsize n_inert, inert_cap;
 };
 
 #define HEAP_PAD 3
@@ -311,8 +318,6 @@ static inline gsize page_round(gsize bytes) {
  * compiler makes it branch-free (cmp/sbb), which beats a time-then-key branch by ~15% when the heap is
  * in cache; the deep levels of large heaps get prefetches in heap_sift_down() instead of relying on
  * branch speculation to start their loads early. */
-__extension__ typedef unsigned __int128 EvOrd;
-
 static inline EvOrd ev_ord(const SimEvent *a) {
   return ((EvOrd)((uint64_t)a->time ^ (UINT64_C(1) << 63)) << 64) | a->key;
 }

@@ -185,14 +185,20 @@ guint sim_ctx_worker(const SimCtx *ctx);
  * held (sim_engine_run() first puts every held event back), and sim_ctx_gated() is FALSE. Without a gate the
  * loop is exactly the one above: same order, same speed. */
 
-typedef enum { SIM_GATE_PROCESS = 0, SIM_GATE_HOLD = 1, SIM_GATE_AGAIN = 2 } SimGateVerdict;
+typedef enum { SIM_GATE_PROCESS = 0, SIM_GATE_HOLD = 1, SIM_GATE_AGAIN = 2, SIM_GATE_INERT = 3 } SimGateVerdict;
 
 /* Asked before each event of the sequential loop whose entity is not held (`ev` is that event; it is still
  * queued). PROCESS: handle it now (if the gate changed the queue so that another event is now first, the loop
  * asks again about that one instead). HOLD: hold its entity: this event and every later one to it wait, in
  * (time, key) order, until sim_engine_release(). AGAIN: the gate changed the queue (sim_engine_insert_late,
- * sim_engine_release) or waited; the loop asks again about whatever event is now first. The gate may block.
- * Events of a held entity go to its held list without asking the gate. */
+ * sim_engine_release) or waited; the loop asks again about whatever event is now first. INERT: the gate vouches
+ * that handling it would change nothing but the engine's own counts (a model's event made stale by a later
+ * change of its entity's state): the loop takes it out of the queue without handling it, now, and counts it
+ * as handled (events, the latest time) only once it handles an event after it in (time, key) order, or the
+ * run ends where the sequential run would have handled it (the queue empty, the stop time, a sim_ctx_stop()
+ * at a later event): so the counts equal the sequential run's even when a stop comes from an event that was
+ * still unknown when this one was dropped. The gate may block. Events of a held entity go to its held list
+ * without asking the gate. */
 typedef SimGateVerdict (*SimGateFn)(gpointer user, SimEngine *engine, const SimEvent *ev);
 
 /* Called when the loop would end or return: the queue is empty (but for held events); the next event is at or

@@ -76,7 +76,49 @@ gboolean sim_engine_is_held(const SimEngine *engine, SimEntityId id) {
   return id < engine->held_len && engine->held[id];
 }
 
+/* ---- Inert events (SIM_GATE_INERT): dropped at once, counted in order ---- */
+
+static void inert_push(SimEngine *e, EvOrd o) {
+  if (e->n_inert == e->inert_cap) { /* grows to the model's steady state, then never again */
+    e->inert_cap = MAX(e->inert_cap * 2, 256);
+    e->inert = g_renew(EvOrd, e->inert, e->inert_cap);
+  }
+  gsize i = e->n_inert++;
+  while (i > 0 && e->inert[(i - 1) / 2] > o) {
+    e->inert[i] = e->inert[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  e->inert[i] = o;
+}
+
+static void inert_pop(SimEngine *e) {
+  EvOrd last = e->inert[--e->n_inert];
+  gsize n = e->n_inert, i = 0;
+  for (;;) {
+    gsize c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && e->inert[c + 1] < e->inert[c]) c++;
+    if (last <= e->inert[c]) break;
+    e->inert[i] = e->inert[c];
+    i = c;
+  }
+  if (n) e->inert[i] = last;
+}
+
+/* Counts as handled the inert events before `upto` in (time, key) order (the sequential loop would have handled
+ * them by now). */
+static void inert_count(SimPart *p, EvOrd upto) {
+  SimEngine *e = p->engine;
+  while (e->n_inert && e->inert[0] < upto) {
+    SimTime t = (SimTime)((uint64_t)(e->inert[0] >> 64) ^ (UINT64_C(1) << 63));
+    if (t > e->gate_now) e->gate_now = t;
+    p->events++;
+    inert_pop(e);
+  }
+}
+
 void engine_gate_free(SimEngine *engine) {
+  g_free(engine->inert);
   for (guint i = 0; i < engine->held_len; i++)
     if (engine->held_ev[i]) g_array_unref(engine->held_ev[i]);
   g_free(engine->held_ev);
@@ -204,7 +246,7 @@ SimStopReason engine_part_run_gated(SimPart *p, uint64_t limit, SimTime bound, E
       continue;
     }
     SimGateVerdict v = e->gate(e->gate_user, e, &ev);
-    if (v != SIM_GATE_PROCESS) {
+    if (v != SIM_GATE_PROCESS && v != SIM_GATE_INERT) {
       /* HOLD: the event moves to the held list on the next turn, if it is still first then (the gate may have
        * inserted an earlier one). */
       if (v == SIM_GATE_HOLD) engine_gate_hold(e, ev.dst);
@@ -212,11 +254,16 @@ SimStopReason engine_part_run_gated(SimPart *p, uint64_t limit, SimTime bound, E
     }
     if (p->n == 0) continue;
     {
-      /* PROCESS, but the gate changed the queue and another event is first now: ask about that one. */
+      /* PROCESS or INERT, but the gate changed the queue and another event is first now: ask about that one. */
       guint32 b2;
       SimEvent now_first = part_first(p, &b2);
       if (now_first.key != ev.key || now_first.time != ev.time || now_first.dst != ev.dst) continue;
       bslot = b2;
+    }
+    if (v == SIM_GATE_INERT) {
+      part_drop_first(p, bslot);
+      inert_push(e, ev_ord(&ev));
+      continue;
     }
     if (bslot != BATCH_NONE) p->batch[bslot].pos++;
     SimEntity *ent = part_entity(p, ev.dst);
@@ -225,6 +272,7 @@ SimStopReason engine_part_run_gated(SimPart *p, uint64_t limit, SimTime bound, E
     p->ctx.self = ev.dst;
     p->ctx.now = ev.time;
     ent->handle(&p->ctx, ent->state, &ev);
+    if (G_UNLIKELY(e->n_inert)) inert_count(p, ev_ord(&ev));
     p->events++;
     if (ev.time > e->gate_now) e->gate_now = ev.time;
     if (bslot != BATCH_NONE) batch_advance(p, bslot);
@@ -288,6 +336,14 @@ SimStopReason engine_run_gated(SimEngine *engine, gint64 t0_us) {
     break;
   }
   if (stopping && reason != SIM_STOP_EVENTS && reason != SIM_STOP_CANCELLED) reason = SIM_STOP_REQUESTED;
+  /* The inert events the sequential run would have handled before it ended: every one (the queue ran empty or
+   * reached the stop time: each was in the queue before the stop time), or those before the stopping event. With
+   * the event budget or the cancel flag the run ends where it is. */
+  if (reason == SIM_STOP_EMPTY || reason == SIM_STOP_TIME)
+    inert_count(p, ~(EvOrd)0);
+  else if (reason == SIM_STOP_REQUESTED)
+    inert_count(p, stop_ord);
+  engine->n_inert = 0;
   p->ctx.now = engine->gate_now; /* engine_now(): the latest time handled, not the last event's */
   return reason;
 }
