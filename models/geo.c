@@ -381,8 +381,10 @@ static void geo_trace_record(GeoState *g, RelayWork *run_work, const RelayBlock 
  *    redraw, must come after T. A find is the only way a miner touches anything but its own state (the
  *    block table, the transaction world, other miners through its block's relay), so an event that passes
  *    may be handled before deliveries that come earlier in time: nothing it reads or writes depends on
- *    them, and nothing they cause can come before it. Vantage points' events and stale ones wait too, so
- *    that a run stopped at a find has handled exactly the sequential run's events.
+ *    them, and nothing they cause can come before it. Vantage points' events wait too, so that a run
+ *    stopped at a find has handled exactly the sequential run's events.
+ *  - A miner's stale mining event (of a draw its work has changed since) does nothing: it is dropped at
+ *    once (SIM_GATE_INERT), and the engine counts it only when the loop passes its place.
  *  - Vantage points only record: their sightings may come late and out of order; the list is sorted into
  *    the order of the sequential run when read (geo_vantage_sightings). The transaction world reads a
  *    block's receptions only 64 heights deep (TX_DECLARE_DEPTH), long after its relay ended; a find waits
