@@ -141,6 +141,15 @@ fi
 "$SIM" run scenarios/pools-2019.json --set stop.heights=20 --threads 1 --relay-pipeline --quiet \
   --out "$tmp/pl3" >"$tmp/out" 2>&1
 if grep -qF -- "--relay-pipeline: needs --threads 2 or more" "$tmp/out"; then ok; else bad "--relay-pipeline at 1 thread: $(cat "$tmp/out")"; fi
+# With an event budget: refused (it would count a different set of events), and the run is the sequential one.
+"$SIM" run scenarios/pools-2019.json --set stop.heights=0 --set stop.events=60000 --threads 1 --quiet \
+  --out "$tmp/pe1" >/dev/null 2>&1
+"$SIM" run scenarios/pools-2019.json --set stop.heights=0 --set stop.events=60000 --threads 2 --relay-pipeline \
+  --quiet --out "$tmp/pe2" >"$tmp/out" 2>&1
+if grep -qF -- "--relay-pipeline: not with stop.events" "$tmp/out" && cmp -s "$tmp/pe1/blocks.csv" "$tmp/pe2/blocks.csv" &&
+  cmp -s "$tmp/pe1/observations.csv" "$tmp/pe2/observations.csv"; then ok; else
+  bad "--relay-pipeline with stop.events: $(cat "$tmp/out")"
+fi
 "$SIM" run scenarios/tiny.json --threads 999 --out "$tmp/bad" >"$tmp/out" 2>"$tmp/err"
 if [ $? -eq 2 ] && grep -qF "sim run: --threads must be in [0, 256] (got 999)" "$tmp/err"; then ok; else
   bad "--threads 999: $(cat "$tmp/err")"
