@@ -360,15 +360,18 @@ static void mine(PowMiner *m, SimCtx *ctx) {
  * difficulty the rate is constant: one exponential draw. With Byzantium the difficulty steps every EIP-100 step of
  * header time, so the rate is piecewise constant and one Exp(1) budget is spent segment by segment (exact
  * for a Poisson process with a varying rate; find_time). spend() handles the current segment: a budget that
- * ends there is a find event at once. One that outlasts it gets a check event (MINE_CONTINUE) at a lower
- * bound of its find: the segment's end, or the budget spent at the adjustment floor's rate (find_lb), the
- * later. Most draws are redrawn long before that (every block a miner switches to redraws it), so a redraw
- * never walks the up to 101 segments before the floor; the check walks them once, for the draws that last,
- * and schedules the find. A continuation at every segment's end instead made about one event per miner and
- * block (each step is 9 s of header time), each of which the relay's pipeline had to hold until no unknown
- * find could come before it (geo.c): two thirds of its waits. The finds, their times and every other event's
- * order are the same either way: only the miner's own, fewer, events change (keys are ordered by source
- * first, so the shifted sequence numbers of its later events order them as before). */
+ * ends there is a find event at once. One that outlasts it gets a check event (MINE_CONTINUE) at find_lb, a
+ * lower bound of its find (the budget spent at the adjustment floor's rate, at most 5% early), but at most
+ * CHECK_MAX_NS ahead; the check schedules the find (the walk, pow_world_find_at) once find_lb is that near,
+ * else another check. When find_lb falls within the current segment the find is near and is computed at
+ * once. Most draws are redrawn long before their check (every block a miner switches to redraws it), so a
+ * redraw never walks the up to 101 segments before the floor. A continuation at every segment's end instead
+ * made about one event per miner and block (each step is 9 s of header time), each of which the relay's
+ * pipeline had to hold until no unknown find could come before it (geo.c): three fifths of its waits. The cap
+ * keeps the checks of redrawn draws (stale, dropped when their time comes) from piling up in the queue. The
+ * finds, their times and every other event's order are the same either way: only the miner's own, fewer,
+ * events change (keys are ordered by source first, so the shifted sequence numbers of its later events order
+ * them as before). */
 enum { MINE_FIND = 0, MINE_CONTINUE = 1 };
 #define CHECK_MAX_NS ((SimTime)60 * SIM_NS_PER_S)
 
