@@ -401,29 +401,28 @@ static SimTime find_time(const PowMiner *m, const PowBlock *parent, SimTime now,
   }
 }
 
-/* The draw's first event (above): its find, or the check at a lower bound of it. */
-static void spend(PowMiner *m, SimCtx *ctx, double t, double e) {
-  const PowBlock *parent = m->work;
-  double next;
-  double rate = segment(m, parent, t, &next);
+/* The current draw's next event: its find when `near` (the walk, pow_world_find_at, which comes no earlier than
+ * now), else a check at find_lb, at most CHECK_MAX_NS ahead. */
+static void mine_next(PowMiner *m, SimCtx *ctx, gboolean near) {
   SimTime now = sim_ctx_now(ctx);
-  if (t + e / rate <= next) {
-    SimTime at = now + MAX(0, sim_time_from_s(t + e / rate) - now); /* find_time's first segment */
-    m->find_at = at;
-    m->find_known = TRUE;
+  if (near) {
+    SimTime at = pow_world_find_at(m->world, m->index);
+    g_assert(at >= now);
     sim_ctx_send(ctx, m->entity, at - now, POW_EV_MINE, MINE_FIND, m->mine_gen);
   } else {
-    /* find_time's first step, and find_lb: both at most the find. */
-    SimTime step = now + MAX(0, sim_time_from_s(next) - now);
-    if (m->find_lb <= step) {
-      /* The find is near (within the next step or so: the floor's rate is at most 5% above this one): the walk
-       * is short, and a check event would come at the step, before it. */
-      SimTime at = pow_world_find_at(m->world, m->index);
-      sim_ctx_send(ctx, m->entity, at - now, POW_EV_MINE, MINE_FIND, m->mine_gen);
-    } else {
-      sim_ctx_send(ctx, m->entity, MIN(m->find_lb - now, CHECK_MAX_NS), POW_EV_MINE, MINE_CONTINUE, m->mine_gen);
-    }
+    sim_ctx_send(ctx, m->entity, MIN(m->find_lb - now, CHECK_MAX_NS), POW_EV_MINE, MINE_CONTINUE, m->mine_gen);
   }
+}
+
+/* The draw's first event (above): the find when the budget ends in the current segment, or when find_lb falls
+ * in it (the floor's rate is at most 5% above this one: the walk is a step or two, and a check would come at
+ * the step, before the find); else a check. */
+static void spend(PowMiner *m, SimCtx *ctx, double t, double e) {
+  double next;
+  double rate = segment(m, m->work, t, &next);
+  SimTime now = sim_ctx_now(ctx);
+  SimTime step = now + MAX(0, sim_time_from_s(next) - now); /* find_time's first step: at most the find */
+  mine_next(m, ctx, t + e / rate <= next || m->find_lb <= step);
 }
 
 static void schedule_mining(PowMiner *m, SimCtx *ctx) {
@@ -555,15 +554,8 @@ static void miner_handle(SimCtx *ctx, void *state, const SimEvent *ev) {
     }
     if (ev->payload != m->mine_gen) break; /* the work changed since this was drawn */
     if (ev->aux == MINE_CONTINUE) {
-      /* The check: the find once it is near (find_lb), else another check. */
-      SimTime now = sim_ctx_now(ctx);
-      if (m->find_lb - now > CHECK_MAX_NS) {
-        sim_ctx_send(ctx, m->entity, MIN(m->find_lb - now, CHECK_MAX_NS), POW_EV_MINE, MINE_CONTINUE, m->mine_gen);
-        break;
-      }
-      SimTime at = pow_world_find_at(m->world, m->index);
-      g_assert(at >= now);
-      sim_ctx_send(ctx, m->entity, at - now, POW_EV_MINE, MINE_FIND, m->mine_gen);
+      /* The check: the find once find_lb is that near, else another check. */
+      mine_next(m, ctx, m->find_lb - sim_ctx_now(ctx) <= CHECK_MAX_NS);
       break;
     }
     /* find_at predicts this event exactly (the relay's pipeline relies on it). */

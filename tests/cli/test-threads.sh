@@ -146,7 +146,7 @@ if grep -qF -- "--relay-pipeline: needs --threads 2 or more" "$tmp/out"; then ok
   --out "$tmp/pe1" >/dev/null 2>&1
 "$SIM" run scenarios/pools-2019.json --set stop.heights=0 --set stop.events=60000 --threads 2 --relay-pipeline \
   --quiet --out "$tmp/pe2" >"$tmp/out" 2>&1
-if grep -qF -- "--relay-pipeline: not with stop.events" "$tmp/out" && cmp -s "$tmp/pe1/blocks.csv" "$tmp/pe2/blocks.csv" &&
+if grep -qxF -- "sim: --relay-pipeline: not with stop.events (the event budget counts events in the order the run handles them, and the pipeline handles some later than the sequential run does); the run goes on without it" "$tmp/out" && cmp -s "$tmp/pe1/blocks.csv" "$tmp/pe2/blocks.csv" &&
   cmp -s "$tmp/pe1/observations.csv" "$tmp/pe2/observations.csv"; then ok; else
   bad "--relay-pipeline with stop.events: $(cat "$tmp/out")"
 fi
