@@ -90,7 +90,11 @@ typedef struct {
   gboolean sightings_unsorted; /* some sightings arrived out of order (geo_vantage_sightings sorts them) */
   guint pipe_threads;
   guint64 pipe_blocks, pipe_overlapped, pipe_in_flight, gate_waits, gate_holds;
-  gint64 gate_wait_ns;
+  gint64 gate_wait_ns, gate_prepare_ns;
+  /* The gate does the next find's first work while it would wait (pow_world_prepare), up to `prepared`. */
+  gboolean prepare;
+  SimTime prepared;
+  SimTime late_min; /* the least time of the events the gate put in the queue since its call began */
 } GeoState;
 
 static void geo_pipe_free(GeoState *g);
@@ -448,6 +452,7 @@ static void pend_queue_arrival(GeoState *g, Pending *r, guint m, SimTime first) 
   sim_engine_insert_late(g->engine, at, g->miner_entity[r->from], r->seq + m, g->miner_entity[m], POW_EV_BLOCK, 0,
                          r->b->id);
   r->arrive[m] = at;
+  g->late_min = MIN(g->late_min, at);
   r->n_open--;
   if (g->held_t[m] != SIM_TIME_MAX) g->held_t[m] = MIN(g->held_t[m], at); /* it joins the held list */
 }
@@ -474,6 +479,7 @@ static void release_held(GeoState *g) {
   if (!g->n_held) return;
   for (guint m = 0; m < g->n_miners; m++)
     if (g->held_t[m] != SIM_TIME_MAX && !miner_blocked(g, m, g->held_t[m])) {
+      g->late_min = MIN(g->late_min, g->held_t[m]);
       g->held_t[m] = SIM_TIME_MAX;
       g->n_held--;
       sim_engine_release(g->engine, g->miner_entity[m]);
@@ -582,10 +588,50 @@ static SimTime open_floor(GeoState *g, Pending *r, guint m, guint n_open, guint 
   return MIN(f, redraw);
 }
 
+/* The least time miner f can find a block, as far as the running relays allow (see above): SIM_TIME_MAX when
+ * no relay is open for it (its find is then in the queue). `open` gets the open relay that holds it back the
+ * longest, `fl` that relay's redraw floor for it. */
+static SimTime miner_lb(GeoState *g, guint f, SimTime T, Pending **open_out, SimTime *fl_out) {
+  gboolean held = g->held_t[f] != SIM_TIME_MAX;
+  SimTime lb = SIM_TIME_MAX, fl = 0;
+  Pending *open = NULL;
+  guint n_open = 0;
+  for (guint i = 0; i < g->pipe_slots; i++)
+    n_open += g->pend[i].job && g->pend[i].arrive[f] == ARRIVE_OPEN;
+  *open_out = NULL;
+  *fl_out = 0;
+  if (!n_open) return SIM_TIME_MAX; /* neither open nor held (held implies open: release_held) */
+  /* Its held events that draw (deliveries, the end of its own work distribution), and the first of them. */
+  guint n_held = 0;
+  SimTime draw_t = SIM_TIME_MAX;
+  if (held) {
+    guint n;
+    const SimEvent *he = sim_engine_held_events(g->engine, g->miner_entity[f], &n);
+    for (guint k = 0; k < n; k++)
+      if (he[k].type == POW_EV_BLOCK || he[k].type == POW_EV_WORK) {
+        n_held++;
+        draw_t = MIN(draw_t, he[k].time);
+      }
+  }
+  for (guint i = 0; i < g->pipe_slots; i++) {
+    Pending *r = &g->pend[i];
+    if (!r->job || r->arrive[f] != ARRIVE_OPEN) continue;
+    SimTime rf = open_floor(g, r, f, n_open, n_held, T);
+    if (!open || r->horizon < open->horizon) open = r, fl = r->floor[f];
+    lb = MIN(lb, rf);
+  }
+  /* A held delivery (of a finished relay) or end of work distribution redraws. */
+  if (n_held) lb = MIN(lb, draw_t + fl);
+  *open_out = open;
+  *fl_out = fl;
+  return lb;
+}
+
 static SimGateVerdict geo_gate(gpointer user, SimEngine *engine, const SimEvent *ev) {
   GeoState *g = user;
   (void)engine;
   if (!g->n_pend) return SIM_GATE_PROCESS;
+  g->late_min = SIM_TIME_MAX;
   pend_poll(g);
   if (!g->n_pend) return SIM_GATE_PROCESS;
   gint who = ev->dst < g->n_entity_map ? g->entity_miner[ev->dst] : -2;
@@ -609,42 +655,35 @@ static SimGateVerdict geo_gate(gpointer user, SimEngine *engine, const SimEvent 
   const SimTime T = ev->time;
   for (guint f = 0; f < g->n_miners; f++) {
     if (f == m) continue; /* its own later steps come after this event */
-    gboolean held = g->held_t[f] != SIM_TIME_MAX;
-    SimTime lb = SIM_TIME_MAX, fl = 0;
-    Pending *open = NULL;
-    guint n_open = 0;
-    for (guint i = 0; i < g->pipe_slots; i++)
-      n_open += g->pend[i].job && g->pend[i].arrive[f] == ARRIVE_OPEN;
-    if (!n_open) continue; /* neither open nor held (held implies open: release_held) */
-    /* Its held events that draw (deliveries, the end of its own work distribution), and the first of them. */
-    guint n_held = 0;
-    SimTime draw_t = SIM_TIME_MAX;
-    if (held) {
-      guint n;
-      const SimEvent *he = sim_engine_held_events(g->engine, g->miner_entity[f], &n);
-      for (guint k = 0; k < n; k++)
-        if (he[k].type == POW_EV_BLOCK || he[k].type == POW_EV_WORK) {
-          n_held++;
-          draw_t = MIN(draw_t, he[k].time);
-        }
-    }
-    for (guint i = 0; i < g->pipe_slots; i++) {
-      Pending *r = &g->pend[i];
-      if (!r->job || r->arrive[f] != ARRIVE_OPEN) continue;
-      SimTime rf = open_floor(g, r, f, n_open, n_held, T);
-      if (!open || r->horizon < open->horizon) open = r, fl = r->floor[f];
-      lb = MIN(lb, rf);
-    }
-    /* A held delivery (of a finished relay) or end of work distribution redraws. */
-    if (n_held) lb = MIN(lb, draw_t + fl);
-    if (lb > T) continue;
+    Pending *open;
+    SimTime fl;
+    if (miner_lb(g, f, T, &open, &fl) > T) continue;
     /* Wait for the relay that holds F back the longest: until F's delivery cannot come before its pending
      * find or its held events, or the redraws' floors pass T. */
     SimTime fa = pow_world_find_at(g->world, f);
     SimTime target = T - open->import - fl + 1;
     if (fa <= T) target = MIN(target, fa - open->import + 1);
-    if (held) target = MIN(target, g->held_t[f] - open->import + 1);
+    if (g->held_t[f] != SIM_TIME_MAX) target = MIN(target, g->held_t[f] - open->import + 1);
     gint64 w0 = sim_mono_ns();
+    /* First what the next find would do first: no miner finds before the least of the bounds (those after
+     * this one's too; a miner neither open nor held finds after T, its find being in the queue behind T). */
+    if (g->prepare) {
+      SimTime safe = MIN(T, g->late_min); /* what pend_poll queued before T comes first */
+      for (guint f2 = 0; f2 < g->n_miners; f2++) {
+        Pending *o2;
+        SimTime fl2;
+        if (f2 == m) continue;
+        SimTime lb2 = f2 < f ? T : miner_lb(g, f2, T, &o2, &fl2); /* those before f: past T */
+        safe = MIN(safe, lb2);
+      }
+      if (safe > g->prepared) {
+        pow_world_prepare(g->world, safe);
+        g->prepared = safe;
+        pend_poll(g);
+        g->gate_prepare_ns += sim_mono_ns() - w0;
+        return SIM_GATE_AGAIN; /* the relays went on meanwhile */
+      }
+    }
     /* ... or F's delivery is known (its first gateway has the block). */
     relay_job_wait_nodes(open->job, MAX(target, open->horizon + 1), g->miner_gw[f], MIN(g->miner_n_gw[f], 8));
     g->gate_wait_ns += sim_mono_ns() - w0;
@@ -749,6 +788,8 @@ static void geo_pipe_setup(GeoState *g, guint threads) {
   }
   g->held_t = g_new(SimTime, g->n_miners);
   for (guint m = 0; m < g->n_miners; m++) g->held_t[m] = SIM_TIME_MAX;
+  g->prepare = TRUE;
+  g->prepared = INT64_MIN;
   g->n_entity_map = sim_engine_n_entities(g->engine);
   g->entity_miner = g_new(gint, g->n_entity_map);
   for (guint e = 0; e < g->n_entity_map; e++) g->entity_miner[e] = -2;

@@ -335,6 +335,13 @@ static void mine(PowMiner *m, SimCtx *ctx) {
   }
   choose_uncles(m, ctx, parent, b);
   accept_block(m, ctx, b);
+  /* Published before the transaction world hears of it: the relay needs only the block (its size and gas),
+   * and with the relay pipeline the block's relay then starts while this thread updates the transactions
+   * (their index and commit-time metrics are no input of the relay, the network or the strategies). */
+  if (m->strategy->on_mined)
+    m->strategy->on_mined(m->strategy_params, m->strategy_state, m, ctx, &b->obs);
+  else
+    publish(m, ctx, b);
   if (w->txw) {
     tx_world_on_mined(w->txw, &b->obs);
     if (b->td > w->mut->best->td) {
@@ -342,10 +349,6 @@ static void mine(PowMiner *m, SimCtx *ctx) {
       tx_world_on_best(w->txw, &b->obs);
     }
   }
-  if (m->strategy->on_mined)
-    m->strategy->on_mined(m->strategy_params, m->strategy_state, m, ctx, &b->obs);
-  else
-    publish(m, ctx, b);
   /* The pool's own miners get work on the new block after its work distribution delay; until then they
    * keep mining on the old parent. */
   SimTime d = w->net->own_work_delay ? w->net->own_work_delay(w->cfg->network.params, sim_ctx_rng(ctx)) : 0;
@@ -756,6 +759,11 @@ gboolean pow_world_event_inert(const PowWorld *w, guint miner, const SimEvent *e
 }
 
 SimTime pow_world_find_lb(const PowWorld *w, guint miner) { return w->miners[miner].find_lb; }
+
+void pow_world_prepare(const PowWorld *w, SimTime t) {
+  /* The transaction world is the miners' (the world is const for its readers, as in find_at). */
+  if (w->txw) tx_world_advance(w->txw, t);
+}
 
 gboolean pow_world_surely_redraws(const PowWorld *w, guint miner, const ObsBlock *b) {
   const PowMiner *m = &w->miners[miner];

@@ -315,6 +315,9 @@ SimTime pow_world_find_at(const PowWorld *w, guint miner);
 gboolean pow_world_event_inert(const PowWorld *w, guint miner, const SimEvent *ev);
 /* A lower bound on it, without the walk over the difficulty's steps. */
 SimTime pow_world_find_lb(const PowWorld *w, guint miner);
+/* Work that the next find would do first, done now: the transactions created up to `t` (tx_world_advance).
+ * The caller knows that no miner finds a block before `t`. */
+void pow_world_prepare(const PowWorld *w, SimTime t);
 /* TRUE when a delivery of `b` now would make the miner switch to it and draw its find again (its parent known,
  * more total difficulty than its head, Byzantium): its pending find is then void if the delivery comes first. */
 gboolean pow_world_surely_redraws(const PowWorld *w, guint miner, const ObsBlock *b);

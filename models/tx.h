@@ -171,6 +171,12 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(TxWorld, tx_world_free)
  * counted empty blocks (a full template can be empty too, when the pool's mempool is). */
 void tx_world_build(TxWorld *w, guint pool, const ObsBlock *parent, SimTime built, ObsBlock *b);
 
+/* Creates now every transaction up to time `t` that the next tx_world_build() would create first (their
+ * creation is a function of time alone, in time order: only the blocks' own calls, at their finds, change
+ * what it reads). Exact only when no block is found before `t`: the relay's pipeline (geo.c) calls it while
+ * it waits, with a lower bound of every miner's next find, so that a find's build has less to do. */
+void tx_world_advance(TxWorld *w, SimTime t);
+
 /* Every mined block, right after tx_world_build() (its inclusions go to the metrics), and the heaviest
  * block whenever it changes (settles and declares heights). */
 void tx_world_on_mined(TxWorld *w, const ObsBlock *b);

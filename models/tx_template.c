@@ -121,6 +121,8 @@ static void build_template(TxWorld *w, guint pool, const ObsBlock *parent, SimTi
   }
 }
 
+void tx_world_advance(TxWorld *w, SimTime t) { txw_advance(w, t); }
+
 void tx_world_build(TxWorld *w, guint pool, const ObsBlock *parent, SimTime built, ObsBlock *b) {
   txw_advance(w, b->mined_ns);
   guint m = b->miner;

@@ -73,6 +73,7 @@ static void draw_costs(guint64 n, const NetGeoParams *gp) {
 
 int main(int argc, char **argv) {
   gint blocks = 2000, threads = 1, pipe_slots = 0;
+  gint64 spin_us = -1;
   gboolean all_messages = FALSE;
   gint64 draws = 0;
   g_autofree char *run = NULL;
@@ -82,6 +83,8 @@ int main(int argc, char **argv) {
       {"threads", 0, 0, G_OPTION_ARG_INT, &threads, "Relay threads (with --pipe: the pipe's)", "N"},
       {"pipe", 0, 0, G_OPTION_ARG_INT, &pipe_slots,
        "Relay through a RelayPipe of N slots, N blocks in flight (one kernel thread each)", "N"},
+      {"spin-us", 0, 0, G_OPTION_ARG_INT64, &spin_us,
+       "With --pipe: how long the waiting thread spins before it sleeps (default: the pipe's)", "US"},
       {"draws", 0, 0, G_OPTION_ARG_INT64, &draws, "Draws per kind for the draw cost", "N"},
       {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a scenario value", "PATH=VALUE"},
       {"run", 0, 0, G_OPTION_ARG_STRING, &run, "all (default), caller or adaptive", "HOW"},
@@ -128,6 +131,7 @@ int main(int argc, char **argv) {
   g_autoptr(RelayWork) w = relay_work_new(t);
   RelayPipe *pipe = pipe_slots ? relay_pipe_new(m, gp->relay.params, gp, t, NULL, (guint)pipe_slots, (guint)threads)
                                : NULL;
+  if (pipe && spin_us >= 0) relay_pipe_set_spin(pipe, spin_us * 1000);
   RelayJob **jobs = g_new0(RelayJob *, MAX(pipe_slots, 1));
   g_autofree guint *pool_miners = g_new(guint, MAX(sc->n_pools, 1));
   for (guint i = 0; i < sc->n_pools; i++) pool_miners[i] = sc->pools[i].miners;
