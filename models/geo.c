@@ -377,12 +377,18 @@ static void geo_trace_record(GeoState *g, RelayWork *run_work, const RelayBlock 
  *    horizon plus the import time (the earliest that delivery can be), is held: its events wait, in order,
  *    until the delivery is known (then it is released and the delivery is queued among them).
  *  - Any other event at time T waits until nothing still unknown can lead to a find before T: for every
- *    miner F still open in a running relay (or held), its pending find (pow_world_find_at, exact: void if
- *    its delivery surely comes first, by the relay's upper bound on its gateways' times), the find its
- *    delivery would redraw (at least the horizon, plus the import time, plus F's own next draw at the
- *    fastest rate a child of the block can have, when that delivery is F's next event to draw; else the
- *    least of the draws F may make first: pow_world_redraw_floor), and the finds its held deliveries would
- *    redraw, must come after T. A find is the only way a miner touches anything but its own state (the
+ *    miner F still open in a running relay (or held), its next find must come after T. A delivery or the
+ *    end of F's own work distribution does not draw (new_work: F keeps what is left of its budget and spends
+ *    it on the new work), so that find moves only with the difficulty of the work F mines on: if no switch of
+ *    work can come before T (every open relay's horizon plus the import time is past T, no held delivery
+ *    before T), it is F's pending find (pow_world_find_at, exact); else it is at least F's budget spent from
+ *    its start at the greatest rate any work it may switch to has until T (pow_world_find_lb_switching: a
+ *    child of its work, its head or a block that may reach it, each at its least difficulty by T), a
+ *    fraction of a percent before the pending find. (Until session 12 a switch drew a new budget, so any
+ *    open miner with a small next draw could find soon after its delivery, and the engine waited for most
+ *    deliveries.) While it waits, the gate first creates the transactions the next find would create
+ *    (pow_world_prepare) up to the least of those bounds.
+ *    A find is the only way a miner touches anything but its own state (the
  *    block table, the transaction world, other miners through its block's relay), so an event that passes
  *    may be handled before deliveries that come earlier in time: nothing it reads or writes depends on
  *    them, and nothing they cause can come before it. Vantage points' events wait too, so that a run
@@ -410,16 +416,12 @@ typedef struct Pending {
   gboolean constant;
   SimTime *arrive;     /* per miner: delivery time once queued, ARRIVE_OPEN, or ARRIVE_NONE (none) */
   SimTime *stratum;    /* per miner: its work distribution delay, drawn in the synchronous batch's order */
-  SimTime *floor;      /* per miner: pow_world_redraw_floor, computed for floor_key (stream position, words) */
-  uint64_t *floor_key;
   guint n_open;
   gint64 start_ns;
 } Pending;
 
 /* The engine's thread shares the cores with the relays it waits for: it spins only briefly, then sleeps. */
 #define PIPE_SPIN_NS 5000
-
-static guint64 rng_pos(const SimRng *r) { return r->ctr * 8 + r->idx; }
 
 /* Whether the model allows the pipeline: Geth's kernel, pools behind gateways, no joining nodes, every
  * miner's gateways connected (so every relay reaches every miner, and the work distribution delays are drawn
@@ -555,76 +557,48 @@ static void geo_flush(gpointer user, SimEngine *engine) {
   g_assert(g->n_held == 0);
 }
 
-/* The least time anything miner m, still open in r, can do (see above). When r is the only running relay
- * that has not delivered to m, and m has no held events, that delivery is m's next event to draw (every
- * other event of m before it would come before the event asked about, which is first in the queue): its
- * own draw bounds the redraw. Else any of the words m may draw first. */
-static SimTime open_floor(GeoState *g, Pending *r, guint m, guint n_open, guint held, SimTime T) {
-  SimTime f = pow_world_find_lb(g->world, m);
-  if (f <= T) f = pow_world_find_at(g->world, m);
-  const SimRng *rng = sim_engine_entity_rng(g->engine, g->miner_entity[m]);
-  gboolean next = n_open == 1 && held == 0;
-  /* Per delivery (of a running relay, or held) or end of its own work distribution (a held POW_EV_WORK): a
-   * tie of the fork choice per block accepted (a delivery accepts at most itself and the blocks that waited
-   * for it, each delivered before) and the redraw. */
-  guint words = next ? 0 : 3 * (n_open + held + 1);
-  uint64_t key = (rng_pos(rng) * 1024 + MIN(words, 1023)) * 2 + (uint64_t)next;
-  if (r->floor_key[m] != key) {
-    r->floor[m] = pow_world_redraw_floor(g->world, m, r->b, rng, words, next);
-    r->floor_key[m] = key;
-  }
-  /* A pending find the delivery surely comes before (the delivery's time is at most what the best arrival
-   * at m's gateways so far gives) is void: the delivery redraws it. */
-  if (f != SIM_TIME_MAX && f <= T && next && pow_world_surely_redraws(g->world, m, r->b)) {
-    SimTime ub = SIM_TIME_MAX;
-    for (guint i = 0; i < g->miner_n_gw[m]; i++) {
-      SimTime u = relay_job_have_ub(r->job, g->miner_gw[m][i]);
-      ub = MIN(ub, u);
-    }
-    if (ub != SIM_TIME_MAX && (r->constant ? ub + r->import + r->fixed : ub + r->import + r->stratum[m]) < f)
-      f = SIM_TIME_MAX;
-  }
-  SimTime redraw = r->horizon + r->import + r->floor[m];
-  return MIN(f, redraw);
-}
-
-/* The least time miner f can find a block, as far as the running relays allow (see above): SIM_TIME_MAX when
- * no relay is open for it (its find is then in the queue). `open` gets the open relay that holds it back the
- * longest, `fl` that relay's redraw floor for it. */
-static SimTime miner_lb(GeoState *g, guint f, SimTime T, Pending **open_out, SimTime *fl_out) {
-  gboolean held = g->held_t[f] != SIM_TIME_MAX;
-  SimTime lb = SIM_TIME_MAX, fl = 0;
+/* The least time miner f can find a block, if it finds one at or before T, as far as the running relays allow
+ * (see above): SIM_TIME_MAX when no relay is open for it (its next find is then behind events in the queue).
+ * `open` gets the open relay that holds it back the longest. */
+#define MAX_SWITCH_BLOCKS 64
+static SimTime miner_lb(GeoState *g, guint f, SimTime T, Pending **open_out) {
   Pending *open = NULL;
-  guint n_open = 0;
-  for (guint i = 0; i < g->pipe_slots; i++)
-    n_open += g->pend[i].job && g->pend[i].arrive[f] == ARRIVE_OPEN;
-  *open_out = NULL;
-  *fl_out = 0;
-  if (!n_open) return SIM_TIME_MAX; /* neither open nor held (held implies open: release_held) */
-  /* Its held events that draw (deliveries, the end of its own work distribution), and the first of them. */
-  guint n_held = 0;
-  SimTime draw_t = SIM_TIME_MAX;
-  if (held) {
-    guint n;
-    const SimEvent *he = sim_engine_held_events(g->engine, g->miner_entity[f], &n);
-    for (guint k = 0; k < n; k++)
-      if (he[k].type == POW_EV_BLOCK || he[k].type == POW_EV_WORK) {
-        n_held++;
-        draw_t = MIN(draw_t, he[k].time);
-      }
-  }
+  uint64_t blocks[MAX_SWITCH_BLOCKS];
+  guint n = 0;
+  gboolean sw = FALSE, all = TRUE; /* a switch of work may come before T; every block it may bring listed */
   for (guint i = 0; i < g->pipe_slots; i++) {
     Pending *r = &g->pend[i];
     if (!r->job || r->arrive[f] != ARRIVE_OPEN) continue;
-    SimTime rf = open_floor(g, r, f, n_open, n_held, T);
-    if (!open || r->horizon < open->horizon) open = r, fl = r->floor[f];
-    lb = MIN(lb, rf);
+    if (!open || r->horizon < open->horizon) open = r;
+    if (r->horizon + r->import > T) continue; /* the delivery comes after T */
+    sw = TRUE;
+    if (n < MAX_SWITCH_BLOCKS) blocks[n++] = r->b->id;
+    else all = FALSE;
   }
-  /* A held delivery (of a finished relay) or end of work distribution redraws. */
-  if (n_held) lb = MIN(lb, draw_t + fl);
   *open_out = open;
-  *fl_out = fl;
-  return lb;
+  if (!open) return SIM_TIME_MAX; /* neither open nor held (held implies open: release_held) */
+  /* Its held deliveries (of finished relays) and ends of its own work distribution switch its work too. */
+  if (g->held_t[f] != SIM_TIME_MAX) {
+    guint nh;
+    const SimEvent *he = sim_engine_held_events(g->engine, g->miner_entity[f], &nh);
+    for (guint k = 0; k < nh; k++) {
+      if (he[k].time > T) continue;
+      if (he[k].type == POW_EV_BLOCK) {
+        sw = TRUE;
+        if (n < MAX_SWITCH_BLOCKS) blocks[n++] = he[k].payload;
+        else all = FALSE;
+      } else if (he[k].type == POW_EV_WORK) {
+        sw = TRUE; /* to its head, which the bound includes */
+      }
+    }
+  }
+  if (!sw) {
+    /* No switch before T: the pending find is exact until then. */
+    SimTime lb = pow_world_find_lb(g->world, f);
+    return lb <= T ? pow_world_find_at(g->world, f) : lb;
+  }
+  if (!all) return 0; /* more blocks than listed: no bound (never with the shipped scenarios) */
+  return pow_world_find_lb_switching(g->world, f, T, blocks, n);
 }
 
 static SimGateVerdict geo_gate(gpointer user, SimEngine *engine, const SimEvent *ev) {
@@ -656,12 +630,11 @@ static SimGateVerdict geo_gate(gpointer user, SimEngine *engine, const SimEvent 
   for (guint f = 0; f < g->n_miners; f++) {
     if (f == m) continue; /* its own later steps come after this event */
     Pending *open;
-    SimTime fl;
-    if (miner_lb(g, f, T, &open, &fl) > T) continue;
-    /* Wait for the relay that holds F back the longest: until F's delivery cannot come before its pending
-     * find or its held events, or the redraws' floors pass T. */
+    if (miner_lb(g, f, T, &open) > T) continue;
+    /* Wait for the relay that holds F back the longest: until F's delivery cannot come before T, its pending
+     * find or its held events. */
     SimTime fa = pow_world_find_at(g->world, f);
-    SimTime target = T - open->import - fl + 1;
+    SimTime target = T - open->import + 1;
     if (fa <= T) target = MIN(target, fa - open->import + 1);
     if (g->held_t[f] != SIM_TIME_MAX) target = MIN(target, g->held_t[f] - open->import + 1);
     gint64 w0 = sim_mono_ns();
@@ -671,9 +644,8 @@ static SimGateVerdict geo_gate(gpointer user, SimEngine *engine, const SimEvent 
       SimTime safe = MIN(T, g->late_min); /* what pend_poll queued before T comes first */
       for (guint f2 = 0; f2 < g->n_miners; f2++) {
         Pending *o2;
-        SimTime fl2;
         if (f2 == m) continue;
-        SimTime lb2 = f2 < f ? T : miner_lb(g, f2, T, &o2, &fl2); /* those before f: past T */
+        SimTime lb2 = f2 < f ? T : miner_lb(g, f2, T, &o2); /* those before f: past T */
         safe = MIN(safe, lb2);
       }
       if (safe > g->prepared) {
@@ -738,7 +710,6 @@ static void geo_pipe_publish(GeoState *g, SimCtx *ctx, guint from, const ObsBloc
   r->fixed = r->constant ? sim_delay_sample(&p->stratum, rng) : 0;
   r->n_open = 0;
   for (guint m = 0; m < g->n_miners; m++) {
-    r->floor_key[m] = UINT64_MAX;
     if (m == from) {
       r->arrive[m] = ARRIVE_NONE;
       continue;
@@ -758,8 +729,6 @@ static void geo_pipe_free(GeoState *g) {
     Pending *r = &g->pend[i];
     g_free(r->arrive);
     g_free(r->stratum);
-    g_free(r->floor);
-    g_free(r->floor_key);
   }
   g_clear_pointer(&g->pend, g_free);
   g_clear_pointer(&g->held_t, g_free);
@@ -783,8 +752,6 @@ static void geo_pipe_setup(GeoState *g, guint threads) {
     Pending *r = &g->pend[i];
     r->arrive = g_new(SimTime, g->n_miners);
     r->stratum = g_new0(SimTime, g->n_miners);
-    r->floor = g_new0(SimTime, g->n_miners);
-    r->floor_key = g_new(uint64_t, g->n_miners);
   }
   g->held_t = g_new(SimTime, g->n_miners);
   for (guint m = 0; m < g->n_miners; m++) g->held_t[m] = SIM_TIME_MAX;

@@ -88,7 +88,7 @@ struct PowWorld {
 /* What miners change in the world (the world itself is const to them). */
 struct PowMut {
   const PowBlock *best; /* the heaviest block mined so far (first mined on ties) */
-  double min_difficulty; /* the least difficulty of any block mined so far (pow_world_redraw_floor) */
+  double min_difficulty; /* the least difficulty of any block mined so far (pow_world_find_lb_switching) */
   uint64_t *trace_sim;  /* trace-driven mining: simulator id of each trace block (OBS_GENESIS_ID: not yet) */
   GHashTable *trace_index; /* trace id -> index + 1 */
   guint *miner_pool;
@@ -367,11 +367,12 @@ static void mine(PowMiner *m, SimCtx *ctx) {
  * lower bound of its find (the budget spent at the adjustment floor's rate, at most 5% early), but at most
  * CHECK_MAX_NS ahead; the check schedules the find (the walk, pow_world_find_at) once find_lb is that near,
  * else another check. When find_lb falls within the current segment the find is near and is computed at
- * once. Most draws are redrawn long before their check (every block a miner switches to redraws it), so a
- * redraw never walks the up to 101 segments before the floor. A continuation at every segment's end instead
- * made about one event per miner and block (each step is 9 s of header time), each of which the relay's
- * pipeline had to hold until no unknown find could come before it (geo.c): three fifths of its waits. The cap
- * keeps the checks of redrawn draws (stale, dropped when their time comes) from piling up in the queue. The
+ * once. Most budgets move to other work long before their check (every block a miner switches to starts
+ * its remaining budget again there, new_work), so a check seldom walks the up to 101 segments before the
+ * floor. A continuation at every segment's end instead made about one event per miner and block (each step
+ * is 9 s of header time), each of which the relay's pipeline had to hold until no unknown find could come
+ * before it (geo.c): three fifths of its waits. The cap keeps the checks of moved budgets (stale, dropped when
+ * their time comes) from piling up in the queue. The
  * finds, their times and every other event's order are the same either way: only the miner's own, fewer,
  * events change (keys are ordered by source first, so the shifted sequence numbers of its later events order
  * them as before). */
@@ -428,17 +429,24 @@ static void spend(PowMiner *m, SimCtx *ctx, double t, double e) {
   mine_next(m, ctx, t + e / rate <= next || m->find_lb <= step);
 }
 
-static void schedule_mining(PowMiner *m, SimCtx *ctx) {
-  m->mine_gen++;
-  SimRng *rng = sim_ctx_rng(ctx);
-  if (m->world->cfg->chain.difficulty == POW_DIFFICULTY_FIXED) {
-    SimTime dt = sim_time_from_s(sim_rng_exponential(rng, m->mean_interval_s));
-    sim_ctx_send(ctx, m->entity, dt, POW_EV_MINE, MINE_FIND, m->mine_gen);
-    m->find_at = m->find_lb = sim_ctx_now(ctx) + dt;
-    m->find_known = TRUE;
-    return;
+/* The budget a draw spent from header time t0 to t1 (seconds) on `parent`: the rate's integral over the
+ * difficulty's segments (the walk find_time takes). */
+static double spent(const PowMiner *m, const PowBlock *parent, double t0, double t1) {
+  double e = 0;
+  while (t0 < t1) {
+    double next;
+    double rate = segment(m, parent, t0, &next);
+    double end = MIN(next, t1);
+    e += (end - t0) * rate;
+    t0 = end;
   }
-  double t = sim_time_to_s(sim_ctx_now(ctx)), e = sim_rng_exponential(rng, 1.0);
+  return e;
+}
+
+/* Mines budget `e` on the current work from now: a new generation, its lower bound, its first event. */
+static void start_budget(PowMiner *m, SimCtx *ctx, double e) {
+  m->mine_gen++;
+  double t = sim_time_to_s(sim_ctx_now(ctx));
   m->draw_now = sim_ctx_now(ctx);
   m->draw_t = t;
   m->draw_e = e;
@@ -454,12 +462,31 @@ static void schedule_mining(PowMiner *m, SimCtx *ctx) {
   spend(m, ctx, t, e);
 }
 
-/* Work switched outside a find: with a varying difficulty the rate changes with the parent, so the next
- * find is drawn again (memoryless, hence exact). */
+/* A new draw: after a find, and at the start. */
+static void schedule_mining(PowMiner *m, SimCtx *ctx) {
+  SimRng *rng = sim_ctx_rng(ctx);
+  if (m->world->cfg->chain.difficulty == POW_DIFFICULTY_FIXED) {
+    m->mine_gen++;
+    SimTime dt = sim_time_from_s(sim_rng_exponential(rng, m->mean_interval_s));
+    sim_ctx_send(ctx, m->entity, dt, POW_EV_MINE, MINE_FIND, m->mine_gen);
+    m->find_at = m->find_lb = sim_ctx_now(ctx) + dt;
+    m->find_known = TRUE;
+    return;
+  }
+  start_budget(m, ctx, sim_rng_exponential(rng, 1.0));
+}
+
+/* Work switched outside a find. Hashing goes on: the miner keeps what is left of its budget and spends it on
+ * the new work from now, whose rate differs with the parent's difficulty (a Poisson process with a rate that
+ * changes: exact, and the same law as drawing again, the process being memoryless). Drawing nothing here
+ * makes a miner's next find depend on when blocks reach it only through the difficulty (a fraction of a
+ * percent over seconds), which the relay's pipeline (geo.c) bounds without waiting for the delivery. */
 static void new_work(PowMiner *m, SimCtx *ctx) {
   switch_work(m, ctx);
   if (m->world->cfg->trace) return; /* trace-driven: the trace says when blocks are found */
-  if (m->world->cfg->chain.difficulty != POW_DIFFICULTY_FIXED) schedule_mining(m, ctx);
+  if (m->world->cfg->chain.difficulty == POW_DIFFICULTY_FIXED) return; /* the rate does not change */
+  double e = m->draw_e - spent(m, m->draw_parent, m->draw_t, sim_time_to_s(sim_ctx_now(ctx)));
+  start_budget(m, ctx, MAX(0.0, e));
 }
 
 /* Networks deliver each block to each other miner exactly once (PowNetworkModel.publish), so neither the
@@ -718,11 +745,18 @@ PowWorld *pow_world_new(const PowConfig *cfg, SimEngine *engine, GError **error)
       }
       continue;
     }
-    /* The first work is on the genesis: draw as a handler would, from the miner's own stream. */
-    double dt = cfg->chain.difficulty == POW_DIFFICULTY_FIXED
-                    ? sim_rng_exponential(sim_engine_entity_rng(engine, m->entity), m->mean_interval_s)
-                    : sim_rng_exponential(sim_engine_entity_rng(engine, m->entity), 1.0) *
-                          cfg->chain.initial_difficulty / m->hashrate_hps;
+    /* The first work is on the genesis: draw as a handler would, from the miner's own stream (with Byzantium a
+     * budget, which a switch of work before the first find spends on, new_work). */
+    double dt;
+    if (cfg->chain.difficulty == POW_DIFFICULTY_FIXED) {
+      dt = sim_rng_exponential(sim_engine_entity_rng(engine, m->entity), m->mean_interval_s);
+    } else {
+      m->draw_e = sim_rng_exponential(sim_engine_entity_rng(engine, m->entity), 1.0);
+      m->draw_now = 0;
+      m->draw_t = 0;
+      m->draw_parent = &w->genesis;
+      dt = m->draw_e * cfg->chain.initial_difficulty / m->hashrate_hps;
+    }
     m->mine_gen = 1;
     m->find_at = m->find_lb = sim_time_from_s(dt);
     m->find_known = TRUE;
@@ -765,53 +799,40 @@ void pow_world_prepare(const PowWorld *w, SimTime t) {
   if (w->txw) tx_world_advance(w->txw, t);
 }
 
-gboolean pow_world_surely_redraws(const PowWorld *w, guint miner, const ObsBlock *b) {
-  const PowMiner *m = &w->miners[miner];
-  if (w->cfg->chain.difficulty == POW_DIFFICULTY_FIXED || w->cfg->trace || m->n_orphan_parents) return FALSE;
-  const PowBlock *pb = world_block(w, b->id);
-  return known(m, pb->obs.parent) && pb->td > m->head->td;
+/* The least difficulty of a child of `p` found at or before `until` (header times at most its header time
+ * then): EIP-100 lowers it by one 1/2048 step per step of header time past the parent's (the floor at -99),
+ * an uncle raises it. */
+static double child_difficulty_min(const PowWorld *w, const PowBlock *p, SimTime until) {
+  if (p->obs.height == 0) return w->cfg->chain.initial_difficulty;
+  int64_t ts = MAX((int64_t)floor(sim_time_to_s(until)), p->obs.timestamp_s + 1);
+  int64_t x = 1 - eip100_steps(w, ts - p->obs.timestamp_s);
+  if (x < -99) x = -99;
+  double pd = p->obs.difficulty;
+  return MAX(131072.0, pd + floor(pd / 2048) * (double)x);
 }
 
-SimTime pow_world_redraw_floor(const PowWorld *w, guint miner, const ObsBlock *b, const SimRng *rng, guint words,
-                               gboolean next) {
+SimTime pow_world_find_lb_switching(const PowWorld *w, guint miner, SimTime until, const uint64_t *blocks, guint n) {
   const PowMiner *m = &w->miners[miner];
-  if (w->cfg->chain.difficulty == POW_DIFFICULTY_FIXED) return SIM_DURATION_MAX; /* new_work() draws nothing */
-  if (m->n_orphan_parents) return 0; /* a delivery may accept any number of waiting blocks, each drawing */
-  double d;
-  if (next) {
-    /* b's delivery is the miner's next drawing event: it switches to b as consider_head() decides (a tie of
-     * total difficulty and height, with a head not its own, draws a uniform first), then draws the budget of
-     * a child of b. */
-    const PowBlock *pb = world_block(w, b->id), *h = m->head;
-    gboolean tie = FALSE;
-    if (pb->td != h->td) {
-      if (pb->td < h->td) return SIM_DURATION_MAX;
-    } else if (pb->obs.height != h->obs.height) {
-      if (pb->obs.height > h->obs.height) return SIM_DURATION_MAX;
-    } else {
-      if (h->obs.miner == m->index) return SIM_DURATION_MAX;
-      tie = TRUE;
-    }
-    words = tie ? 2 : 1;
-    d = pb->obs.height == 0 ? w->cfg->chain.initial_difficulty : pb->obs.difficulty;
-  } else {
-    /* A redraw mines on a block already mined (one a delivery brings, or its own): a child of a block of at
-     * least the least difficulty mined so far. */
-    d = MIN(w->mut->min_difficulty, w->cfg->chain.initial_difficulty);
+  /* Fixed difficulty: a switch changes nothing (new_work). */
+  if (w->cfg->chain.difficulty == POW_DIFFICULTY_FIXED) return m->find_at;
+  /* The budget is spent at most at the greatest rate of any work the miner may mine on until then: its
+   * work, its head (its own work distribution switches to it), the blocks that may reach it. */
+  double d = child_difficulty_min(w, m->work, until);
+  double dh = child_difficulty_min(w, m->head, until);
+  d = MIN(d, dh);
+  for (guint i = 0; i < n; i++) {
+    double db = child_difficulty_min(w, world_block(w, blocks[i]), until);
+    d = MIN(d, db);
   }
-  /* The child's least difficulty (the adjustment's floor, -99 steps of 1/2048): the greatest rate. */
-  d = MAX(131072.0, d - 99 * ceil(d / 2048));
-  double rate_max = m->hashrate_hps / d;
-  /* A copy of the stream (only the inline draws below run on it, which read the counter words, not gsl). */
-  SimRng peek = *rng;
-  peek.gsl.state = &peek;
-  double e_min = INFINITY;
-  for (guint i = 0; i < words; i++) {
-    double e = sim_rng_exponential(&peek, 1.0); /* not inside MIN(), which evaluates it twice */
-    e_min = MIN(e_min, e);
+  if (m->n_orphan_parents) {
+    /* A delivery may accept blocks that wait for their parent, any block mined so far: the adjustment's floor
+     * under the least difficulty mined. */
+    double dm = MIN(w->mut->min_difficulty, w->cfg->chain.initial_difficulty);
+    d = MIN(d, MAX(131072.0, dm - 99 * ceil(dm / 2048)));
   }
-  double s = e_min / rate_max * 1e9;
-  return s >= (double)SIM_DURATION_MAX ? SIM_DURATION_MAX : MAX(0, (SimTime)s - 16); /* less the rounding */
+  double s = m->draw_e / (m->hashrate_hps / d) * 1e9;
+  if (s >= (double)SIM_DURATION_MAX) return SIM_TIME_MAX;
+  return m->draw_now + MAX(0, (SimTime)s - 16); /* less the rounding */
 }
 
 void pow_world_free(PowWorld *w) {

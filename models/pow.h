@@ -318,17 +318,11 @@ SimTime pow_world_find_lb(const PowWorld *w, guint miner);
 /* Work that the next find would do first, done now: the transactions created up to `t` (tx_world_advance).
  * The caller knows that no miner finds a block before `t`. */
 void pow_world_prepare(const PowWorld *w, SimTime t);
-/* TRUE when a delivery of `b` now would make the miner switch to it and draw its find again (its parent known,
- * more total difficulty than its head, Byzantium): its pending find is then void if the delivery comes first. */
-gboolean pow_world_surely_redraws(const PowWorld *w, guint miner, const ObsBlock *b);
-/* A lower bound on the time from the miner's receiving block `b` to the find it draws then (Byzantium redraws
- * at a switch of work): SIM_DURATION_MAX when that delivery draws nothing (fixed difficulty; with `next`, a
- * block the fork choice will not take), 0 when no bound is known (blocks waiting for their parents may be
- * accepted with it, each drawing). `rng` is the miner's stream as it stands (not advanced). With `next` the
- * delivery is the miner's next event that draws: the bound is that of its own draw, on a child of `b`. Else
- * any of the next `words` draws, on a child of any block mined so far. */
-SimTime pow_world_redraw_floor(const PowWorld *w, guint miner, const ObsBlock *b, const SimRng *rng, guint words,
-                               gboolean next);
+/* A lower bound on the miner's next find, if it comes at or before `until`, when its work may switch before
+ * then to a child of any of the `n` blocks `blocks` (ids of blocks mined; a switch keeps the budget left,
+ * new_work): the budget spent at the greatest rate any of that work can have until then. SIM_TIME_MAX when
+ * the budget cannot end. */
+SimTime pow_world_find_lb_switching(const PowWorld *w, guint miner, SimTime until, const uint64_t *blocks, guint n);
 gboolean pow_world_feed(const PowWorld *world, const ObsSink *sink, GError **error);
 
 G_END_DECLS

@@ -751,8 +751,8 @@ for v in WE CE NA EA; do for f in blocks.log blocksAnnouncements.log heads.log t
   [ -s "$tmp/el/emc/$v/$f" ] && ok || bad "emc log $v/$f missing or empty"; done; done
 [ "$(head -1 "$tmp/el/emc/pools.csv")" = "address,name" ] && ok || bad "emc pools.csv header"
 expect_rc 0 "replay the simulated logs" -- "$SIM" replay "$tmp/el/emc/WE" "$tmp/el/emc/CE" "$tmp/el/emc/NA" "$tmp/el/emc/EA" --pools "$tmp/el/emc/pools.csv" --heights 300 --out "$tmp/elr" --quiet
-python3 - "$tmp/el/summary.json" "$tmp/elr/summary.json" >"$tmp/keys" 2>&1 <<'PY' && ok || bad "emc round trip: $(cat "$tmp/keys")"
-import json, sys
+python3 - "$tmp/el/summary.json" "$tmp/elr/summary.json" "$tmp/el/observations.csv" >"$tmp/keys" 2>&1 <<'PY' && ok || bad "emc round trip: $(cat "$tmp/keys")"
+import csv, json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
 ca, cb = dict(a["chain"]), dict(b["chain"])
 ca.pop("mean_interval_s"); cb.pop("mean_interval_s")  # header times are whole seconds in a log
@@ -764,11 +764,22 @@ assert a["one_miner_forks"] == b["one_miner_forks"] and a["runs"]["max"] == b["r
 assert b["replay"]["bad_lines"] == 0 and b["replay"]["placeholder_blocks"] == 0
 for k in ("unique", "committed", "never_committed"):
     assert a["tx"][k] == b["tx"][k], k
+# the logs' whole milliseconds (2 ms between two times), and the histograms' finest step (medians of more than
+# AN_HIST_EXACT_MAX samples are read off buckets 2^-10 wide in ratio, txmetrics-private.h), which a sample
+# moved by a millisecond across a bucket's edge moves
 for k in ("k0", "k3", "k12"):
-    assert abs(a["tx"]["commit_s"][k]["median"] - b["tx"]["commit_s"][k]["median"]) <= 0.002, k
+    ma, mb = a["tx"]["commit_s"][k]["median"], b["tx"]["commit_s"][k]["median"]
+    assert abs(ma - mb) <= 0.002 + ma * 2**-10, (k, ma, mb)
 assert abs(a["propagation"]["vantage_delay_ms"]["median"] - b["propagation"]["vantage_delay_ms"]["median"]) <= 1.0
+# The logs keep whole milliseconds: a block whose first two sightings are less than 1 ms apart may be first
+# seen at either vantage point in the replay. The shares may differ by the share of such blocks, no more.
+rows = list(csv.DictReader(open(sys.argv[3])))
+diffs = [sorted(float(r[v + "Diff"]) for v in ("WE", "CE", "NA", "EA") if r[v + "Diff"]) for r in rows]
+diffs = [d for d in diffs if d]
+tie = sum(len(d) > 1 and d[1] <= 0.001 for d in diffs) / len(diffs)
+assert tie < 0.2, tie  # a check that can fail: most blocks are first seen well ahead
 for v, s in a["propagation"]["first_seen_share"].items():
-    assert abs(s - b["propagation"]["first_seen_share"][v]) <= 0.02, v
+    assert abs(s - b["propagation"]["first_seen_share"][v]) <= tie + 1e-12, (v, s, b["propagation"]["first_seen_share"][v], tie)
 PY
 
 # ---- commit-time samples: below the cap every committed (tx, vantage) pair is in tx_commit_samples.csv, as
