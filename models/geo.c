@@ -459,14 +459,10 @@ static void pend_queue_arrival(GeoState *g, Pending *r, guint m, SimTime first) 
   if (g->held_t[m] != SIM_TIME_MAX) g->held_t[m] = MIN(g->held_t[m], at); /* it joins the held list */
 }
 
-/* Miner m's first gateway to have the block, if final. */
+/* Miner m's first gateway to have the block, if final: all its gateways read against one horizon
+ * (relay_job_first), so that a gateway not yet published cannot be passed over for a later one. */
 static SimTime pend_first(const GeoState *g, const Pending *r, guint m) {
-  SimTime first = SIM_TIME_MAX;
-  for (guint i = 0; i < g->miner_n_gw[m]; i++) {
-    SimTime h = relay_job_have(r->job, g->miner_gw[m][i]); /* once: MIN() evaluates its arguments twice */
-    first = MIN(first, h);
-  }
-  return first;
+  return relay_job_first(r->job, g->miner_gw[m], g->miner_n_gw[m]);
 }
 
 static gboolean miner_blocked(const GeoState *g, guint m, SimTime t) {

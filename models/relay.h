@@ -272,9 +272,12 @@ SimTime relay_job_horizon(const RelayJob *job);
  * value read here is below the horizon at the time and equals relay_work_have() of the finished job; a node
  * read as SIM_TIME_MAX has a final time at or after the horizon read before. */
 SimTime relay_job_have(const RelayJob *job, guint32 i);
-/* An upper bound on watched node i's final time, known while the job runs (the best arrival so far, as of
- * a window's end; the final time once published), SIM_TIME_MAX if none. */
-SimTime relay_job_have_ub(const RelayJob *job, guint32 i);
+/* The least final time of the watched nodes `nodes` (n of them), all read against one horizon: SIM_TIME_MAX
+ * when none is final yet. Then every node's time is at or after it, or at or after the horizon read, so the
+ * value is the least of the nodes' final times. (Reading them one by one with relay_job_have() reads each
+ * against its own horizon: a node read as not final before a window's end, then a later node read as final
+ * after it, gives the later one.) */
+SimTime relay_job_first(const RelayJob *job, const guint32 *nodes, guint n);
 /* Blocks until relay_job_horizon(job) >= at_least or the job is done: spins briefly, then sleeps; the job's
  * thread wakes a sleeper only when the horizon reaches at_least (no syscall per window otherwise). */
 void relay_job_wait(RelayJob *job, SimTime at_least);

@@ -310,11 +310,15 @@ SimTime relay_job_have(const RelayJob *job, guint32 i) {
   return v < h ? v : SIM_TIME_MAX;
 }
 
-SimTime relay_job_have_ub(const RelayJob *job, guint32 i) {
+SimTime relay_job_first(const RelayJob *job, const guint32 *nodes, guint n) {
   const RelayProgress *p = &job->prog;
-  if (i >= p->n_watch) return SIM_TIME_MAX;
-  SimTime v = relay_job_have(job, i);
-  return v != SIM_TIME_MAX ? v : __atomic_load_n(&p->ub[i], __ATOMIC_RELAXED);
+  SimTime h = __atomic_load_n(&p->horizon, __ATOMIC_ACQUIRE), first = SIM_TIME_MAX;
+  for (guint k = 0; k < n; k++) {
+    if (nodes[k] >= p->n_watch) continue;
+    SimTime v = __atomic_load_n(&p->have[nodes[k]], __ATOMIC_RELAXED);
+    if (v < h && v < first) first = v;
+  }
+  return first;
 }
 
 gboolean relay_job_done(const RelayJob *job) {

@@ -266,6 +266,54 @@ static void test_pipe_wait(void) {
   fixture_clear(&f);
 }
 
+/* relay_job_first() over a set of watched nodes, read again and again while the job runs, is either not
+ * final (SIM_TIME_MAX) or the least of those nodes' final times: never a later node's, as reading the nodes
+ * one by one against their own horizons could give (a node read before a window's end as not final, another
+ * after it as final). Sets: every pair of nodes of blocks 20-29, 50-59 and 80-89, whose stop watches every
+ * special's time. */
+static void test_pipe_first(void) {
+  Fixture f;
+  fixture_pareto(&f, topo_random_hubs(N_NODES, 3, 2), NULL);
+  RelayPipe *pipe = relay_pipe_new(&relay_geth, f.relay.params, &f.gp, f.t, NULL, 2, 1);
+  relay_pipe_set_spin(pipe, 0);
+  guint reads = 0, early = 0, wrong = 0, done_wrong = 0;
+  for (guint blk = 20; blk < 90; blk++) {
+    if (blk / 10 % 3 != 2) continue;
+    Block x;
+    make_block(&x, blk);
+    RelayJob *job = relay_pipe_start(pipe, &x.b, x.stop, &x.rng);
+    enum { NP = N_SPECIAL * (N_SPECIAL - 1) / 2 };
+    static SimTime seen[NP];
+    for (guint k = 0; k < NP; k++) seen[k] = SIM_TIME_MAX;
+    while (!relay_job_done(job)) {
+      guint k = 0;
+      for (guint32 i = 0; i < N_SPECIAL; i++)
+        for (guint32 j = i + 1; j < N_SPECIAL; j++, k++) {
+          guint32 nodes[2] = {i, j};
+          SimTime v = relay_job_first(job, nodes, 2);
+          reads++;
+          if (v != SIM_TIME_MAX && seen[k] == SIM_TIME_MAX) seen[k] = v, early += !relay_job_done(job);
+        }
+    }
+    const RelayWork *w = relay_job_work(job);
+    guint k = 0;
+    for (guint32 i = 0; i < N_SPECIAL; i++)
+      for (guint32 j = i + 1; j < N_SPECIAL; j++, k++) {
+        SimTime a = relay_work_have(w, i), b = relay_work_have(w, j), least = MIN(a, b);
+        guint32 nodes[2] = {i, j};
+        wrong += seen[k] != SIM_TIME_MAX && seen[k] != least;
+        done_wrong += relay_job_first(job, nodes, 2) != least;
+      }
+    relay_job_release(job);
+  }
+  CU_ASSERT(reads > 0);
+  CU_ASSERT(early > 0); /* some were read final while the job still ran */
+  CU_ASSERT_EQUAL(wrong, 0);
+  CU_ASSERT_EQUAL(done_wrong, 0);
+  relay_pipe_free(pipe);
+  fixture_clear(&f);
+}
+
 /* Freeing the pipe with jobs still queued and running, never released, waits for them; a pipe with one slot
  * (and groups given) runs its jobs one after another, with the synchronous results. */
 static void test_pipe_free_in_flight(void) {
@@ -334,7 +382,7 @@ static void test_pipe_other_model(void) {
 }
 
 int register_suites(void) {
-  ADD_SUITE("relay-pipe", TEST(test_pipe_matches_sync), TEST(test_pipe_progress), TEST(test_pipe_wait),
+  ADD_SUITE("relay-pipe", TEST(test_pipe_matches_sync), TEST(test_pipe_progress), TEST(test_pipe_wait), TEST(test_pipe_first),
             TEST(test_pipe_free_in_flight), TEST(test_pipe_other_model));
   return 0;
 }
