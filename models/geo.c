@@ -90,10 +90,8 @@ typedef struct {
   gboolean sightings_unsorted; /* some sightings arrived out of order (geo_vantage_sightings sorts them) */
   guint pipe_threads;
   guint64 pipe_blocks, pipe_overlapped, pipe_in_flight, gate_waits, gate_holds;
-  gint64 gate_wait_ns, gate_prepare_ns;
-  /* The gate does the next find's first work while it would wait (pow_world_prepare), up to `prepared`. */
-  gboolean prepare;
-  SimTime prepared;
+  gint64 gate_wait_ns;
+  SimTime prepared; /* the next find's first work done up to here while the gate would wait */
   SimTime late_min; /* the least time of the events the gate put in the queue since its call began */
 } GeoState;
 
@@ -636,21 +634,18 @@ static SimGateVerdict geo_gate(gpointer user, SimEngine *engine, const SimEvent 
     gint64 w0 = sim_mono_ns();
     /* First what the next find would do first: no miner finds before the least of the bounds (those after
      * this one's too; a miner neither open nor held finds after T, its find being in the queue behind T). */
-    if (g->prepare) {
-      SimTime safe = MIN(T, g->late_min); /* what pend_poll queued before T comes first */
-      for (guint f2 = 0; f2 < g->n_miners; f2++) {
-        Pending *o2;
-        if (f2 == m) continue;
-        SimTime lb2 = f2 < f ? T : miner_lb(g, f2, T, &o2); /* those before f: past T */
-        safe = MIN(safe, lb2);
-      }
-      if (safe > g->prepared) {
-        pow_world_prepare(g->world, safe);
-        g->prepared = safe;
-        pend_poll(g);
-        g->gate_prepare_ns += sim_mono_ns() - w0;
-        return SIM_GATE_AGAIN; /* the relays went on meanwhile */
-      }
+    SimTime safe = MIN(T, g->late_min); /* what pend_poll queued before T comes first */
+    for (guint f2 = 0; f2 < g->n_miners; f2++) {
+      Pending *o2;
+      if (f2 == m) continue;
+      SimTime lb2 = f2 < f ? T : miner_lb(g, f2, T, &o2); /* those before f: past T */
+      safe = MIN(safe, lb2);
+    }
+    if (safe > g->prepared) {
+      pow_world_prepare(g->world, safe);
+      g->prepared = safe;
+      pend_poll(g);
+      return SIM_GATE_AGAIN; /* the relays went on meanwhile */
     }
     /* ... or F's delivery is known (its first gateway has the block). */
     relay_job_wait_nodes(open->job, MAX(target, open->horizon + 1), g->miner_gw[f], MIN(g->miner_n_gw[f], 8));
@@ -751,7 +746,6 @@ static void geo_pipe_setup(GeoState *g, guint threads) {
   }
   g->held_t = g_new(SimTime, g->n_miners);
   for (guint m = 0; m < g->n_miners; m++) g->held_t[m] = SIM_TIME_MAX;
-  g->prepare = TRUE;
   g->prepared = INT64_MIN;
   g->n_entity_map = sim_engine_n_entities(g->engine);
   g->entity_miner = g_new(gint, g->n_entity_map);

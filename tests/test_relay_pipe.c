@@ -269,16 +269,18 @@ static void test_pipe_wait(void) {
 /* relay_job_first() over a set of watched nodes, read again and again while the job runs, is either not
  * final (SIM_TIME_MAX) or the least of those nodes' final times: never a later node's, as reading the nodes
  * one by one against their own horizons could give (a node read before a window's end as not final, another
- * after it as final). Sets: every pair of nodes of blocks 20-29, 50-59 and 80-89, whose stop watches every
- * special's time. */
+ * after it as final). Sets: every pair of nodes of the blocks whose stop watches every special's time (20-29,
+ * 50-59, ...), until some values were read while their job still ran (on a busy machine a job may end before
+ * the first read: then more blocks). */
 static void test_pipe_first(void) {
   Fixture f;
   fixture_pareto(&f, topo_random_hubs(N_NODES, 3, 2), NULL);
   RelayPipe *pipe = relay_pipe_new(&relay_geth, f.relay.params, &f.gp, f.t, NULL, 2, 1);
   relay_pipe_set_spin(pipe, 0);
   guint reads = 0, early = 0, wrong = 0, done_wrong = 0;
-  for (guint blk = 20; blk < 90; blk++) {
+  for (guint blk = 20, n_blk = 0; blk < 3000 && (n_blk < 30 || early < 100); blk++) {
     if (blk / 10 % 3 != 2) continue;
+    n_blk++;
     Block x;
     make_block(&x, blk);
     RelayJob *job = relay_pipe_start(pipe, &x.b, x.stop, &x.rng);
@@ -307,7 +309,7 @@ static void test_pipe_first(void) {
     relay_job_release(job);
   }
   CU_ASSERT(reads > 0);
-  CU_ASSERT(early > 0); /* some were read final while the job still ran */
+  CU_ASSERT(early >= 100); /* read final while the job still ran */
   CU_ASSERT_EQUAL(wrong, 0);
   CU_ASSERT_EQUAL(done_wrong, 0);
   relay_pipe_free(pipe);
