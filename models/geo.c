@@ -385,7 +385,7 @@ static void geo_trace_record(GeoState *g, RelayWork *run_work, const RelayBlock 
  *    fraction of a percent before the pending find. (Until session 12 a switch drew a new budget, so any
  *    open miner with a small next draw could find soon after its delivery, and the engine waited for most
  *    deliveries.) While it waits, the gate first creates the transactions the next find would create
- *    (pow_world_prepare) up to the least of those bounds.
+ *    (pow_world_prepare) up to the least of those bounds, when the run ends at a find.
  *    A find is the only way a miner touches anything but its own state (the
  *    block table, the transaction world, other miners through its block's relay), so an event that passes
  *    may be handled before deliveries that come earlier in time: nothing it reads or writes depends on
@@ -633,19 +633,23 @@ static SimGateVerdict geo_gate(gpointer user, SimEngine *engine, const SimEvent 
     if (g->held_t[f] != SIM_TIME_MAX) target = MIN(target, g->held_t[f] - open->import + 1);
     gint64 w0 = sim_mono_ns();
     /* First what the next find would do first: no miner finds before the least of the bounds (those after
-     * this one's too; a miner neither open nor held finds after T, its find being in the queue behind T). */
-    SimTime safe = MIN(T, g->late_min); /* what pend_poll queued before T comes first */
-    for (guint f2 = 0; f2 < g->n_miners; f2++) {
-      Pending *o2;
-      if (f2 == m) continue;
-      SimTime lb2 = f2 < f ? T : miner_lb(g, f2, T, &o2); /* those before f: past T */
-      safe = MIN(safe, lb2);
-    }
-    if (safe > g->prepared) {
-      pow_world_prepare(g->world, safe);
-      g->prepared = safe;
-      pend_poll(g);
-      return SIM_GATE_AGAIN; /* the relays went on meanwhile */
+     * this one's too; a miner neither open nor held finds after T, its find being in the queue behind T).
+     * Only when the run ends at a find (stop.heights): one stopped by time ends with the transactions up to
+     * its last find, which may come before that bound. */
+    if (pow_world_ends_at_find(g->world, sim_engine_stop_time(g->engine))) {
+      SimTime safe = MIN(T, g->late_min); /* what pend_poll queued before T comes first */
+      for (guint f2 = 0; f2 < g->n_miners; f2++) {
+        Pending *o2;
+        if (f2 == m) continue;
+        SimTime lb2 = f2 < f ? T : miner_lb(g, f2, T, &o2); /* those before f: past T */
+        safe = MIN(safe, lb2);
+      }
+      if (safe > g->prepared) {
+        pow_world_prepare(g->world, safe);
+        g->prepared = safe;
+        pend_poll(g);
+        return SIM_GATE_AGAIN; /* the relays went on meanwhile */
+      }
     }
     /* ... or F's delivery is known (its first gateway has the block). */
     relay_job_wait_nodes(open->job, MAX(target, open->horizon + 1), g->miner_gw[f], MIN(g->miner_n_gw[f], 8));

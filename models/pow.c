@@ -794,6 +794,10 @@ gboolean pow_world_event_inert(const PowWorld *w, guint miner, const SimEvent *e
 
 SimTime pow_world_find_lb(const PowWorld *w, guint miner) { return w->miners[miner].find_lb; }
 
+gboolean pow_world_ends_at_find(const PowWorld *w, SimTime stop_time) {
+  return w->cfg->stop_height > 0 && stop_time == SIM_TIME_MAX;
+}
+
 void pow_world_prepare(const PowWorld *w, SimTime t) {
   /* The transaction world is the miners' (the world is const for its readers, as in find_at). */
   if (w->txw) tx_world_advance(w->txw, t);

@@ -316,8 +316,12 @@ gboolean pow_world_event_inert(const PowWorld *w, guint miner, const SimEvent *e
 /* A lower bound on it, without the walk over the difficulty's steps. */
 SimTime pow_world_find_lb(const PowWorld *w, guint miner);
 /* Work that the next find would do first, done now: the transactions created up to `t` (tx_world_advance).
- * The caller knows that no miner finds a block before `t`. */
+ * The caller knows that no miner finds a block before `t`, and that the run ends at a find at or after `t`
+ * (pow_world_ends_at_find): the transactions a run creates are those up to its last find. */
 void pow_world_prepare(const PowWorld *w, SimTime t);
+/* TRUE when a run of the world can only end at a find (stop.heights), given the engine's stop time (SIM_TIME_MAX:
+ * none): not at a stop time after its last find. */
+gboolean pow_world_ends_at_find(const PowWorld *w, SimTime stop_time);
 /* A lower bound on the miner's next find, if it comes at or before `until`, when its work may switch before
  * then to a child of any of the `n` blocks `blocks` (ids of blocks mined; a switch keeps the budget left,
  * new_work): the budget spent at the greatest rate any of that work can have until then. SIM_TIME_MAX when

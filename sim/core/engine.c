@@ -183,6 +183,11 @@ void sim_engine_set_stop_time(SimEngine *engine, SimTime stop_time) {
   engine->stop_time = stop_time;
 }
 
+SimTime sim_engine_stop_time(const SimEngine *engine) {
+  g_return_val_if_fail(engine != NULL, SIM_TIME_MAX);
+  return engine->stop_time;
+}
+
 void sim_engine_set_max_events(SimEngine *engine, uint64_t max_events) {
   g_return_if_fail(engine != NULL);
   engine->max_events = max_events;

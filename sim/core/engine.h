@@ -127,6 +127,8 @@ void sim_engine_schedule(SimEngine *engine, SimEntityId src, SimEntityId dst, Si
 /* Run control. Any limit may be left unset (the defaults): stop time SIM_TIME_MAX, events UINT64_MAX.
  * `cancel`, if not NULL, is polled between events (a flag a signal handler sets). */
 void sim_engine_set_stop_time(SimEngine *engine, SimTime stop_time);
+/* The stop time set (SIM_TIME_MAX: none). */
+SimTime sim_engine_stop_time(const SimEngine *engine);
 void sim_engine_set_max_events(SimEngine *engine, uint64_t max_events);
 void sim_engine_set_cancel_flag(SimEngine *engine, volatile const int *cancel);
 void sim_engine_set_progress(SimEngine *engine, SimProgressFn fn, void *user, double interval_s);
