@@ -270,15 +270,17 @@ static void test_pipe_wait(void) {
  * final (SIM_TIME_MAX) or the least of those nodes' final times: never a later node's, as reading the nodes
  * one by one against their own horizons could give (a node read before a window's end as not final, another
  * after it as final). Sets: every pair of nodes of the blocks whose stop watches every special's time (20-29,
- * 50-59, ...), until some values were read while their job still ran (on a busy machine a job may end before
- * the first read: then more blocks). */
+ * 50-59, ...), until a hundred values were read while their job still ran or 300 blocks ran. On a machine busy
+ * with other work a job often runs to its end before this thread reads again (CI's two cores running two
+ * suites: none in 1,000 blocks once), so how many were read early is not asserted: the final values are, and
+ * every value read early. With the old reading this failed in 7 of 20 runs on an idle machine. */
 static void test_pipe_first(void) {
   Fixture f;
   fixture_pareto(&f, topo_random_hubs(N_NODES, 3, 2), NULL);
   RelayPipe *pipe = relay_pipe_new(&relay_geth, f.relay.params, &f.gp, f.t, NULL, 2, 1);
   relay_pipe_set_spin(pipe, 0);
   guint reads = 0, early = 0, wrong = 0, done_wrong = 0;
-  for (guint blk = 20, n_blk = 0; blk < 3000 && (n_blk < 30 || early < 100); blk++) {
+  for (guint blk = 20, n_blk = 0; n_blk < 300 && (n_blk < 30 || early < 100); blk++) {
     if (blk / 10 % 3 != 2) continue;
     n_blk++;
     Block x;
@@ -309,7 +311,6 @@ static void test_pipe_first(void) {
     relay_job_release(job);
   }
   CU_ASSERT(reads > 0);
-  CU_ASSERT(early >= 100); /* read final while the job still ran */
   CU_ASSERT_EQUAL(wrong, 0);
   CU_ASSERT_EQUAL(done_wrong, 0);
   relay_pipe_free(pipe);
