@@ -265,12 +265,21 @@ static int64_t eip100_next_gap(const PowWorld *w, int64_t dt) {
 /* EIP-100 (Byzantium, kept by Constantinople): the difficulty of a block with timestamp `ts` on `parent`.
  * The difficulty bomb is left out: delayed by 5 M blocks in Constantinople it adds 2^23 at block 7.5 M,
  * 4e-9 of the difficulty. */
-static double byzantium_difficulty(const PowWorld *w, const PowBlock *parent, int64_t ts) {
-  if (parent->obs.height == 0) return w->cfg->chain.initial_difficulty;
-  double pd = parent->obs.difficulty;
-  int64_t x = (parent->obs.n_uncles ? 2 : 1) - eip100_steps(w, ts - parent->obs.timestamp_s);
+/* EIP-100's adjustment of a parent's difficulty `pd` by x steps of pd / 2048 (x at least -99, the floor), at
+ * least the minimum difficulty. */
+static double eip100_adjust(double pd, int64_t x) {
   if (x < -99) x = -99;
   return MAX(131072.0, pd + floor(pd / 2048) * (double)x);
+}
+
+/* At most the least difficulty a child of a block of difficulty `d` can have (the adjustment's floor, -99 steps,
+ * rounded so as to stay below). */
+static double eip100_floor_lb(double d) { return MAX(131072.0, d - 99 * ceil(d / 2048)); }
+
+static double byzantium_difficulty(const PowWorld *w, const PowBlock *parent, int64_t ts) {
+  if (parent->obs.height == 0) return w->cfg->chain.initial_difficulty;
+  return eip100_adjust(parent->obs.difficulty,
+                       (parent->obs.n_uncles ? 2 : 1) - eip100_steps(w, ts - parent->obs.timestamp_s));
 }
 
 static int64_t header_time(const PowBlock *parent, double t_s) {
@@ -454,8 +463,7 @@ static void start_budget(PowMiner *m, SimCtx *ctx, double e) {
   m->find_known = FALSE;
   /* At most the rate at the adjustment's floor on this parent. */
   const PowBlock *p = m->work;
-  double d = p->obs.height == 0 ? m->world->cfg->chain.initial_difficulty : p->obs.difficulty;
-  d = MAX(131072.0, d - 99 * ceil(d / 2048));
+  double d = eip100_floor_lb(p->obs.height == 0 ? m->world->cfg->chain.initial_difficulty : p->obs.difficulty);
   double lb = e / (m->hashrate_hps / d) * 1e9;
   /* Less 16 ns: the rounding of times in seconds held in doubles. */
   m->find_lb = m->draw_now + (lb >= (double)SIM_DURATION_MAX ? SIM_DURATION_MAX : MAX(0, (SimTime)lb - 16));
@@ -809,10 +817,7 @@ void pow_world_prepare(const PowWorld *w, SimTime t) {
 static double child_difficulty_min(const PowWorld *w, const PowBlock *p, SimTime until) {
   if (p->obs.height == 0) return w->cfg->chain.initial_difficulty;
   int64_t ts = MAX((int64_t)floor(sim_time_to_s(until)), p->obs.timestamp_s + 1);
-  int64_t x = 1 - eip100_steps(w, ts - p->obs.timestamp_s);
-  if (x < -99) x = -99;
-  double pd = p->obs.difficulty;
-  return MAX(131072.0, pd + floor(pd / 2048) * (double)x);
+  return eip100_adjust(p->obs.difficulty, 1 - eip100_steps(w, ts - p->obs.timestamp_s));
 }
 
 SimTime pow_world_find_lb_switching(const PowWorld *w, guint miner, SimTime until, const uint64_t *blocks, guint n) {
@@ -831,8 +836,8 @@ SimTime pow_world_find_lb_switching(const PowWorld *w, guint miner, SimTime unti
   if (m->n_orphan_parents) {
     /* A delivery may accept blocks that wait for their parent, any block mined so far: the adjustment's floor
      * under the least difficulty mined. */
-    double dm = MIN(w->mut->min_difficulty, w->cfg->chain.initial_difficulty);
-    d = MIN(d, MAX(131072.0, dm - 99 * ceil(dm / 2048)));
+    double dm = eip100_floor_lb(MIN(w->mut->min_difficulty, w->cfg->chain.initial_difficulty));
+    d = MIN(d, dm);
   }
   double s = m->draw_e / (m->hashrate_hps / d) * 1e9;
   if (s >= (double)SIM_DURATION_MAX) return SIM_TIME_MAX;

@@ -79,8 +79,6 @@ typedef struct RelayProgress {
   guint32 n_watch;
   SimTime *have;     /* per watched node: its full-block time once its HAVE step was taken, else SIM_TIME_MAX
                       * (atomic stores, before the horizon's) */
-  SimTime *ub;       /* per watched node not published yet: an upper bound on its full-block time (the best
-                      * arrival so far: times only fall), SIM_TIME_MAX if none (atomic stores) */
   guint32 *pending;  /* the watched nodes not published yet (the writer's alone): the check at a window's end
                       * costs what is still open, not n_watch */
   guint32 n_pending;

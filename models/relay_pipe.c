@@ -91,7 +91,6 @@ void relay_progress_publish(Kernel *k, SimTime horizon) {
       __atomic_store_n(&p->have[v], h->have, __ATOMIC_RELAXED);
       p->pending[i] = p->pending[--n];
     } else {
-      if (h->have != p->ub[v]) __atomic_store_n(&p->ub[v], h->have, __ATOMIC_RELAXED);
       i++;
     }
   }
@@ -227,7 +226,6 @@ void relay_pipe_free(RelayPipe *pp) {
     g_free(job->sources);
     g_free(job->source_t);
     g_free(job->prog.have);
-    g_free(job->prog.ub);
     g_free(job->prog.pending);
     g_aligned_free(job);
   }
@@ -275,11 +273,10 @@ RelayJob *relay_pipe_start(RelayPipe *pp, const RelayBlock *b, const RelayStop *
   if (p->n_watch > job->watch_cap) {
     job->watch_cap = p->n_watch;
     p->have = g_renew(SimTime, p->have, job->watch_cap);
-    p->ub = g_renew(SimTime, p->ub, job->watch_cap);
     p->pending = g_renew(guint32, p->pending, job->watch_cap);
   }
   for (guint32 i = 0; i < p->n_watch; i++) {
-    p->have[i] = p->ub[i] = SIM_TIME_MAX;
+    p->have[i] = SIM_TIME_MAX;
     p->pending[i] = i;
   }
   p->n_pending = p->n_watch;

@@ -287,7 +287,7 @@ static void test_pipe_first(void) {
     make_block(&x, blk);
     RelayJob *job = relay_pipe_start(pipe, &x.b, x.stop, &x.rng);
     enum { NP = N_SPECIAL * (N_SPECIAL - 1) / 2 };
-    static SimTime seen[NP];
+    SimTime seen[NP];
     for (guint k = 0; k < NP; k++) seen[k] = SIM_TIME_MAX;
     while (!relay_job_done(job)) {
       guint k = 0;
