@@ -49,6 +49,8 @@ typedef struct {
   RelayWork *work;
   guint relay_threads;
   gboolean relay_adaptive;
+  RelayIdleFn side_work; /* for the relay's first extra thread between blocks (pow_world_set_side_work) */
+  gpointer side_user;
   uint64_t seed;
   gboolean on_nodes; /* some miners sit on ordinary nodes: every propagation runs to the end */
   /* What the rest of the simulation reads of a block's relay (relay.h): each miner's first gateway to have
@@ -347,6 +349,7 @@ static gpointer geo_miner_scratch(gpointer state, guint miner) {
     g->work = relay_work_new(g->topo);
     relay_work_set_threads(g->work, MAX(g->relay_threads, 1));
     relay_work_set_run_mode(g->work, g->relay_adaptive ? RELAY_RUN_ADAPTIVE : RELAY_RUN_ALL);
+    relay_work_set_idle(g->work, g->side_work, g->side_user);
   }
   s->work = g->work;
   s->source_t = g_new0(SimTime, MAX(g->max_gw, 1));
@@ -1029,6 +1032,13 @@ static void geo_set_threads(gpointer state, guint threads, gboolean adaptive) {
   }
 }
 
+static void geo_set_side_work(gpointer state, gboolean (*fn)(gpointer user), gpointer user) {
+  GeoState *g = state;
+  g->side_work = fn;
+  g->side_user = user;
+  if (g->work) relay_work_set_idle(g->work, fn, user);
+}
+
 G_STATIC_ASSERT(POW_RELAY_MAX_THREADS == RELAY_MAX_THREADS);
 
 static gboolean geo_relay_stats(gpointer state, PowRelayStats *out) {
@@ -1160,6 +1170,7 @@ const PowNetworkModel pow_network_geo = {
     .min_delay = geo_min_delay,
     .relay_wall_s = geo_relay_wall_s,
     .set_threads = geo_set_threads,
+    .set_side_work = geo_set_side_work,
     .set_pipeline = geo_set_pipeline,
     .relay_stats = geo_relay_stats,
     .trace_set = geo_trace_set,

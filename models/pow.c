@@ -953,6 +953,11 @@ void pow_world_set_threads(PowWorld *w, guint threads, gboolean adaptive) {
   if (w->net->set_threads && w->net_state) w->net->set_threads(w->net_state, threads, adaptive);
 }
 
+void pow_world_set_side_work(PowWorld *w, gboolean (*fn)(gpointer user), gpointer user) {
+  g_return_if_fail(w != NULL);
+  if (w->net->set_side_work && w->net_state) w->net->set_side_work(w->net_state, fn, user);
+}
+
 gboolean pow_world_set_relay_pipeline(PowWorld *w, gboolean on) {
   g_return_val_if_fail(w != NULL, FALSE);
   return w->net->set_pipeline && w->net_state && w->net->set_pipeline(w->net_state, on);

@@ -223,6 +223,9 @@ typedef struct {
    * depend on the number. `adaptive`: it may run a block on fewer threads when that has been faster (a
    * machine busy with other work); else it uses them all. NULL: it has none. */
   void (*set_threads)(gpointer state, guint threads, gboolean adaptive);
+  /* Side work (pow_world_set_side_work) for a thread of the network's own that waits between blocks; NULL: it
+   * has no such thread (the work is then done where it was queued). */
+  void (*set_side_work)(gpointer state, gboolean (*fn)(gpointer user), gpointer user);
   /* Successive blocks' relays at once on the relay's threads, each on one (sim run --relay-pipeline): TRUE if
    * the network can (it then needs threads >= 2 and the sequential engine); NULL: it cannot. */
   gboolean (*set_pipeline)(gpointer state, gboolean on);
@@ -288,6 +291,11 @@ char *pow_world_partition_note(const PowWorld *world, double run_wall_s);
  * group on the engine; each block's relay runs on up to `threads` threads (`adaptive`: on the calling thread
  * alone when that has been measured faster). Outputs do not depend on either. */
 void pow_world_set_threads(PowWorld *world, guint threads, gboolean adaptive);
+/* Work that a thread of the network's own may do while it waits between blocks (PowNetworkModel.
+ * set_side_work; the relay's first extra thread, relay_work_set_idle): `fn(user)` does a little of it and
+ * returns whether it did any, safe to call from that thread while the engine runs on (obs_async_consume, the
+ * transaction metrics' queue). Outputs must not depend on who does it. NULL: none. */
+void pow_world_set_side_work(PowWorld *world, gboolean (*fn)(gpointer user), gpointer user);
 /* sim run --relay-pipeline (PowNetworkModel.set_pipeline): FALSE when the network cannot pipeline its relay
  * (another relay model, miners on ordinary nodes, joining nodes, a strategy other than the honest one, or
  * trace-driven mining). */

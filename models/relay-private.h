@@ -119,6 +119,9 @@ struct RelayWork {
    * synchronous kernel fed every block would use (relay_tg_plan), not this work's own history. */
   gboolean tg_forced;
   gint tg_key;
+  /* Side work for the kernel's first extra thread between blocks (relay_work_set_idle). */
+  RelayIdleFn idle;
+  gpointer idle_user;
   /* Another relay model's own scratch (relay_work_set_ext). */
   const void *ext_owner;
   gpointer ext;
@@ -408,6 +411,9 @@ struct Kernel {
   const NetTopology *topo;
   const void *jitter, *jitter_params;
   RelayWork *w;
+  /* The side work thread 1 does between blocks (RelayWork.idle as the threads started; NULL: none). */
+  RelayIdleFn idle;
+  gpointer idle_user;
   const RelayGroups *groups;
   guint32 n_nodes;
   const guint32 *gid; /* kernel order -> node */

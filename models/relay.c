@@ -382,10 +382,11 @@ static inline __attribute__((always_inline)) void push_decide(Geth *g, guint32 e
   relax_full(g, to, arr);
 }
 
-/* An announcement sent at `now` by a node whose upload link is free from `upload_free`. */
+/* An announcement sent at `now` by a node whose upload link is free from `*upload_free` (read only for a
+ * fetch: the sender's entry, which another worker may have written, is a line from another core). */
 static inline __attribute__((always_inline)) void announce_decide(Geth *g, guint32 e, guint32 to, guint32 rev,
                                                                   guint32 cls, SimTime now,
-                                                                  SimTime upload_free) {
+                                                                  const SimTime *upload_free) {
   const GethParams *p = g->p;
   const LinkClass *c = &g->cls[cls];
   /* The fetch cannot complete before now + arriveTimeout and five latencies. */
@@ -409,7 +410,7 @@ static inline __attribute__((always_inline)) void announce_decide(Geth *g, guint
   if (p->fetch_fail_prob > 0)
     while (msg_uniform(&r) < p->fetch_fail_prob)
       req += g->timeout;
-  SimTime start = MAX(req + 3 * lat, upload_free);
+  SimTime start = MAX(req + 3 * lat, *upload_free);
   relax_full(g, to, start + c->transfer_ns + lat);
 }
 
@@ -435,7 +436,7 @@ static inline __attribute__((always_inline)) void send_msg(Geth *g, guint32 e, c
     }
   }
   if (announce)
-    announce_decide(g, e, to, pr->rev, pr->cls, t, upload_free);
+    announce_decide(g, e, to, pr->rev, pr->cls, t, &upload_free);
   else
     push_decide(g, e, to, pr->rev, pr->cls, t);
 }
@@ -529,7 +530,7 @@ static void __attribute__((noinline, cold)) share_decide(Geth *g, guint32 e, gui
     SimTime step_lb = now + g->step_lb_announce;
     if (step_lb < g->bound) g->bound = step_lb;
   }
-  announce_decide(g, e, edge_to(x), g->ec[e].rev, g->ec[e].cls, now, upload_free);
+  announce_decide(g, e, edge_to(x), g->ec[e].rev, g->ec[e].cls, now, &upload_free);
 }
 
 /* A split announcement (SPLIT_MIN_DEGREE) by its owner: to its own peers only, the other workers take their
@@ -589,7 +590,7 @@ static void __attribute__((noinline)) apply_inbox(Kernel *k, Worker *W, Geth *g,
       }
       guint32 e = g->ec[m->rev].rev;
       if (m->word & MSG_ANNOUNCE_BIT)
-        announce_decide(g, e, to, m->rev, m->cls, t, g->upload_free[edge_to(g->ew[m->rev])]);
+        announce_decide(g, e, to, m->rev, m->cls, t, &g->upload_free[edge_to(g->ew[m->rev])]);
       else
         push_decide(g, e, to, m->rev, m->cls, t);
     }

@@ -159,6 +159,14 @@ void relay_work_set_threads(RelayWork *w, guint threads);
  *  - RELAY_RUN_CALLER: always the calling thread alone (tests; the parts as with all threads). */
 typedef enum { RELAY_RUN_ADAPTIVE = 0, RELAY_RUN_ALL, RELAY_RUN_CALLER } RelayRunMode;
 void relay_work_set_run_mode(RelayWork *w, RelayRunMode mode);
+/* Side work for the Geth kernel's first extra thread while it waits for the next propagation, between
+ * blocks (obs_async_consume: records for the metrics, say): `fn(user)` does a little of it and returns
+ * whether it did any; it is called again until it returns FALSE or a block starts (which then waits for it at
+ * its first window's barrier: keep each call short). It must be safe to call from that thread while the
+ * calling thread runs on. NULL: none (the default). Takes effect when the threads start (the first
+ * propagation run on them); setting it stops threads already started, which the next propagation restarts. */
+typedef gboolean (*RelayIdleFn)(gpointer user);
+void relay_work_set_idle(RelayWork *w, RelayIdleFn fn, gpointer user);
 /* Groups for the Geth kernel (default: relay_groups_new() of the topology, made at the first propagation);
  * `w` takes `groups`, made for the topology it will be used with. */
 void relay_work_set_groups(RelayWork *w, RelayGroups *groups);

@@ -43,11 +43,29 @@ void relay_kernel_barrier(Kernel *k, guint p, const Slot *mine, SimTime *next, g
 
 /* ---- threads ---- */
 
+/* Thread T's wait for the next block; thread 1 does the side work meanwhile (relay_work_set_idle), spinning
+ * SPIN_NS past the last of it before it sleeps. */
+static void wait_block(Kernel *k, Thread *T) {
+  if (T->index == 1 && k->idle) {
+    gint64 until = sim_mono_ns() + SPIN_NS;
+    for (unsigned i = 1;; i++) {
+      if (__atomic_load_n(&k->block_gen, __ATOMIC_ACQUIRE) != T->seen) return;
+      if ((i & 15) == 0 && k->idle(k->idle_user)) {
+        until = sim_mono_ns() + SPIN_NS;
+        continue;
+      }
+      sim_cpu_relax();
+      if ((i & 63) == 0 && sim_mono_ns() > until) break;
+    }
+  }
+  wait_change(&k->block_gen, T->seen, &k->park_sleepers);
+}
+
 static void *thread_main(void *arg) {
   Thread *T = arg;
   Kernel *k = T->k;
   for (;;) {
-    wait_change(&k->block_gen, T->seen, &k->park_sleepers);
+    wait_block(k, T);
     T->seen = __atomic_load_n(&k->block_gen, __ATOMIC_ACQUIRE);
     if (__atomic_load_n(&k->quit, __ATOMIC_ACQUIRE)) return NULL;
     if (T->index >= k->n_run) continue; /* this block runs on fewer threads */
@@ -67,6 +85,8 @@ void relay_kernel_stop_threads(Kernel *k) {
 }
 
 static void kernel_start_threads(Kernel *k) {
+  k->idle = k->w->idle;
+  k->idle_user = k->w->idle_user;
   /* Signals go to the calling thread: the others block them all. */
   sigset_t all, old;
   sigfillset(&all);

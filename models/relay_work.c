@@ -169,6 +169,13 @@ void relay_work_set_threads(RelayWork *w, guint threads) {
   w->threads = MAX(threads, 1);
 }
 
+void relay_work_set_idle(RelayWork *w, RelayIdleFn fn, gpointer user) {
+  g_return_if_fail(w != NULL);
+  relay_kernel_stop_threads(w->kernel); /* they read it unlocked: a new value only for new threads */
+  w->idle = fn;
+  w->idle_user = user;
+}
+
 void relay_work_set_run_mode(RelayWork *w, RelayRunMode mode) {
   g_return_if_fail(w != NULL);
   w->run = mode;

@@ -1,5 +1,6 @@
 /* test_relay.c: the Geth 1.8.23 relay on hand-built topologies with hand-computed arrival times. */
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "cunit-main.h"
@@ -721,13 +722,73 @@ static void test_groups(void) {
   fixture_clear(&f);
 }
 
+/* Side work (relay_work_set_idle): the kernel's second thread takes it between blocks, until it says there is
+ * no more; the relay's results are those without it. */
+typedef struct {
+  pthread_t caller;
+  gint left, calls, foreign;
+} SideWork;
+
+static gboolean side_work_fn(gpointer p) {
+  SideWork *d = p;
+  g_atomic_int_inc(&d->calls);
+  if (!pthread_equal(pthread_self(), d->caller)) g_atomic_int_set(&d->foreign, 1);
+  for (;;) {
+    gint left = g_atomic_int_get(&d->left);
+    if (left <= 0) return FALSE;
+    if (g_atomic_int_compare_and_exchange(&d->left, left, left - 1)) return TRUE;
+  }
+}
+
+static void test_side_work(void) {
+  SideWork d = {.caller = pthread_self()};
+  Fixture with, without;
+  fixture_pareto(&with, topo_random_hubs(600, 3, 0), "{}");
+  fixture_pareto(&without, topo_random_hubs(600, 3, 0), "{}");
+  relay_work_set_threads(with.w, 2);
+  relay_work_set_threads(without.w, 2);
+  relay_work_set_run_mode(with.w, RELAY_RUN_ALL);
+  relay_work_set_idle(with.w, side_work_fn, &d);
+  gboolean taken[2] = {FALSE, FALSE}; /* before and after the threads' restart */
+  for (guint blk = 0; blk < 100; blk++) {
+    guint32 source = blk * 7 % 600;
+    SimTime t0 = MS(1000.0 * blk);
+    RelayBlock b = {.sources = &source, .source_t = &t0, .n_sources = 1, .size_bytes = 20000, .gas_used = 4e6};
+    SimRng r1, r2;
+    sim_rng_init(&r1, 77, blk);
+    sim_rng_init(&r2, 77, blk);
+    if (blk == 50) relay_work_set_idle(with.w, side_work_fn, &d); /* again, with the threads running: restarted */
+    g_atomic_int_set(&d.left, 3);
+    relay_geth.propagate(with.relay.params, &with.gp, with.t, &b, NULL, &r1, with.w);
+    relay_geth.propagate(without.relay.params, &without.gp, without.t, &b, NULL, &r2, without.w);
+    for (guint32 v = 0; v < 600; v++) {
+      CU_ASSERT_EQUAL(relay_work_have(with.w, v), relay_work_have(without.w, v));
+      CU_ASSERT_EQUAL(relay_work_announce(with.w, v), relay_work_announce(without.w, v));
+    }
+    /* Between blocks the second thread spins (then sleeps): the three units go within its spin unless the
+     * machine keeps it off a core that long; fifty tries each side of the restart. */
+    gboolean *t = &taken[blk >= 50];
+    for (int ms = 0; ms < 100 && !*t; ms++) {
+      *t = g_atomic_int_get(&d.left) == 0;
+      if (!*t) g_usleep(1000);
+    }
+  }
+  CU_ASSERT_TRUE(taken[0]);
+  CU_ASSERT_TRUE(taken[1]);
+  CU_ASSERT_TRUE(g_atomic_int_get(&d.foreign));
+  CU_ASSERT(g_atomic_int_get(&d.calls) >= 4); /* three units and the call that found none */
+  relay_work_set_idle(with.w, NULL, NULL);
+  fixture_clear(&with);
+  fixture_clear(&without);
+}
+
 int register_suites(void) {
   ADD_SUITE("relay", TEST(test_line_timing), TEST(test_sqrt_push), TEST(test_fetch_timeout_retry),
             TEST(test_known_peers), TEST(test_import_grows_with_gas));
   ADD_SUITE("relay-windows", TEST(test_windows_hand_checked), TEST(test_zero_delay_link_refused),
             TEST(test_thread_counts_full), TEST(test_thread_counts_stop), TEST(test_thread_counts_watch),
             TEST(test_stop_watched_exact), TEST(test_stop_watched_exact_upload), TEST(test_stop_agree), TEST(test_lazy_draws_exact),
-            TEST(test_split_announcements), TEST(test_groups));
+            TEST(test_split_announcements), TEST(test_groups), TEST(test_side_work));
   ADD_SUITE("relay-wire-in", TEST(test_joining_star), TEST(test_joining_line), TEST(test_joining_source),
             TEST(test_host_overhead));
   return 0;
