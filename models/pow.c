@@ -72,6 +72,11 @@ struct PowMiner {
 
 struct PowWorld {
   const PowConfig *cfg;
+  /* Side work for the network's waiting thread (pow_world_set_side_work): the caller's, then drawing the
+   * transaction world's next transactions ahead (tx_world_side_work). */
+  gboolean (*side_fn)(gpointer user);
+  gpointer side_user;
+  gboolean side_set;
   const SimUncleRule *rule;
   const SimUncleParams *uncle_params;
   const PowNetworkModel *net;
@@ -846,6 +851,8 @@ SimTime pow_world_find_lb_switching(const PowWorld *w, guint miner, SimTime unti
 
 void pow_world_free(PowWorld *w) {
   if (!w) return;
+  /* The network's thread may be drawing transactions ahead: stopped before the transaction world goes. */
+  if (w->side_set) w->net->set_side_work(w->net_state, NULL, NULL);
   for (guint i = 0; i < w->n_miners; i++) {
     PowMiner *m = &w->miners[i];
     for (guint c = 0; c < m->n_chunks; c++) {
@@ -953,9 +960,22 @@ void pow_world_set_threads(PowWorld *w, guint threads, gboolean adaptive) {
   if (w->net->set_threads && w->net_state) w->net->set_threads(w->net_state, threads, adaptive);
 }
 
+/* The network thread's side work: the caller's first (its records wait in memory), else the transactions
+ * drawn ahead. */
+static gboolean pow_side_work(gpointer p) {
+  PowWorld *w = p;
+  if (w->side_fn && w->side_fn(w->side_user)) return TRUE;
+  return w->txw && tx_world_side_work(w->txw);
+}
+
 void pow_world_set_side_work(PowWorld *w, gboolean (*fn)(gpointer user), gpointer user) {
   g_return_if_fail(w != NULL);
-  if (w->net->set_side_work && w->net_state) w->net->set_side_work(w->net_state, fn, user);
+  if (!w->net->set_side_work || !w->net_state) return;
+  w->net->set_side_work(w->net_state, NULL, NULL); /* stops the thread before the fields change */
+  w->side_fn = fn;
+  w->side_user = user;
+  w->side_set = TRUE;
+  w->net->set_side_work(w->net_state, pow_side_work, w);
 }
 
 gboolean pow_world_set_relay_pipeline(PowWorld *w, gboolean on) {

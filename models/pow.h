@@ -294,7 +294,8 @@ void pow_world_set_threads(PowWorld *world, guint threads, gboolean adaptive);
 /* Work that a thread of the network's own may do while it waits between blocks (PowNetworkModel.
  * set_side_work; the relay's first extra thread, relay_work_set_idle): `fn(user)` does a little of it and
  * returns whether it did any, safe to call from that thread while the engine runs on (obs_async_consume, the
- * transaction metrics' queue). Outputs must not depend on who does it. NULL: none. */
+ * transaction metrics' queue). Outputs must not depend on who does it. With it (fn NULL too) that thread
+ * also draws the transaction world's next transactions ahead (tx_world_side_work). */
 void pow_world_set_side_work(PowWorld *world, gboolean (*fn)(gpointer user), gpointer user);
 /* sim run --relay-pipeline (PowNetworkModel.set_pipeline): FALSE when the network cannot pipeline its relay
  * (another relay model, miners on ordinary nodes, joining nodes, a strategy other than the honest one, or

@@ -154,6 +154,30 @@ static inline uint64_t txw_heap_pop(TxwHeap *h) {
   return top;
 }
 
+/* A transaction as the generator drew it (tx_gen.c), before it takes a slot, an id and a nonce: its
+ * receptions are in the ring's arrays beside it (n_pools arrivals, n_vantages receptions). */
+typedef struct {
+  SimTime created;
+  double price;
+  uint32_t sender, gas_limit, gas_used, bytes;
+  uint16_t bin;
+  uint8_t type;
+  uint32_t never; /* receptions that never happen (every path dropped) */
+} GenTx;
+
+/* Transactions drawn ahead of the engine (tx_world_side_work), in creation order: the generator's state
+ * (sessions, streams, accounts' propagation, flood scratch) is touched only under `lock`, by whoever draws the
+ * next one; only the engine's thread takes them (txw_advance). */
+#define GEN_CAP 1024
+typedef struct {
+  GenTx *tx;
+  int64_t *arrive, *recv; /* GEN_CAP x n_pools, GEN_CAP x n_vantages */
+  _Alignas(64) guint64 head; /* drawn (release, under the lock) */
+  _Alignas(64) guint64 tail; /* taken (release, the engine's thread) */
+  _Alignas(64) int lock;
+  int closed; /* tx_world_finish: no drawing ahead any more (under the lock) */
+} GenRing;
+
 struct TxWorld {
   TxConfig cfg; /* shallow copy; cfg->censors points into the scenario's */
   const TxNetView *net;
@@ -172,6 +196,7 @@ struct TxWorld {
   ObsSink sink; /* where the observations go (members NULL: dropped) */
 
   /* generator */
+  GenRing ring;
   SimTime next_session;
   GArray *sessions;     /* Session; a binary heap by t */
   uint64_t next_id;
@@ -256,6 +281,8 @@ void txw_dj_push(TxwHeap *h, int64_t t, guint32 v);
 int64_t txw_flood(TxWorld *w, SimRng *rng, guint32 src, double bytes, int64_t *avail, int64_t t0, int64_t *links);
 int64_t *txw_links_new(const TxWorld *w);
 void txw_acct_prop_free(gpointer ap);
+/* tx_world_finish: no drawing ahead from now on (waits for a draw in progress). */
+void txw_close_ahead(TxWorld *w);
 int64_t txw_link_send(int64_t *l, int64_t fwd, int64_t lat, int64_t s, int64_t max_q, gboolean batch,
                       guint64 *dropped);
 void txw_flood_targets(const TxWorld *w, int64_t *d, int64_t *hop);

@@ -46,6 +46,9 @@ TxWorld *tx_world_new(const TxConfig *cfg, const TxNetView *net, double block_ga
   w->declared = g_array_new(FALSE, TRUE, sizeof(uint64_t));
   g_array_set_size(w->declared, 1);
   w->recv = g_new(int64_t, MAX(w->n_vantages, 1));
+  w->ring.tx = g_new(GenTx, GEN_CAP);
+  w->ring.arrive = g_new(int64_t, (gsize)GEN_CAP * MAX(w->n_pools, 1));
+  w->ring.recv = g_new(int64_t, (gsize)GEN_CAP * MAX(w->n_vantages, 1));
   w->tdelay = g_new(int64_t, MAX(w->n_targets, 1));
   w->thop = g_new(int64_t, MAX(w->n_targets, 1));
   w->pool_included = g_new0(guint64, MAX(w->n_pools, 1));
@@ -147,6 +150,9 @@ void tx_world_free(TxWorld *w) {
   g_free(w->region_nodes_off);
   g_free(w->region_nodes);
   g_free(w->recv);
+  g_free(w->ring.tx);
+  g_free(w->ring.arrive);
+  g_free(w->ring.recv);
   g_free(w->tdelay);
   g_free(w->thop);
   g_free(w->pool_included);
@@ -273,6 +279,7 @@ gboolean tx_world_finish(TxWorld *w, ObsMainChainFn main_block, gpointer main_us
                          GError **error) {
   g_return_val_if_fail(!w->finished, FALSE);
   w->finished = TRUE;
+  txw_close_ahead(w);
   for (uint32_t h = 1; h <= w->declared_h; h++) {
     const ObsBlock *m = main_block(main_user, h);
     if (!m || m->id != g_array_index(w->declared, uint64_t, h)) w->finality_mismatches++;

@@ -176,6 +176,13 @@ void tx_world_build(TxWorld *w, guint pool, const ObsBlock *parent, SimTime buil
  * what it reads). Exact only when no block is found before `t`: the relay's pipeline (geo.c) calls it while
  * it waits, with a lower bound of every miner's next find, so that a find's build has less to do. */
 void tx_world_advance(TxWorld *w, SimTime t);
+/* Side work for another thread while the engine's runs on (pow_world_set_side_work): draws up to 16 of the
+ * next transactions ahead of time (their senders, kinds, gas, prices and receptions: the generator's part,
+ * a function of its own streams in creation order, so the same whoever draws them and whenever), at most
+ * 1,024 ahead; the engine's thread gives them their slots, ids and nonces as it reaches their creation times.
+ * Returns whether it drew any. Nothing after tx_world_finish(). `w` is a gpointer so that it is a side-work
+ * function. */
+gboolean tx_world_side_work(gpointer w);
 
 /* Every mined block, right after tx_world_build() (its inclusions go to the metrics), and the heaviest
  * block whenever it changes (settles and declares heights). */

@@ -1,6 +1,8 @@
 /* tx_gen.c: the generator: senders, arrivals, gas and prices of new transactions and their receptions. */
 #include "tx-private.h"
 
+#include "spinwait.h" /* sim_cpu_relax */
+
 static void record(TxWorld *w, uint32_t i);
 
 static uint32_t new_tx(TxWorld *w, uint32_t sender, SimTime created);
@@ -134,35 +136,37 @@ static guint session_part(const Session *s) {
   return (guint)(i * s->n_entries / s->total);
 }
 
-static void emit(TxWorld *w, Session *s) {
+/* Draws session s's next transaction into the ring's slot `at` (the generator's side: its streams, the
+ * sessions' accounts and the propagation scratch; no slot, id or nonce yet, which txw_commit gives). */
+static void gen_emit(TxWorld *w, Session *s, guint64 at) {
   const TxParams *p = &w->cfg.p;
-  uint32_t i = new_tx(w, s->sender, s->t);
-  TxE *e = &w->tx[i];
+  GenTx *g = &w->ring.tx[at % GEN_CAP];
+  int64_t *arr = w->ring.arrive + (at % GEN_CAP) * MAX(w->n_pools, 1);
+  int64_t *recv = w->ring.recv + (at % GEN_CAP) * MAX(w->n_vantages, 1);
+  *g = (GenTx){.created = s->t, .sender = s->sender};
   double u = sim_rng_uniform(&w->rng);
   double bytes;
   if (u < p->share_tx) {
-    e->type = OBS_TX_TX;
-    e->gas_limit = e->gas_used = (uint32_t)p->tx_gas;
+    g->type = OBS_TX_TX;
+    g->gas_limit = g->gas_used = (uint32_t)p->tx_gas;
     bytes = p->bytes_tx;
   } else if (u < p->share_tx + p->share_mc) {
-    e->type = OBS_TX_MC;
-    e->gas_limit = (uint32_t)draw_gas(w, p->mc_gas_median, p->mc_gas_sigma);
-    e->gas_used = (uint32_t)MAX(MIN_GAS, floor(e->gas_limit * p->used_fraction));
+    g->type = OBS_TX_MC;
+    g->gas_limit = (uint32_t)draw_gas(w, p->mc_gas_median, p->mc_gas_sigma);
+    g->gas_used = (uint32_t)MAX(MIN_GAS, floor(g->gas_limit * p->used_fraction));
     bytes = p->bytes_mc;
   } else {
-    e->type = OBS_TX_CC;
-    e->gas_limit = (uint32_t)draw_gas(w, p->cc_gas_median, p->cc_gas_sigma);
-    e->gas_used = (uint32_t)MAX(MIN_GAS, floor(e->gas_limit * p->used_fraction));
+    g->type = OBS_TX_CC;
+    g->gas_limit = (uint32_t)draw_gas(w, p->cc_gas_median, p->cc_gas_sigma);
+    g->gas_used = (uint32_t)MAX(MIN_GAS, floor(g->gas_limit * p->used_fraction));
     bytes = p->bytes_cc;
   }
-  e->bytes = (uint32_t)bytes;
-  e->price = draw_price(w);
-  e->bin = txw_price_bin(e->price);
-  e->censored = w->censor_alpha > 0 && is_censored(w, s->sender, e->id);
+  g->bytes = (uint32_t)bytes;
+  g->price = draw_price(w);
+  g->bin = txw_price_bin(g->price);
 
   /* Receptions: vantage points first, then pools. */
-  int64_t *arr = w->arrive + (gsize)i * MAX(w->n_pools, 1);
-  for (guint v = 0; v < w->n_vantages; v++) w->recv[v] = OBS_TIME_NONE;
+  for (guint v = 0; v < w->n_vantages; v++) recv[v] = OBS_TIME_NONE;
   if (w->netc.topo) {
     guint T = w->n_targets;
     int64_t *dd = w->tdelay, *hh = w->thop;
@@ -196,35 +200,55 @@ static void emit(TxWorld *w, Session *s) {
       const gboolean has_prev = ap->has_prev, fifo = p->peer_fifo && has_prev;
       for (guint j = 0; j < T; j++) {
         int64_t h = rh[j];
-        int64_t at = t0 + rd[j];
+        int64_t at_j = t0 + rd[j];
         if (has_prev) {
           int64_t gap = prev[2 * j] - prev[2 * j + 1] + h;
-          if (gap > at) at = gap;
+          if (gap > at_j) at_j = gap;
           /* In-order connections and the gap hold at every node: a node that is not the entry node receives
            * a sender's transactions in nonce order (no drops in "region"). */
-          if (fifo && prev[2 * j] > at) at = prev[2 * j];
+          if (fifo && prev[2 * j] > at_j) at_j = prev[2 * j];
         }
-        prev[2 * j] = at;
+        prev[2 * j] = at_j;
         prev[2 * j + 1] = h;
-        if (at < INT64_MAX / 4) busy = MAX(busy, at);
-        dd[j] = at;
+        if (at_j < INT64_MAX / 4) busy = MAX(busy, at_j);
+        dd[j] = at_j;
         hh[j] = h;
       }
       ap->busy = busy;
     }
     for (guint v = 0; v < w->n_vantages; v++) {
-      w->recv[v] = dd[v] >= INT64_MAX / 4 ? OBS_TIME_NONE : dd[v];
-      w->never_received += dd[v] >= INT64_MAX / 4;
+      recv[v] = dd[v] >= INT64_MAX / 4 ? OBS_TIME_NONE : dd[v];
+      g->never += dd[v] >= INT64_MAX / 4;
     }
     for (guint q = 0; q < w->n_pools; q++) {
       arr[q] = dd[w->n_vantages + q];
-      w->never_received += arr[q] >= INT64_MAX / 4;
+      g->never += arr[q] >= INT64_MAX / 4;
     }
   } else {
     for (guint q = 0; q < w->n_pools; q++) arr[q] = s->t + sim_delay_sample(&w->cfg.pool_delay, &w->rng);
   }
   if (s->ap) s->ap->has_prev = TRUE;
+}
 
+/* The drawn transaction `at` into the world (the engine's side): a slot, an id and a nonce, then the metrics
+ * and the mempools. */
+static void txw_commit(TxWorld *w, guint64 at) {
+  const GenTx *g = &w->ring.tx[at % GEN_CAP];
+  uint32_t i = new_tx(w, g->sender, g->created);
+  TxE *e = &w->tx[i];
+  e->type = g->type;
+  e->gas_limit = g->gas_limit;
+  e->gas_used = g->gas_used;
+  e->bytes = g->bytes;
+  e->price = g->price;
+  e->bin = g->bin;
+  e->censored = w->censor_alpha > 0 && is_censored(w, g->sender, e->id);
+  if (w->n_pools)
+    memcpy(w->arrive + (gsize)i * w->n_pools, w->ring.arrive + (at % GEN_CAP) * w->n_pools,
+           w->n_pools * sizeof *w->arrive);
+  if (w->n_vantages)
+    memcpy(w->recv, w->ring.recv + (at % GEN_CAP) * w->n_vantages, w->n_vantages * sizeof *w->recv);
+  w->never_received += g->never;
   record(w, i);
 }
 
@@ -331,24 +355,78 @@ static void new_session(TxWorld *w, SimTime t) {
   session_heap_push(w, &s);
 }
 
-/* Creates every transaction up to time `t`, in time order. */
-void txw_advance(TxWorld *w, SimTime t) {
+/* The generator (under the ring's lock, with room in the ring): draws the next transaction, making the
+ * sessions due before it, if it comes no later than `limit`; FALSE (nothing changed past what is due by then)
+ * if it would come after. The sessions' process is one sequence whoever runs it and however far ahead. */
+static gboolean gen_next(TxWorld *w, SimTime limit) {
   for (;;) {
     SimTime ts = w->sessions->len ? g_array_index(w->sessions, Session, 0).t : SIM_TIME_MAX;
     if (w->next_session <= ts) {
-      if (w->next_session > t) return;
+      if (w->next_session > limit) return FALSE;
       new_session(w, w->next_session);
       w->next_session += txw_exp_ns(&w->rng, txw_session_txs(&w->cfg.p) / w->cfg.p.rate_per_s);
       continue;
     }
-    if (ts > t) return;
+    if (ts > limit) return FALSE;
     Session *s = &g_array_index(w->sessions, Session, 0);
-    emit(w, s);
+    gen_emit(w, s, w->ring.head);
+    __atomic_store_n(&w->ring.head, w->ring.head + 1, __ATOMIC_RELEASE);
     if (--s->left == 0) {
       session_heap_pop(w);
     } else {
       s->t += txw_exp_ns(&w->rng, s->burst ? w->cfg.p.burst_gap_s : w->cfg.p.sender_gap_s);
       session_heap_fix_top(w);
     }
+    return TRUE;
   }
+}
+
+static gboolean gen_try_lock(GenRing *r) { return !__atomic_exchange_n(&r->lock, 1, __ATOMIC_ACQUIRE); }
+
+static void gen_lock(GenRing *r) {
+  while (!gen_try_lock(r))
+    while (__atomic_load_n(&r->lock, __ATOMIC_RELAXED))
+      sim_cpu_relax();
+}
+
+static void gen_unlock(GenRing *r) { __atomic_store_n(&r->lock, 0, __ATOMIC_RELEASE); }
+
+/* Creates every transaction up to time `t`, in time order: those drawn ahead first, then drawn here. */
+void txw_advance(TxWorld *w, SimTime t) {
+  GenRing *r = &w->ring;
+  for (;;) {
+    guint64 tail = r->tail;
+    if (tail == __atomic_load_n(&r->head, __ATOMIC_ACQUIRE)) {
+      gen_lock(r);
+      gboolean drawn = r->head != tail || gen_next(w, t); /* another thread may have drawn it meanwhile */
+      gen_unlock(r);
+      if (!drawn) return;
+    }
+    if (r->tx[tail % GEN_CAP].created > t) return;
+    txw_commit(w, tail);
+    __atomic_store_n(&r->tail, tail + 1, __ATOMIC_RELEASE);
+  }
+}
+
+/* Far enough ahead for any run (a time the sessions' process never needs to pass: SimTime's range / 4). */
+#define GEN_AHEAD_LIMIT (SIM_TIME_MAX / 4)
+
+gboolean tx_world_side_work(gpointer p) {
+  TxWorld *w = p;
+  GenRing *r = &w->ring;
+  if (__atomic_load_n(&r->closed, __ATOMIC_RELAXED) ||
+      r->head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) >= GEN_CAP / 2 || !gen_try_lock(r))
+    return FALSE;
+  guint n = 0;
+  while (n < 16 && !r->closed && r->head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) < GEN_CAP &&
+         gen_next(w, GEN_AHEAD_LIMIT))
+    n++;
+  gen_unlock(r);
+  return n > 0;
+}
+
+void txw_close_ahead(TxWorld *w) {
+  gen_lock(&w->ring);
+  __atomic_store_n(&w->ring.closed, 1, __ATOMIC_RELAXED);
+  gen_unlock(&w->ring);
 }
