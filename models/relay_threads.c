@@ -43,22 +43,46 @@ void relay_kernel_barrier(Kernel *k, guint p, const Slot *mine, SimTime *next, g
 
 /* ---- threads ---- */
 
-/* Thread T's wait for the next block; thread 1 does the side work meanwhile (relay_work_set_idle), spinning
- * SPIN_NS past the last of it before it sleeps. */
-static void wait_block(Kernel *k, Thread *T) {
-  if (T->index == 1 && k->idle) {
-    gint64 until = sim_mono_ns() + SPIN_NS;
-    for (unsigned i = 1;; i++) {
-      if (__atomic_load_n(&k->block_gen, __ATOMIC_ACQUIRE) != T->seen) return;
-      if ((i & 15) == 0 && k->idle(k->idle_user)) {
-        until = sim_mono_ns() + SPIN_NS;
-        continue;
-      }
-      sim_cpu_relax();
-      if ((i & 63) == 0 && sim_mono_ns() > until) break;
-    }
+/* Thread 1's naps between looks for side work once its spin is over (the blocks may run on the calling thread
+ * alone for a while: RELAY_RUN_ADAPTIVE): a wake-up costs a few µs, a thousand a second while it waits. */
+#define IDLE_NAP_NS 1000000
+
+/* Side work until there is none or a block starts (TRUE: a block started). */
+static gboolean side_work(Kernel *k, Thread *T) {
+  for (;;) {
+    if (__atomic_load_n(&k->block_gen, __ATOMIC_ACQUIRE) != T->seen) return TRUE;
+    if (!k->idle(k->idle_user)) return FALSE;
   }
-  wait_change(&k->block_gen, T->seen, &k->park_sleepers);
+}
+
+/* Thread T's wait for the next block. Thread 1 does the side work meanwhile (relay_work_set_idle): it spins
+ * SPIN_NS past the last of it, then naps IDLE_NAP_NS at a time on the block's futex, looking for side work
+ * after each nap. */
+static void wait_block(Kernel *k, Thread *T) {
+  if (T->index != 1 || !k->idle) {
+    wait_change(&k->block_gen, T->seen, &k->park_sleepers);
+    return;
+  }
+  gint64 until = sim_mono_ns() + SPIN_NS;
+  for (unsigned i = 1;; i++) {
+    if (__atomic_load_n(&k->block_gen, __ATOMIC_ACQUIRE) != T->seen) return;
+    if ((i & 15) == 0 && k->idle(k->idle_user)) {
+      until = sim_mono_ns() + SPIN_NS;
+      continue;
+    }
+    sim_cpu_relax();
+    if ((i & 63) == 0 && sim_mono_ns() > until) break;
+  }
+  const struct timespec nap = {0, IDLE_NAP_NS};
+  for (;;) {
+    /* As sim_wait_change sleeps (counted in park_sleepers, so that the next block's bump wakes it), but for a
+     * nap at most. */
+    __atomic_add_fetch(&k->park_sleepers, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&k->block_gen, __ATOMIC_SEQ_CST) == T->seen)
+      syscall(SYS_futex, &k->block_gen, FUTEX_WAIT_PRIVATE, T->seen, &nap, NULL, 0);
+    __atomic_sub_fetch(&k->park_sleepers, 1, __ATOMIC_SEQ_CST);
+    if (side_work(k, T)) return;
+  }
 }
 
 static void *thread_main(void *arg) {

@@ -775,6 +775,16 @@ static void test_side_work(void) {
   }
   CU_ASSERT_TRUE(taken[0]);
   CU_ASSERT_TRUE(taken[1]);
+  /* Long after the last block (its spin over, the thread napping): work that comes now is still taken, at
+   * its next look (every IDLE_NAP_NS). */
+  g_usleep(20000);
+  g_atomic_int_set(&d.left, 3);
+  gboolean late = FALSE;
+  for (int ms = 0; ms < 2000 && !late; ms++) {
+    late = g_atomic_int_get(&d.left) == 0;
+    if (!late) g_usleep(1000);
+  }
+  CU_ASSERT_TRUE(late);
   CU_ASSERT_TRUE(g_atomic_int_get(&d.foreign));
   CU_ASSERT(g_atomic_int_get(&d.calls) >= 4); /* three units and the call that found none */
   relay_work_set_idle(with.w, NULL, NULL);

@@ -425,10 +425,85 @@ static void test_dj_heap(void) {
   g_free(h.a);
 }
 
+/* Transactions drawn ahead on another thread (tx_world_side_work) are the ones the engine's thread would
+ * have drawn: the same ids, senders, nonces and creation times reach the sink in the same order, and a
+ * template built at the end takes the same transactions (their arrivals at the pools are the same). */
+static gboolean log_tx_seen(gpointer user, const ObsTx *tx, const int64_t *recv, GError **error) {
+  (void)recv;
+  (void)error;
+  g_string_append_printf(user, "%" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %" G_GINT64_FORMAT "\n",
+                         tx->id, tx->sender, tx->nonce, tx->created_ns);
+  return TRUE;
+}
+
+typedef struct {
+  TxWorld *w;
+  gint stop;
+} DrawHelper;
+
+static gpointer draw_helper(gpointer p) {
+  DrawHelper *h = p;
+  while (!g_atomic_int_get(&h->stop))
+    if (!tx_world_side_work(h->w)) g_thread_yield();
+  return NULL;
+}
+
+static void test_draw_ahead(void) {
+  GString *log[2] = {g_string_new(NULL), g_string_new(NULL)};
+  GArray *txs[2];
+  for (int ahead = 0; ahead < 2; ahead++) {
+    TxConfig cfg;
+    json_t *o = json_loads("{\"rate_per_s\": 20, \"senders\": 50, \"first_nonce_median\": 0}", 0, NULL);
+    static const char *const names[] = {"A", "B"};
+    SimDiag *d = sim_diag_new("test");
+    CU_ASSERT_FATAL(tx_config_parse(&cfg, o, "$.transactions", names, 2, 8e6, d));
+    sim_diag_free(d);
+    json_decref(o);
+    Chain chain = {.n = 1};
+    chain.blocks[0].id = OBS_GENESIS_ID;
+    guint miner_pool[2] = {0, 1};
+    double share[2] = {0.5, 0.5};
+    TxNetView view = {.n_pools = 2};
+    ObsSink sink = {.user = log[ahead], .tx_seen = log_tx_seen};
+    TxWorld *w = tx_world_new(&cfg, &view, 8e6, 500, share, miner_pool, 2, 7, chain_lookup, &chain, &sink, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    DrawHelper h = {.w = w};
+    GThread *th = ahead ? g_thread_new("draw", draw_helper, &h) : NULL;
+    for (int t = 1; t <= 100; t++) {
+      if (ahead && t == 50) {
+        /* The helper draws ahead while this thread waits: at least 100 transactions (up to 30 s). */
+        for (int ms = 0; ms < 30000 && w->ring.head - w->ring.tail < 100; ms++) g_usleep(1000);
+        CU_ASSERT(w->ring.head - w->ring.tail >= 100);
+      }
+      tx_world_advance(w, S(t));
+    }
+    if (th) {
+      g_atomic_int_set(&h.stop, 1);
+      g_thread_join(th);
+    }
+    ObsBlock *b = chain_add(&chain, 2, &chain.blocks[0], 0, 100, 1);
+    tx_world_build(w, 0, &chain.blocks[0], S(100), b);
+    tx_world_on_mined(w, b);
+    txs[ahead] = tx_world_block_txs(w, 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(txs[ahead]);
+    tx_world_free(w);
+    tx_config_clear(&cfg);
+  }
+  CU_ASSERT(log[0]->len > 1000 * 10); /* ~2,000 transactions */
+  CU_ASSERT_STRING_EQUAL(log[0]->str, log[1]->str);
+  CU_ASSERT(txs[0]->len > 10);
+  CU_ASSERT_EQUAL(txs[0]->len, txs[1]->len);
+  CU_ASSERT(txs[0]->len == txs[1]->len && memcmp(txs[0]->data, txs[1]->data, txs[0]->len * sizeof(uint64_t)) == 0);
+  for (int i = 0; i < 2; i++) {
+    g_string_free(log[i], TRUE);
+    g_array_unref(txs[i]);
+  }
+}
+
 int register_suites(void) {
   ADD_SUITE("tx", TEST(test_price_and_nonce_order), TEST(test_gas_limit), TEST(test_mempool_view),
             TEST(test_nonce_gap), TEST(test_many_inclusions), TEST(test_settlement), TEST(test_censorship_toy), TEST(test_withholding),
             TEST(test_empty_window), TEST(test_supply_and_capacity), TEST(test_link_fifo_and_lists),
-            TEST(test_link_queue_drops), TEST(test_dj_heap));
+            TEST(test_link_queue_drops), TEST(test_dj_heap), TEST(test_draw_ahead));
   return 0;
 }
