@@ -415,7 +415,8 @@ gboolean tx_world_side_work(gpointer p) {
   TxWorld *w = p;
   GenRing *r = &w->ring;
   if (__atomic_load_n(&r->closed, __ATOMIC_RELAXED) ||
-      r->head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) >= GEN_CAP / 2 || !gen_try_lock(r))
+      __atomic_load_n(&r->head, __ATOMIC_RELAXED) - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) >= GEN_CAP / 2 ||
+      !gen_try_lock(r))
     return FALSE;
   guint n = 0;
   while (n < 16 && !r->closed && r->head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) < GEN_CAP &&

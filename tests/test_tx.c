@@ -472,8 +472,12 @@ static void test_draw_ahead(void) {
     for (int t = 1; t <= 100; t++) {
       if (ahead && t == 50) {
         /* The helper draws ahead while this thread waits: at least 100 transactions (up to 30 s). */
-        for (int ms = 0; ms < 30000 && w->ring.head - w->ring.tail < 100; ms++) g_usleep(1000);
-        CU_ASSERT(w->ring.head - w->ring.tail >= 100);
+        guint64 drawn = 0;
+        for (int ms = 0; ms < 30000 && drawn < 100; ms++) {
+          drawn = __atomic_load_n(&w->ring.head, __ATOMIC_ACQUIRE) - w->ring.tail;
+          if (drawn < 100) g_usleep(1000);
+        }
+        CU_ASSERT(drawn >= 100);
       }
       tx_world_advance(w, S(t));
     }
