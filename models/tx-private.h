@@ -4,6 +4,7 @@
 
 #include "tx.h"
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_randist.h>
@@ -174,7 +175,7 @@ typedef struct {
   int64_t *arrive, *recv; /* GEN_CAP x n_pools, GEN_CAP x n_vantages */
   _Alignas(64) guint64 head; /* drawn (release, under the lock) */
   _Alignas(64) guint64 tail; /* taken (release, the engine's thread) */
-  _Alignas(64) int lock;
+  _Alignas(64) pthread_mutex_t lock; /* pthreads: ThreadSanitizer sees through them */
   int closed; /* tx_world_finish: no drawing ahead any more (under the lock) */
 } GenRing;
 

@@ -46,6 +46,7 @@ TxWorld *tx_world_new(const TxConfig *cfg, const TxNetView *net, double block_ga
   w->declared = g_array_new(FALSE, TRUE, sizeof(uint64_t));
   g_array_set_size(w->declared, 1);
   w->recv = g_new(int64_t, MAX(w->n_vantages, 1));
+  pthread_mutex_init(&w->ring.lock, NULL);
   w->ring.tx = g_new(GenTx, GEN_CAP);
   w->ring.arrive = g_new(int64_t, (gsize)GEN_CAP * MAX(w->n_pools, 1));
   w->ring.recv = g_new(int64_t, (gsize)GEN_CAP * MAX(w->n_vantages, 1));
@@ -150,6 +151,7 @@ void tx_world_free(TxWorld *w) {
   g_free(w->region_nodes_off);
   g_free(w->region_nodes);
   g_free(w->recv);
+  pthread_mutex_destroy(&w->ring.lock);
   g_free(w->ring.tx);
   g_free(w->ring.arrive);
   g_free(w->ring.recv);

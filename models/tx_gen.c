@@ -1,7 +1,7 @@
 /* tx_gen.c: the generator: senders, arrivals, gas and prices of new transactions and their receptions. */
 #include "tx-private.h"
 
-#include "spinwait.h" /* sim_cpu_relax */
+#include <pthread.h>
 
 static void record(TxWorld *w, uint32_t i);
 
@@ -381,15 +381,9 @@ static gboolean gen_next(TxWorld *w, SimTime limit) {
   }
 }
 
-static gboolean gen_try_lock(GenRing *r) { return !__atomic_exchange_n(&r->lock, 1, __ATOMIC_ACQUIRE); }
+static void gen_lock(GenRing *r) { pthread_mutex_lock(&r->lock); }
 
-static void gen_lock(GenRing *r) {
-  while (!gen_try_lock(r))
-    while (__atomic_load_n(&r->lock, __ATOMIC_RELAXED))
-      sim_cpu_relax();
-}
-
-static void gen_unlock(GenRing *r) { __atomic_store_n(&r->lock, 0, __ATOMIC_RELEASE); }
+static void gen_unlock(GenRing *r) { pthread_mutex_unlock(&r->lock); }
 
 /* Creates every transaction up to time `t`, in time order: those drawn ahead first, then drawn here. */
 void txw_advance(TxWorld *w, SimTime t) {
@@ -416,7 +410,7 @@ gboolean tx_world_side_work(gpointer p) {
   GenRing *r = &w->ring;
   if (__atomic_load_n(&r->closed, __ATOMIC_RELAXED) ||
       __atomic_load_n(&r->head, __ATOMIC_RELAXED) - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) >= GEN_CAP / 2 ||
-      !gen_try_lock(r))
+      pthread_mutex_trylock(&r->lock) != 0)
     return FALSE;
   guint n = 0;
   while (n < 16 && !r->closed && r->head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) < GEN_CAP &&

@@ -7,6 +7,7 @@
 
 #include "cunit-main.h"
 #include "obs_async.h"
+#include "side-thread.h"
 
 /* An inner sink that writes one line per call; it refuses tx_seen of tx `fail_at` (0: none). */
 typedef struct {
@@ -73,19 +74,6 @@ static ObsSink recorder_sink(Recorder *r) {
                    .finish = rec_finish};
 }
 
-/* A helper thread applying records until told to stop. */
-typedef struct {
-  ObsAsync *q;
-  gint stop;
-} Helper;
-
-static gpointer helper_main(gpointer p) {
-  Helper *h = p;
-  while (!g_atomic_int_get(&h->stop))
-    if (!obs_async_consume(h->q)) g_thread_yield();
-  return NULL;
-}
-
 /* The producer's calls: a mixed stream of `n` records (receptions on some, NULL on others), a block call in
  * the middle. After record `wait_at`, waits (up to 60 s) until the helper has applied something, so that the
  * helper's path is taken whatever the scheduler does. Returns FALSE at the first refused call. */
@@ -136,13 +124,12 @@ static void test_same_calls_same_order(void) {
     ObsSink inner = recorder_sink(&queued), qs;
     ObsAsync *q = obs_async_new(&inner, cap);
     obs_async_sink(q, &qs);
-    Helper h = {.q = q};
-    GThread *th = g_thread_new("helper", helper_main, &h);
+    SideThread h;
+    side_thread_start(&h, obs_async_consume, q);
     GError *e = NULL;
     CU_ASSERT_TRUE(produce(&qs, 20000, q, 100, &e));
     CU_ASSERT_PTR_NULL(e);
-    g_atomic_int_set(&h.stop, 1);
-    g_thread_join(th);
+    side_thread_stop(&h);
     guint64 by_helper = 0, by_producer = 0;
     obs_async_counts(q, &by_helper, &by_producer);
     CU_ASSERT(by_helper > 0);

@@ -9,6 +9,7 @@
 #include "run.h"
 #include "scenario.h"
 #include "tx.h"
+#include "side-thread.h"
 #include "tx-private.h" /* txw_link_send: one connection of the per-peer broadcast, exact values below */
 
 #define S(x) ((SimTime)((x) * 1e9))
@@ -436,18 +437,6 @@ static gboolean log_tx_seen(gpointer user, const ObsTx *tx, const int64_t *recv,
   return TRUE;
 }
 
-typedef struct {
-  TxWorld *w;
-  gint stop;
-} DrawHelper;
-
-static gpointer draw_helper(gpointer p) {
-  DrawHelper *h = p;
-  while (!g_atomic_int_get(&h->stop))
-    if (!tx_world_side_work(h->w)) g_thread_yield();
-  return NULL;
-}
-
 static void test_draw_ahead(void) {
   GString *log[2] = {g_string_new(NULL), g_string_new(NULL)};
   GArray *txs[2];
@@ -467,8 +456,8 @@ static void test_draw_ahead(void) {
     ObsSink sink = {.user = log[ahead], .tx_seen = log_tx_seen};
     TxWorld *w = tx_world_new(&cfg, &view, 8e6, 500, share, miner_pool, 2, 7, chain_lookup, &chain, &sink, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(w);
-    DrawHelper h = {.w = w};
-    GThread *th = ahead ? g_thread_new("draw", draw_helper, &h) : NULL;
+    SideThread h;
+    if (ahead) side_thread_start(&h, tx_world_side_work, w);
     for (int t = 1; t <= 100; t++) {
       if (ahead && t == 50) {
         /* The helper draws ahead while this thread waits: at least 100 transactions (up to 30 s). */
@@ -481,10 +470,7 @@ static void test_draw_ahead(void) {
       }
       tx_world_advance(w, S(t));
     }
-    if (th) {
-      g_atomic_int_set(&h.stop, 1);
-      g_thread_join(th);
-    }
+    if (ahead) side_thread_stop(&h);
     ObsBlock *b = chain_add(&chain, 2, &chain.blocks[0], 0, 100, 1);
     tx_world_build(w, 0, &chain.blocks[0], S(100), b);
     tx_world_on_mined(w, b);
