@@ -441,7 +441,7 @@ static void test_draw_ahead(void) {
   GString *log[2] = {g_string_new(NULL), g_string_new(NULL)};
   GArray *txs[2];
   for (int ahead = 0; ahead < 2; ahead++) {
-    TxConfig cfg;
+    TxConfig cfg = {0}; /* tx_config_parse fills only what it reads; tx_config_clear frees the rest */
     json_t *o = json_loads("{\"rate_per_s\": 20, \"senders\": 50, \"first_nonce_median\": 0}", 0, NULL);
     static const char *const names[] = {"A", "B"};
     SimDiag *d = sim_diag_new("test");
