@@ -72,20 +72,20 @@ static guint8 apply(ObsAsync *q, guint64 i) {
   return r->kind;
 }
 
-/* Applies records up to `until` (under the lock), publishing the tail after each. */
+/* The producer (under the lock): applies records up to `until`, publishing the tail after each, and counts
+ * them as its own. */
 static void apply_until(ObsAsync *q, guint64 until) {
   for (guint64 t = q->tail; t < until; t++) {
     apply(q, t);
     __atomic_store_n(&q->tail, t + 1, __ATOMIC_RELEASE);
+    q->by_producer++;
   }
 }
 
 /* The producer: everything queued applied, the lock held on return. */
 static void drain_locked(ObsAsync *q) {
   lock(q);
-  guint64 h = q->head, t = q->tail;
-  apply_until(q, h);
-  q->by_producer += h - t;
+  apply_until(q, q->head);
 }
 
 /* The producer: the first inner failure, if any, as its own error (the records after it were dropped). */
@@ -100,10 +100,7 @@ static Rec *next_rec(ObsAsync *q) {
   guint64 h = q->head;
   if (h - __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE) == q->cap) {
     lock(q);
-    guint64 t = q->tail;
-    guint64 until = MIN(h, t + MAX(q->cap / 4, 1));
-    apply_until(q, until);
-    q->by_producer += until - t;
+    apply_until(q, MIN(h, q->tail + MAX(q->cap / 4, 1)));
     unlock(q);
   }
   return &q->rec[h % q->cap];
