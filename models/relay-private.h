@@ -70,6 +70,9 @@ enum { DONE_NO = 0, DONE_YES = 1, DONE_UNAVAILABLE = 2 };
 
 typedef struct Kernel Kernel;
 
+/* Kernel.wait_s: one cache line per thread (each adds its own at every barrier it waits at). */
+#define WAIT_STRIDE 8
+
 /* A relay's progress, published while it runs for a reader on another thread (RelayPipe, relay_pipe.c): the
  * Geth kernel writes it at each window's end on its one-thread path (relay_kernel_thread_block), nowhere in
  * the step loop. The watched nodes are 0 .. n_watch - 1 (topology numbers: the specials a RelayStop
@@ -197,8 +200,7 @@ typedef struct {
 typedef struct {
   SimTime mean_ns;
   SimTime floor_ns;
-  SimTime transfer_ns; /* of the block being relayed */
-  double tx_ns_per_byte;
+  double tx_ns_per_byte; /* the block's transfer over the link: Geth.xfer */
   NetLatencyDraw draw;
 } LinkClass;
 
@@ -216,13 +218,18 @@ typedef struct {
 
 /* A message to another worker, kept until the window's end, as its sender's thread wrote it: when it left
  * (a push: when its last byte left; an announcement: when it was sent), its kind and receiver, the reverse
- * edge (receiver -> sender; it gives the receiver's thread the edge's random stream and the sender) and
- * the edge's class: the receiver's thread reads nothing else of the sender's but, for an announcement, when
- * the sender's upload link is free (set by its push, before). */
+ * edge (receiver -> sender; it gives the receiver's thread the edge's random stream and the sender), the
+ * edge's class and, for an announcement, when the sender's upload link is free (final since its push, which
+ * came before). The receiver's thread reads nothing of the sender's: until session 14 it read the upload
+ * time in the sender's entry of Kernel.upload_free, a line the sender's core wrote, for every announcement
+ * that starts a fetch (~400 a block and worker on pools-2019): a miss to the other core each, 0.2-0.6 us on
+ * the 2-core VM, so the inbox took 2.4 times as long per message with the workers on two threads as on one
+ * (docs/threads.md, session 14). */
 typedef struct {
   guint64 word; /* sent - t0 (bits 0..39, saturated) | receiver (bits 40..61) | announcement (bit 62) */
   guint32 rev;
   guint32 cls;
+  SimTime upload_free; /* an announcement's sender's (a push: 0) */
 } Msg;
 
 #define MSG_NODE_MASK ((UINT32_C(1) << STEP_NODE_BITS) - 1)
@@ -290,6 +297,10 @@ typedef struct {
   const EdgeCold *ec;
   const LinkClass *cls;
   const QLat *qlat;
+  /* Per link class: the transfer of the block being relayed (ns), the worker's own copy (Worker.xfer):
+   * read-only LinkClass lines stay in every core's cache, where a per-block store by the calling thread
+   * into each class cost the others a miss per class and block. */
+  const SimTime *xfer;
   const guint32 *off;
   const guint32 *gid;
   NodeHot *nh;
@@ -325,6 +336,7 @@ typedef struct {
   StepQueue q;
   guint64 *fifo[2];
   guint32 *scratch; /* edge indices for choosing push targets */
+  SimTime *xfer;    /* Geth.xfer */
   guint32 *read;    /* per sending worker: its next message to apply */
   /* This block's state between windows. */
   Geth g;
@@ -333,10 +345,10 @@ typedef struct {
   /* The stop's groups this worker has seen a node of have the block (a bit each), and whether it has seen
    * one since the last window's end. */
   guint64 *seen;
-  gboolean fresh;
   /* Pruning: this worker's part of the targets' values at the start of its window (Kernel.snap), and the
    * watched nodes it owns with their targets. */
   SimTime *snap_part;
+  SimTime *snap_new; /* the worker's own scratch for snap_part (relay_kernel_snap_part) */
   guint32 *own_node, *own_target, n_own;
   guint64 pruned;
   guint64 work0; /* steps + messages sent + between groups when the window began (its messages included) */
@@ -347,6 +359,10 @@ typedef struct {
   /* Window w's messages to this worker have been applied once this is w + 1 (0 at the block's start): split
    * announcements of its nodes wait for it (SPLIT_MIN_DEGREE). Alone on its line: the others read it. */
   _Alignas(64) guint64 inbox_win;
+  /* Whether the worker has seen one of the stop's groups since the last window's end (`seen`): set by the
+   * worker, cleared by the reducing thread at the barrier, so on a line of its own, not among the worker's
+   * other fields (which the worker writes at every window's end). */
+  gboolean fresh;
 } Worker;
 
 /* A thread other than the calling one (thread p runs workers p, p + P, p + 2P, ... when P threads run a
@@ -361,6 +377,7 @@ typedef struct {
 /* The block being relayed, set by the calling thread before the others start on it. */
 typedef struct {
   const void *params;
+  double size_bytes;
   SimTime t0, last_source_t;
   SimTime verify, import, wait, timeout, last_decision_after_have, step_lb_announce;
   /* The stop (RelayStop): watched nodes, their groups, the groups to see and the watched messages. */
@@ -444,7 +461,6 @@ struct Kernel {
   guint seen_words;
   guint32 groups_left;
   SimTime *fin_in;
-  SimTime stop_prev; /* the bound that started the current window (STOP_NO_PREV: window 0) */
   /* Pruning (GethParams.prune, relay.h): the targets of the stop they were built for (its groups, then the
    * nodes of its watched messages), each node's least sum of latency floors to each (us, rounded down;
    * G_MAXUINT32: cannot reach it), the targets' values as of the start of the last window (merged from the
@@ -465,7 +481,7 @@ struct Kernel {
   const guint32 *tg_group;
   guint32 tg_n, tg_groups, tg_msgs;
   gboolean tg_built;
-  double *wait_s; /* per thread, this block */
+  double *wait_s; /* per thread, this block: thread p's at wait_s[p * WAIT_STRIDE] (a line each) */
   BlockSpec blk;
   Schedule sched;
   /* Synchronisation: a new block (the calling thread bumps block_gen), the window barrier (the last to
@@ -480,6 +496,9 @@ struct Kernel {
   SimTime bar_bound;
   gboolean bar_stop;
   guint64 work, work_critical; /* this block's: all workers' work, and the busiest worker's per window */
+  /* Written by the reducing thread at each window's end, so here, apart from what the step loops read (a
+   * line written at every window would cost the other thread a miss on each field beside it). */
+  SimTime stop_prev; /* the bound that started the current window (STOP_NO_PREV: window 0) */
   _Alignas(64) unsigned finished;
   unsigned fin_sleepers;
   /* Where to publish the block's progress (RelayWork.progress; NULL: nowhere): at each window's end on the

@@ -382,11 +382,10 @@ static inline __attribute__((always_inline)) void push_decide(Geth *g, guint32 e
   relax_full(g, to, arr);
 }
 
-/* An announcement sent at `now` by a node whose upload link is free from `*upload_free` (read only for a
- * fetch: the sender's entry, which another worker may have written, is a line from another core). */
+/* An announcement sent at `now` by a node whose upload link is free from `upload_free` (the sender's, as its
+ * worker knew it: from another worker's, the message carries it, Msg). */
 static inline __attribute__((always_inline)) void announce_decide(Geth *g, guint32 e, guint32 to, guint32 rev,
-                                                                  guint32 cls, SimTime now,
-                                                                  const SimTime *upload_free) {
+                                                                  guint32 cls, SimTime now, SimTime upload_free) {
   const GethParams *p = g->p;
   const LinkClass *c = &g->cls[cls];
   /* The fetch cannot complete before now + arriveTimeout and five latencies. */
@@ -410,8 +409,8 @@ static inline __attribute__((always_inline)) void announce_decide(Geth *g, guint
   if (p->fetch_fail_prob > 0)
     while (msg_uniform(&r) < p->fetch_fail_prob)
       req += g->timeout;
-  SimTime start = MAX(req + 3 * lat, *upload_free);
-  relax_full(g, to, start + c->transfer_ns + lat);
+  SimTime start = MAX(req + 3 * lat, upload_free);
+  relax_full(g, to, start + g->xfer[cls] + lat);
 }
 
 /* A message over edge e (record `pr`, word `x` before it was marked sent) of kind `announce`, sent at t:
@@ -431,12 +430,13 @@ static inline __attribute__((always_inline)) void send_msg(Geth *g, guint32 e, c
       mb->msg[mb->len++] = (Msg){.word = MIN((guint64)(t - g->t0), MSG_TIME_MASK) |
                                          (guint64)to << MSG_TO_SHIFT | (announce ? MSG_ANNOUNCE_BIT : 0),
                                  .rev = pr->rev,
-                                 .cls = pr->cls};
+                                 .cls = pr->cls,
+                                 .upload_free = upload_free};
       return;
     }
   }
   if (announce)
-    announce_decide(g, e, to, pr->rev, pr->cls, t, &upload_free);
+    announce_decide(g, e, to, pr->rev, pr->cls, t, upload_free);
   else
     push_decide(g, e, to, pr->rev, pr->cls, t);
 }
@@ -471,7 +471,10 @@ static inline __attribute__((always_inline)) void geth_push(Geth *g, guint32 v, 
     scratch[j] = scratch[i];
     scratch[i] = e;
     __builtin_prefetch(&g->ec[e]);
-    __builtin_prefetch(&g->nh[edge_to(ew[e])]);
+    /* Only this worker's: another worker's NodeHot is a line its core writes, and a load of it here costs
+     * that core a miss at its next write (the line bounces between the cores). */
+    guint32 to = edge_to(ew[e]);
+    if (g->worker_of[to] == g->me) __builtin_prefetch(&g->nh[to]);
   }
   SimTime q = now;
   for (guint64 i = 0; i < k; i++) {
@@ -479,7 +482,7 @@ static inline __attribute__((always_inline)) void geth_push(Geth *g, guint32 v, 
     const EdgeCold *pr = &g->ec[e];
     guint64 x = ew[e];
     const LinkClass *c = &g->cls[pr->cls];
-    q += c->transfer_ns;
+    q += g->xfer[pr->cls];
     ew[e] = x | EDGE_SENT_BIT;
     g->messages++;
     send_msg(g, e, pr, x, FALSE, q, 0, q + c->floor_ns);
@@ -530,7 +533,7 @@ static void __attribute__((noinline, cold)) share_decide(Geth *g, guint32 e, gui
     SimTime step_lb = now + g->step_lb_announce;
     if (step_lb < g->bound) g->bound = step_lb;
   }
-  announce_decide(g, e, edge_to(x), g->ec[e].rev, g->ec[e].cls, now, &upload_free);
+  announce_decide(g, e, edge_to(x), g->ec[e].rev, g->ec[e].cls, now, upload_free);
 }
 
 /* A split announcement (SPLIT_MIN_DEGREE) by its owner: to its own peers only, the other workers take their
@@ -590,7 +593,7 @@ static void __attribute__((noinline)) apply_inbox(Kernel *k, Worker *W, Geth *g,
       }
       guint32 e = g->ec[m->rev].rev;
       if (m->word & MSG_ANNOUNCE_BIT)
-        announce_decide(g, e, to, m->rev, m->cls, t, &g->upload_free[edge_to(g->ew[m->rev])]);
+        announce_decide(g, e, to, m->rev, m->cls, t, m->upload_free);
       else
         push_decide(g, e, to, m->rev, m->cls, t);
     }
@@ -631,6 +634,7 @@ static void worker_begin(Kernel *k, Worker *W) {
                 .ec = k->ec,
                 .cls = k->cls,
                 .qlat = k->qlat,
+                .xfer = W->xfer,
                 .off = k->off,
                 .gid = k->gid,
                 .nh = k->nh,
@@ -654,6 +658,10 @@ static void worker_begin(Kernel *k, Worker *W) {
                 .step_lb_announce = b->step_lb_announce,
                 .me = W->index};
   Geth *g = &W->g;
+  for (guint32 c = 0; c < k->n_cls; c++) {
+    double ns = b->size_bytes * k->cls[c].tx_ns_per_byte; /* net_edge_transfer_ns() */
+    W->xfer[c] = ns < (double)SIM_DURATION_MAX ? (SimTime)(ns + 0.5) : SIM_DURATION_MAX;
+  }
   const guint32 lo = W->lo, hi = W->hi;
   for (guint32 v = lo; v < hi; v++) {
     g->nh[v].have = g->first_push[v] = g->announce[v] = SIM_TIME_MAX;
@@ -976,24 +984,22 @@ static void geth_propagate(const void *params, const NetGeoParams *gp, const Net
       relay_kernel_targets_build(k);
     relay_kernel_targets_select(k, b->size_bytes, geth_import_ns(p, 0), p->prune_table_after);
     /* Window 0 prunes nothing: every target open, at no value yet. */
-    k->n_active = k->n_tg;
+    /* Stored only where changed, as relay_kernel_snap_merge does. */
+    if (k->n_active != k->n_tg) k->n_active = k->n_tg;
     for (guint32 T = 0; T < k->n_tg; T++) {
-      k->snap[T] = SIM_TIME_MAX;
-      k->active[T] = T;
+      if (k->snap[T] != SIM_TIME_MAX) k->snap[T] = SIM_TIME_MAX;
+      if (k->active[T] != T) k->active[T] = T;
     }
   }
   bs->join_first = t->n_joining ? net_joining_first_unavailable(t, bs->t0) : 0;
-  for (guint32 c = 0; c < k->n_cls; c++) {
-    double ns = b->size_bytes * k->cls[c].tx_ns_per_byte; /* net_edge_transfer_ns() */
-    k->cls[c].transfer_ns = ns < (double)SIM_DURATION_MAX ? (SimTime)(ns + 0.5) : SIM_DURATION_MAX;
-  }
+  bs->size_bytes = b->size_bytes;
   w->loc = k->loc;
   k->work = k->work_critical = 0;
   guint n = k->n_workers;
   k->sched.probing = FALSE;
   gboolean all = n > 1 && relay_kernel_schedule_all(w, k);
   k->n_run = all ? n : 1;
-  memset(k->wait_s, 0, n * sizeof *k->wait_s);
+  memset(k->wait_s, 0, (gsize)n * WAIT_STRIDE * sizeof *k->wait_s);
   gint64 r0 = sim_mono_ns();
   if (all)
     relay_kernel_run_all(k);
@@ -1016,7 +1022,7 @@ static void geth_propagate(const void *params, const NetGeoParams *gp, const Net
     st->posted += W->g.posted;
     st->draws += W->g.draws;
     st->split += W->g.split;
-    st->wait_s[i] += k->wait_s[i];
+    st->wait_s[i] += k->wait_s[(gsize)i * WAIT_STRIDE];
   }
   w->reached = reached;
   w->messages = messages;

@@ -7,13 +7,15 @@ static void layout_free(Kernel *k) {
   for (guint i = 0; i < k->n_workers; i++) {
     Worker *W = k->workers[i];
     g_free(W->seen);
-    g_free(W->snap_part);
+    g_aligned_free(W->snap_part);
+    g_aligned_free(W->snap_new);
     g_free(W->own_node);
     g_free(W->own_target);
     relay_queue_clear(&W->q);
     g_free(W->fifo[0]);
     g_free(W->fifo[1]);
     g_free(W->scratch);
+    g_aligned_free(W->xfer);
     g_free(W->share);
     g_free(W->read);
     g_aligned_free(W);
@@ -25,7 +27,7 @@ static void layout_free(Kernel *k) {
   g_free(k->threads);
   g_aligned_free(k->mb);
   g_aligned_free(k->slots);
-  g_free(k->wait_s);
+  g_aligned_free(k->wait_s);
   g_free(k->worker_of);
   g_free(k->split_of);
   g_free(k->slice_off);
@@ -59,7 +61,7 @@ static void layout_build(Kernel *k, guint threads) {
   g_free(k->seen_all);
   k->seen_all = NULL;
   k->seen_words = 0;
-  k->wait_s = g_new0(double, n);
+  k->wait_s = g_aligned_alloc0((gsize)n * WAIT_STRIDE, sizeof(double), 64);
   k->mb = g_aligned_alloc0((gsize)n * n, sizeof(Mailbox), 64);
   for (guint i = 0; i < n; i++) {
     Worker *W = g_aligned_alloc0(1, sizeof(Worker), 64);
@@ -77,6 +79,7 @@ static void layout_build(Kernel *k, guint threads) {
     for (int f = 0; f < 2; f++)
       W->fifo[f] = g_new(guint64, 2 * (gsize)own + 1);
     W->scratch = g_new(guint32, max_deg + 1);
+    W->xfer = g_aligned_alloc(MAX(k->n_cls, 1), sizeof(SimTime), 64);
     W->read = g_new0(guint32, n);
     if (i > 0) {
       Thread *T = g_aligned_alloc0(1, sizeof(Thread), 64);

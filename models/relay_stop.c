@@ -52,11 +52,20 @@ static inline SimTime target_value(const Kernel *k, guint32 T, guint32 l) {
 /* Worker W's part of the targets' values at the start of its window, after the last window's messages:
  * the same state in every split (every message sent before this window has been applied). */
 void relay_kernel_snap_part(Kernel *k, Worker *W) {
-  for (guint32 T = 0; T < k->n_tg; T++)
-    W->snap_part[T] = SIM_TIME_MAX;
+  /* Computed in snap_new (the worker's alone), stored into snap_part (which the reducing thread reads) only
+   * where it changed: a store into a line the other core has read costs a miss there and here, at every
+   * window, and the values change a few times a block. A target none of W's nodes watch stays SIM_TIME_MAX
+   * (relay_kernel_targets_build). */
+  SimTime *nw = W->snap_new;
+  for (guint32 i = 0; i < W->n_own; i++)
+    nw[W->own_target[i]] = SIM_TIME_MAX;
   for (guint32 i = 0; i < W->n_own; i++) {
     guint32 T = W->own_target[i];
-    W->snap_part[T] = MIN(W->snap_part[T], target_value(k, T, W->own_node[i]));
+    nw[T] = MIN(nw[T], target_value(k, T, W->own_node[i]));
+  }
+  for (guint32 i = 0; i < W->n_own; i++) {
+    guint32 T = W->own_target[i];
+    if (W->snap_part[T] != nw[T]) W->snap_part[T] = nw[T];
   }
 }
 
@@ -64,14 +73,19 @@ void relay_kernel_snap_part(Kernel *k, Worker *W) {
  * at the start of the window just ended, for the next window (starting at `next`), and the targets still
  * open then (a value before `next` cannot be lowered by any step from `next` on). */
 void relay_kernel_snap_merge(Kernel *k, SimTime next) {
-  k->n_active = 0;
+  /* Stored only where changed (the step loops of every thread read these lines: see snap_part). */
+  guint32 n = 0;
   for (guint32 T = 0; T < k->n_tg; T++) {
     SimTime v = SIM_TIME_MAX;
     for (guint i = 0; i < k->n_workers; i++)
       v = MIN(v, k->workers[i]->snap_part[T]);
-    k->snap[T] = v;
-    if (v >= next) k->active[k->n_active++] = T;
+    if (k->snap[T] != v) k->snap[T] = v;
+    if (v >= next) {
+      if (k->active[n] != T) k->active[n] = T;
+      n++;
+    }
   }
+  if (k->n_active != n) k->n_active = n;
 }
 
 /* Each node's least cost to each target (ns; kernel order) into out[node * n_tg + target] in us, rounded
@@ -179,10 +193,16 @@ void relay_kernel_targets_build(Kernel *k) {
   k->tg_cache_cap = (guint)MIN((guint64)TG_CACHE_MAX, TG_CACHE_BYTES / pair);
   for (guint i = 0; i < k->n_workers; i++) {
     Worker *W = k->workers[i];
-    g_free(W->snap_part);
+    g_aligned_free(W->snap_part);
+    g_aligned_free(W->snap_new);
     g_free(W->own_node);
     g_free(W->own_target);
-    W->snap_part = g_new(SimTime, MAX(nt, 1));
+    /* Each on lines of its own (64-byte aligned, whole lines): snap_part is read by the reducing thread. */
+    gsize lines = ((gsize)MAX(nt, 1) * sizeof(SimTime) + 63) / 64;
+    W->snap_part = g_aligned_alloc(lines, 64, 64);
+    W->snap_new = g_aligned_alloc(lines, 64, 64);
+    for (guint32 T = 0; T < nt; T++)
+      W->snap_part[T] = SIM_TIME_MAX;
     W->own_node = g_new(guint32, 2 * (gsize)MAX(b->stop_n, 1));
     W->own_target = g_new(guint32, 2 * (gsize)MAX(b->stop_n, 1));
     W->n_own = 0;

@@ -35,7 +35,7 @@ void relay_kernel_barrier(Kernel *k, guint p, const Slot *mine, SimTime *next, g
   } else {
     gint64 t0 = sim_mono_ns();
     wait_change(&k->bar_gen, gen, &k->bar_sleepers);
-    k->wait_s[p] += (double)(sim_mono_ns() - t0) / 1e9;
+    k->wait_s[(gsize)p * WAIT_STRIDE] += (double)(sim_mono_ns() - t0) / 1e9;
   }
   *next = k->bar_bound;
   *stop = k->bar_stop;
