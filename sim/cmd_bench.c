@@ -442,6 +442,50 @@ static double spin_parallelism(guint k) {
   return tk > 0 ? k * one.wall_s / tk : 0;
 }
 
+/* A cache line passed between two threads and back: ns per round trip (the median of 5 bursts of 20,000).
+ * The relay's split pays a few of these at every window; on a VM it depends on where the host put the vCPUs
+ * (docs/threads.md, session 14: 170-220 ns or 600-800 ns on the 2-core VM, changing within minutes). */
+typedef struct {
+  _Alignas(64) unsigned ping;
+  _Alignas(64) unsigned pong;
+  unsigned n;
+} PingPong;
+
+static void *pong_main(void *arg) {
+  PingPong *pp = arg;
+  for (unsigned i = 1; i <= pp->n; i++) {
+    while (__atomic_load_n(&pp->ping, __ATOMIC_ACQUIRE) != i)
+      ;
+    __atomic_store_n(&pp->pong, i, __ATOMIC_RELEASE);
+  }
+  return NULL;
+}
+
+static double core_round_trip_ns(void) {
+  enum { BURSTS = 5, N = 20000 };
+  double ns[BURSTS];
+  for (int b = 0; b < BURSTS; b++) {
+    PingPong *pp = g_aligned_alloc0(1, sizeof *pp, 64);
+    pp->n = N;
+    pthread_t tid;
+    if (pthread_create(&tid, NULL, pong_main, pp) != 0) {
+      g_aligned_free(pp);
+      return 0;
+    }
+    gint64 t0 = g_get_monotonic_time();
+    for (unsigned i = 1; i <= N; i++) {
+      __atomic_store_n(&pp->ping, i, __ATOMIC_RELEASE);
+      while (__atomic_load_n(&pp->pong, __ATOMIC_ACQUIRE) != i)
+        ;
+    }
+    ns[b] = (double)(g_get_monotonic_time() - t0) * 1000.0 / N;
+    pthread_join(tid, NULL);
+    g_aligned_free(pp);
+  }
+  qsort(ns, BURSTS, sizeof *ns, cmp_double);
+  return ns[BURSTS / 2];
+}
+
 /* One row of the scaling table: the median run's figures. */
 typedef struct {
   double wall_s, events;
@@ -539,7 +583,9 @@ static int bench_scaling(int argc, char **argv) {
       "worker,\n"
       "and per worker the barrier wait and busy seconds. First it measures the parallelism the machine "
       "gives\n"
-      "right now (k threads of a compute loop): on a shared machine that bounds every speedup below it.\n"
+      "right now (k threads of a compute loop): on a shared machine that bounds every speedup below it;\n"
+      "and the core-to-core round trip, before and after the table (a cache line to another thread and\n"
+      "back: on a VM it depends on where the host put the vCPUs, and the split relay pays a few per window).\n"
       "cpu_s: the workers' thread CPU seconds in windows; crit_s: the critical path, the busiest worker's "
       "CPU\n"
       "time summed over windows (the windows' time on dedicated cores with a free barrier); crit_speedup:\n"
@@ -583,6 +629,9 @@ static int bench_scaling(int argc, char **argv) {
   for (gint k = 1; k <= threads_max; k++)
     printf(" %d:%.2f", k, spin_parallelism((guint)k));
   printf("\n");
+  if (threads_max >= 2)
+    printf("# core-to-core round trip now: %.0f ns (a cache line to another thread and back; each window of a "
+           "split relay pays a few)\n", core_round_trip_ns());
   if (sc)
     printf("threads   wall_s  events_per_s  speedup  relay_s  relay_speedup  relay_threads  windows/block  "
            "steps/window  balance  barrier_wait_s/relay_thread\n");
@@ -641,6 +690,8 @@ static int bench_scaling(int argc, char **argv) {
     else
       scale_row_print(label, m, t == 0 ? m->wall_s : base_wall, seq_wall, base_crit);
   }
+  /* Again at the end: a VM's pairing of its vCPUs can change during the table. */
+  if (threads_max >= 2) printf("# core-to-core round trip after: %.0f ns\n", core_round_trip_ns());
   return SIM_EXIT_OK;
 }
 

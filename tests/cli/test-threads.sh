@@ -188,6 +188,14 @@ for w in "# available parallelism now" "seq " "barrier_wait_s/worker"; do
   if grep -qF -- "$w" "$tmp/out"; then ok; else bad "bench scaling: '$w' not in $(head -c 600 "$tmp/out")"; fi
 done
 if [ "$(grep -cE '^[12] ' "$tmp/out")" -eq 2 ]; then ok; else bad "bench scaling rows: $(cat "$tmp/out")"; fi
+# The core-to-core round trip, before and after the table: a positive number of ns each time.
+if [ "$(grep -cE '^# core-to-core round trip (now|after): [1-9][0-9]* ns' "$tmp/out")" -eq 2 ]; then
+  ok
+else
+  bad "bench scaling round trip lines: $(grep 'round trip' "$tmp/out")"
+fi
+"$SIM" bench scaling --threads-max 1 --lps 500 --pending 500 --events 50000 >"$tmp/out" 2>&1
+if grep -q "round trip" "$tmp/out"; then bad "bench scaling --threads-max 1 prints a round trip"; else ok; fi
 
 echo "threads: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
