@@ -502,12 +502,14 @@ static void print_round_trip(const char *when) {
   if (sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) < 2) return;
   double rt = core_round_trip_ns();
   if (rt < 0)
-    printf("# core-to-core round trip %s: n/a (the other thread did not answer within 0.5 s: a busy machine)\n",
-           when);
+    printf(
+        "# core-to-core round trip %s: n/a (the other thread did not answer within 0.5 s: a busy machine)\n",
+        when);
   else
     printf("# core-to-core round trip %s: %.0f ns%s\n", when, rt,
-           strcmp(when, "now") == 0 ? " (a cache line to another thread and back; each window of a split relay pays a few)"
-                                    : "");
+           strcmp(when, "now") == 0
+               ? " (a cache line to another thread and back; each window of a split relay pays a few)"
+               : "");
 }
 
 /* One row of the scaling table: the median run's figures. */
