@@ -443,11 +443,12 @@ static double spin_parallelism(guint k) {
   return tk > 0 ? k * one.wall_s / tk : 0;
 }
 
-/* A cache line passed between two threads and back: ns per round trip (the median of 5 bursts of 20,000).
+/* A cache line passed between two threads and back: ns per round trip (the median of 9 bursts of 2,000:
+ * short, so that a burst in which the other thread lost its CPU for a while is an outlier, not the figure).
  * The relay's split pays a few of these at every window; on a VM it depends on where the host put the vCPUs
  * (docs/threads.md, session 14: 170-220 ns or 600-800 ns on the 2-core VM, changing within minutes). Both
  * threads spin, so it is measured only where the process may use 2 CPUs or more; a burst that takes over
- * half a second (the other thread not running: a busy machine) gives up: -1. */
+ * half a second (the other thread not running: a busy machine) gives up, and -1 if the median did. */
 typedef struct {
   _Alignas(64) unsigned ping;
   _Alignas(64) unsigned pong;
@@ -466,7 +467,7 @@ static void *pong_main(void *arg) {
 }
 
 static double core_round_trip_ns(void) {
-  enum { BURSTS = 5, N = 20000 };
+  enum { BURSTS = 9, N = 2000 };
   double ns[BURSTS];
   for (int b = 0; b < BURSTS; b++) {
     PingPong *pp = g_aligned_alloc0(1, sizeof *pp, 64);
@@ -486,14 +487,13 @@ static double core_round_trip_ns(void) {
           break;
         }
     }
-    ns[b] = (double)(g_get_monotonic_time() - t0) * 1000.0 / N;
+    ns[b] = late ? G_MAXDOUBLE : (double)(g_get_monotonic_time() - t0) * 1000.0 / N;
     __atomic_store_n(&pp->stop, 1, __ATOMIC_RELAXED);
     pthread_join(tid, NULL);
     g_aligned_free(pp);
-    if (late) return -1;
   }
   qsort(ns, BURSTS, sizeof *ns, cmp_double);
-  return ns[BURSTS / 2];
+  return ns[BURSTS / 2] == G_MAXDOUBLE ? -1 : ns[BURSTS / 2];
 }
 
 /* The round trip line (`when`: "now" or "after"), where there are 2 CPUs or more for it. */
