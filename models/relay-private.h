@@ -171,6 +171,8 @@ typedef struct {
   guint64 last, min;   /* the last key taken from the bins; the least key in them (UINT64_MAX: none) */
   guint64 *heap;
   gsize heap_len, heap_cap;
+  guint64 *spare; /* a bin's keys are dealt into this by their time, then it becomes the bin's array */
+  guint32 spare_cap;
 } StepQueue;
 
 /* ---- Geth 1.8.23 (relay.c) ---- */
