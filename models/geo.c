@@ -745,6 +745,7 @@ static void geo_pipe_setup(GeoState *g, guint threads) {
   g->pipe_threads = threads;
   g->pipe = relay_pipe_new(g->relay, g->p->relay.params, g->p, g->topo, NULL, g->pipe_slots, threads);
   relay_pipe_set_spin(g->pipe, PIPE_SPIN_NS);
+  relay_pipe_set_idle(g->pipe, g->side_work, g->side_user);
   g->pend = g_new0(Pending, g->pipe_slots);
   for (guint i = 0; i < g->pipe_slots; i++) {
     Pending *r = &g->pend[i];
@@ -1037,6 +1038,7 @@ static void geo_set_side_work(gpointer state, gboolean (*fn)(gpointer user), gpo
   g->side_work = fn;
   g->side_user = user;
   if (g->work) relay_work_set_idle(g->work, fn, user);
+  if (g->pipe) relay_pipe_set_idle(g->pipe, fn, user); /* no job runs between events */
 }
 
 G_STATIC_ASSERT(POW_RELAY_MAX_THREADS == RELAY_MAX_THREADS);

@@ -295,6 +295,12 @@ void relay_job_wait_nodes(RelayJob *job, SimTime at_least, const guint32 *nodes,
 /* How long relay_job_wait and the waits for a job's end spin before they sleep (default SPIN_NS, 200 us): a
  * waiter that shares the cores with the jobs should spin little. */
 void relay_pipe_set_spin(RelayPipe *pipe, gint64 spin_ns);
+/* Work for the waiting thread (the pipe's caller): while a wait above (and the waits for a job's end) finds
+ * the relay not far enough yet, it calls `fn(user)`, which does a little work and returns whether it did any
+ * (relay_work_set_idle's kind: the transaction metrics' queued records, say), and spins or sleeps only once
+ * that returns FALSE. So the engine's thread does its side work while the relays it waits for run, off the
+ * chain of finds and relays that bounds the pipeline. NULL: none. Call it with no job running. */
+void relay_pipe_set_idle(RelayPipe *pipe, RelayIdleFn fn, gpointer user);
 gboolean relay_job_done(const RelayJob *job);
 /* The finished job's results (relay_work_have, relay_work_first_push, relay_work_announce,
  * relay_work_reached, ...); waits for the job to be done first. Valid until the job is released. */

@@ -470,11 +470,12 @@ gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summa
   an_tx_sink_init(&tx_sink, &r.antx);
   PowConfig cfg = sc->pow;
   cfg.tx_sink = &tx_sink;
-  /* With threads for the relay, the metrics' records wait in a queue that the relay's second thread applies
-   * between blocks, in order (obs_async.h), off the engine's thread: the same results. Not with the pipeline,
-   * whose threads are busy with relays. Freed after the world (whose relay threads may still look at it). */
+  /* With threads for the relay, the metrics' records wait in a queue that is applied in order (obs_async.h)
+   * off the chain of blocks: by the relay's second thread between blocks, or with the pipeline (whose threads
+   * are busy with relays) by the engine's thread while it waits for a relay's progress. The same results.
+   * Freed after the world (whose relay threads may still look at it). */
   ObsAsync *tx_queue = NULL;
-  if (opt->threads >= 2 && !opt->relay_pipeline) {
+  if (opt->threads >= 2) {
     tx_queue = obs_async_new(&tx_sink, 0);
     obs_async_sink(tx_queue, &tx_queued);
     cfg.tx_sink = &tx_queued;
@@ -510,10 +511,13 @@ gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summa
     if (tx_queue) {
       guint64 helper = 0, producer = 0;
       obs_async_counts(tx_queue, &helper, &producer);
-      char *more = g_strdup_printf("%s\nside work: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
-                                   " transaction-metric records applied by the relay's second thread between blocks "
-                                   "(the rest by the engine's, where the queue was full or drained)",
-                                   note ? note : "", helper, helper + producer);
+      char *more = g_strdup_printf(
+          "%s\nside work: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " transaction-metric records applied %s "
+          "(the rest %s, where the queue was full or drained)",
+          note ? note : "", helper, helper + producer,
+          opt->relay_pipeline ? "by the engine's thread while it waited for a relay"
+                              : "by the relay's second thread between blocks",
+          opt->relay_pipeline ? "as the records came" : "by the engine's");
       g_free(note);
       note = more;
     }
