@@ -425,8 +425,9 @@ typedef struct Pending {
 #define PIPE_SPIN_NS 5000
 
 /* Whether the model allows the pipeline: Geth's kernel, pools behind gateways, no joining nodes, every
- * miner's gateways connected (so every relay reaches every miner, and the work distribution delays are drawn
- * for all of them in miner order, as the synchronous batch draws them), honest miners (pow_world_pipeline_ok). */
+ * miner's gateways connected (so a relay reaches every miner unless it gives up on one after 18 minutes,
+ * which pend_finish handles as geo_publish does: the work distribution delays are drawn for all of them in
+ * miner order, reached or not, in both), honest miners (pow_world_pipeline_ok). */
 static gboolean geo_pipe_possible(const GeoState *g, const PowWorld *world) {
   if (g->relay != &relay_geth || g->on_nodes || g->topo->n_joining || !pow_world_pipeline_ok(world)) return FALSE;
   const NetTopology *t = g->topo;
@@ -491,7 +492,12 @@ static void pend_finish(GeoState *g, Pending *r) {
   for (guint m = 0; m < g->n_miners && r->n_open; m++) {
     if (r->arrive[m] != ARRIVE_OPEN) continue;
     SimTime first = pend_first(g, r, m); /* every watched time is published once the job is done */
-    g_assert(first != SIM_TIME_MAX);     /* geo_pipe_possible: every miner is reached */
+    if (first == SIM_TIME_MAX) {
+      /* Not reached (a gateway the relay gave up on: over 18 minutes), as geo_publish skips it. */
+      r->arrive[m] = ARRIVE_NONE;
+      r->n_open--;
+      continue;
+    }
     pend_queue_arrival(g, r, m, first);
   }
   SimEntityId src = g->miner_entity[r->from];
@@ -826,8 +832,12 @@ static void geo_publish(const void *params, gpointer state, gpointer scratch, co
           first = MIN(first, h);
         }
       }
-      if (first == SIM_TIME_MAX) continue; /* not connected to where the block went */
-      SimTime delay = constant ? first + offset : first - now + import + sim_delay_sample(&p->stratum, &rng);
+      /* Every miner draws its work distribution delay, in miner order, reached or not (the pipeline draws
+       * them all when the block is published, geo_pipe_publish, before it knows who the relay reaches). */
+      SimTime stratum = constant ? 0 : sim_delay_sample(&p->stratum, &rng);
+      if (first == SIM_TIME_MAX) continue; /* not reached: not connected to where the block went, or the relay
+                                            * gave up on it (over 18 minutes) */
+      SimTime delay = constant ? first + offset : first - now + import + stratum;
       sim_ctx_batch_add(ctx, g->miner_entity[m], delay);
     }
   }

@@ -147,7 +147,7 @@ static void on_engine(void *user, SimEngine *engine, const char *note) {
 typedef struct {
   char *out_dir, *seed_str, *pools_csv, *trace_str;
   char **sets, **mining_from;
-  gboolean quiet, emc_logs, strict, stats, numa_report, relay_pipeline;
+  gboolean quiet, emc_logs, strict, stats, numa_report, relay_pipeline, relay_split;
   gint threads;
 } RunOpts;
 
@@ -173,8 +173,11 @@ static const SimOpt run_opts[] = {
                     "Outputs do not depend on it"),
     {.name = "relay-pipeline", .type = SIM_OPT_FLAG, .offset = offsetof(RunOpts, relay_pipeline),
      .help = "Relay successive blocks at once, each block's relay on one of the --threads (at least 2): the "
-             "next block's relay starts once the chain can tell it is next. Outputs do not depend on it "
-             "(docs/threads.md: when it is faster)"},
+             "next block's relay starts once the chain can tell it is next. The default at exactly 2 threads "
+             "where the scenario allows it. Outputs do not depend on it (docs/threads.md: when it is faster)"},
+    {.name = "relay-split", .type = SIM_OPT_FLAG, .offset = offsetof(RunOpts, relay_split),
+     .help = "Split each block's relay over the --threads (windows inside the block), also at 2 threads (the "
+             "default at 3 or more). Outputs do not depend on it"},
     {.name = "stats", .type = SIM_OPT_FLAG, .offset = offsetof(RunOpts, stats),
      .help = "Print the engine's partitions, windows, events per window and barrier wait per worker, and the "
              "relay's "
@@ -241,6 +244,8 @@ int sim_cmd_run(int argc, char **argv) {
   char **sets = o.sets, **mining_from = o.mining_from;
   const gboolean quiet = o.quiet, emc_logs = o.emc_logs, strict = o.strict, stats = o.stats,
                  numa_report = o.numa_report;
+  if (o.relay_pipeline && o.relay_split)
+    return sim_cli_usage_error("run", "--relay-pipeline and --relay-split: choose one");
   if (pools_csv && !mining_from) return sim_cli_usage_error("run", "--pools needs --mining-from");
   if (strict && !mining_from) return sim_cli_usage_error("run", "--strict needs --mining-from");
   if (!sim_cli_seed("run", seed_str, &seed)) return SIM_EXIT_USAGE;
@@ -306,7 +311,9 @@ int sim_cmd_run(int argc, char **argv) {
                        .trace = trace,
                        .threads = (guint)threads,
                        .threads_adaptive = threads_adaptive,
-                       .relay_pipeline = o.relay_pipeline,
+                       .relay_mode = o.relay_pipeline ? SIM_RELAY_PIPELINE
+                                     : o.relay_split  ? SIM_RELAY_SPLIT
+                                                      : SIM_RELAY_AUTO,
                        .on_engine = (stats || numa_report) ? on_engine : NULL,
                        .on_engine_user = &report,
                        .trace_heights = (const uint32_t *)(gpointer)trace_heights->data,

@@ -285,20 +285,32 @@ static gboolean fail(GError **error, int code, const char *what, GError *e) {
   return FALSE;
 }
 
-/* Threads, NUMA weights, --trace-blocks and the stop conditions, before the engine runs. */
+/* Threads (*pipeline: whether the relay is pipelined), NUMA weights, --trace-blocks and the stop conditions,
+ * before the engine runs. */
 static gboolean run_prepare(const SimScenario *sc, const SimRunOptions *opt, SimEngine *engine,
-                            PowWorld *world, NumaModelMachine **numa_machine, GError **error) {
+                            PowWorld *world, NumaModelMachine **numa_machine, gboolean *pipeline, GError **error) {
   GError *e = NULL;
   sim_engine_set_threads(engine, opt->threads, SIM_PARTITION_BLOCKS);
   /* The world is one engine group; each block's relay runs on the network's own threads. */
   pow_world_set_threads(world, MAX(opt->threads, 1), opt->threads_adaptive);
-  if (opt->relay_pipeline && sc->stop.events > 0) {
+  *pipeline = FALSE;
+  if (opt->relay_mode == SIM_RELAY_AUTO) {
+    /* The pipeline where it is exact and measured faster (2 threads: docs/threads.md, session 15). */
+    if (opt->threads == 2 && sc->stop.events <= 0 && opt->n_trace_heights == 0)
+      *pipeline = pow_world_set_relay_pipeline(world, TRUE);
+  } else if (opt->relay_mode == SIM_RELAY_PIPELINE && sc->stop.events > 0) {
     /* The budget counts events in the order the run handles them, which the pipeline changes (engine.h). */
     g_printerr("sim: --relay-pipeline: not with stop.events (the event budget counts events in the order the "
                "run handles them, and the pipeline handles some later than the sequential run does); the run "
                "goes on without it\n");
-  } else if (opt->relay_pipeline) {
-    if (!pow_world_set_relay_pipeline(world, TRUE))
+  } else if (opt->relay_mode == SIM_RELAY_PIPELINE && opt->n_trace_heights > 0) {
+    /* A traced block is relayed again to its end, on the run's own relay (geo_publish). */
+    g_printerr("sim: --relay-pipeline: not with --trace-blocks (the network relays each block on its own when "
+               "it traces blocks); the run goes on without it\n");
+  } else if (opt->relay_mode == SIM_RELAY_PIPELINE) {
+    gboolean allowed = pow_world_set_relay_pipeline(world, TRUE);
+    *pipeline = allowed && opt->threads >= 2;
+    if (!allowed)
       g_printerr("sim: --relay-pipeline: this scenario's network relays each block on its own (another relay "
                  "model, miners on ordinary nodes, joining nodes, a strategy that is not the honest one, or "
                  "trace-driven mining)\n");
@@ -490,7 +502,8 @@ gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summa
     fail(error, SIM_RUN_ERROR_INPUT, NULL, e);
     goto done;
   }
-  if (!run_prepare(sc, opt, engine, world, &numa_machine, error)) goto done;
+  gboolean pipeline = FALSE;
+  if (!run_prepare(sc, opt, engine, world, &numa_machine, &pipeline, error)) goto done;
   if (tx_queue) pow_world_set_side_work(world, obs_async_consume, tx_queue);
   Progress prog = {.world = world,
                    .target_height = sc->pow.stop_height,
@@ -515,9 +528,8 @@ gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summa
           "%s\nside work: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " transaction-metric records applied %s "
           "(the rest %s, where the queue was full or drained)",
           note ? note : "", helper, helper + producer,
-          opt->relay_pipeline ? "by the engine's thread while it waited for a relay"
-                              : "by the relay's second thread between blocks",
-          opt->relay_pipeline ? "as the records came" : "by the engine's");
+          pipeline ? "by the engine's thread while it waited for a relay" : "by the relay's second thread between blocks",
+          pipeline ? "as the records came" : "by the engine's");
       g_free(note);
       note = more;
     }

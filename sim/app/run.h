@@ -15,6 +15,15 @@ G_BEGIN_DECLS
  * statistics) and the model's note on its partitioning (see pow_world_partition_note). */
 typedef void (*SimRunEngineFn)(void *user, SimEngine *engine, const char *partition_note);
 
+/* How a run's relay uses its threads. The outputs are the same bytes in every mode. */
+typedef enum {
+  SIM_RELAY_SPLIT = 0, /* each block's relay split over the threads (windows inside the block) */
+  SIM_RELAY_PIPELINE,  /* successive blocks' relays at once, one thread each (pow_world_set_relay_pipeline);
+                        * with a note on standard error where it cannot be (and the split instead) */
+  SIM_RELAY_AUTO,      /* sim run's default: the pipeline at exactly 2 threads where the scenario allows it
+                        * (silently the split otherwise); the split at 3 or more (docs/threads.md, session 15) */
+} SimRelayMode;
+
 typedef struct {
   const char *out_dir;        /* NULL: results/<scenario name> */
   gboolean progress;          /* print a progress line on stderr (only when it is a terminal) */
@@ -28,7 +37,7 @@ typedef struct {
    * workers. Each block's relay runs on max(threads, 1) threads (pow_world_set_threads). The outputs do not
    * depend on it (the header records max(threads, 1)). */
   guint threads;
-  gboolean relay_pipeline;   /* successive blocks' relays at once, one thread each (pow_world_set_relay_pipeline) */
+  SimRelayMode relay_mode;   /* how the relay uses the threads (SimRelayMode); 0 (zeroed options): the split */
   gboolean threads_adaptive; /* the relay may run a block on the calling thread alone when that has been
                               * faster (pow_world_set_threads); FALSE: all `threads` */
   SimRunEngineFn on_engine; /* may be NULL; when set, the engine also measures CPU time per window */

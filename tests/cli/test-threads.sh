@@ -46,14 +46,16 @@ for b in $(sed -n 's/.*"base": *"\([^"]*\)".*/\1/p' scenarios/studies/*.json | s
   f="scenarios/${b#../}"
   if printf '%s\n' "${scenarios[@]}" | grep -qF "|$f|"; then ok; else bad "study base $f is not in the list"; fi
 done
-# pN: --threads N --relay-pipeline (successive blocks' relays at once; the outputs are the same).
-counts="0 1 2 3 4 8 default p2 p3 p8"
+# pN: --threads N --relay-pipeline (successive blocks' relays at once; the outputs are the same); s2: --threads 2
+# --relay-split (each block's relay over both threads). At exactly 2 threads, --threads 2 and the default (on a
+# 2-CPU machine) pipeline the scenarios that allow it and split the others.
+counts="0 1 2 3 4 8 default s2 p2 p3 p8"
 for entry in "${scenarios[@]}"; do
   IFS='|' read -r name file set <<<"$entry"
   for t in $counts; do
     targ=(--threads "$t")
     [ "$t" = default ] && targ=()
-    case $t in p*) targ=(--threads "${t#p}" --relay-pipeline) ;; esac
+    case $t in p*) targ=(--threads "${t#p}" --relay-pipeline) ;; s*) targ=(--threads "${t#s}" --relay-split) ;; esac
     if ! "$SIM" run "$file" --set "$set" "${targ[@]}" --quiet --out "$tmp/$name-$t" >"$tmp/out" 2>"$tmp/err"; then
       bad "$name --threads $t: exit $?: $(head -c 300 "$tmp/err")"
       continue
@@ -74,7 +76,7 @@ for entry in "${scenarios[@]}"; do
       if cmp -s "$f" "$dir/$(basename "$f")"; then ok; else bad "$name --threads $t: $(basename "$f") differs"; fi
     done
     case $t in
-    p*)
+    p* | 2 | default)
       strip "$ref/summary.json" pipeline >"$tmp/refp.json"
       strip "$dir/summary.json" pipeline >"$tmp/t.json"
       if cmp -s "$tmp/refp.json" "$tmp/t.json"; then ok; else bad "$name --threads $t: summary.json differs"; fi
@@ -85,7 +87,7 @@ for entry in "${scenarios[@]}"; do
       ;;
     esac
     got=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["header"]["threads"])' "$dir/summary.json")
-    n=${t#p}
+    n=${t#[ps]}
     if [ "$t" = default ]; then want=$(nproc); want=$((want > 256 ? 256 : want)); else want=$((n > 1 ? n : 1)); fi
     if [ "$got" = "$want" ]; then ok; else bad "$name --threads $t: header.threads $got, expected $want"; fi
   done
@@ -97,7 +99,7 @@ for w in "partitioned engine, 3 threads requested, 1 worker, 1 group; no windows
   "stop.heights must come right after" "barrier_wait_s"; do
   if grep -qF -- "$w" "$tmp/out"; then ok; else bad "--stats: '$w' not in $(head -c 600 "$tmp/out")"; fi
 done
-"$SIM" run scenarios/pools-2019.json --set stop.heights=20 --threads 2 --stats --numa-report --quiet \
+"$SIM" run scenarios/pools-2019.json --set stop.heights=20 --threads 2 --relay-split --stats --numa-report --quiet \
   --out "$tmp/st2" >"$tmp/out" 2>&1
 for w in "the transaction world is changed by every miner's handler" "numa: " "topology adj" "entity records 0-" \
   "The relay kernel took "; do
@@ -110,11 +112,42 @@ if printf '%s' "$rl" | grep -qE "^relay: each block's relay on 2 threads over 82
 else
   bad "--stats relay line: $rl"
 fi
-# Without --threads: as many relay threads as CPUs (this process's affinity), used adaptively.
+# Without --threads: as many relay threads as CPUs (this process's affinity): at 2, the pipeline (the month
+# allows it); else each block's relay over them, used adaptively.
 "$SIM" run scenarios/pools-2019.json --set stop.heights=20 --stats --quiet --out "$tmp/st5" >"$tmp/out" 2>&1
 n=$(nproc)
 n=$((n > 64 ? 64 : n))
-if grep -qE "^relay: each block's relay on $n threads? over " "$tmp/out"; then ok; else bad "default threads: $(grep '^relay' "$tmp/out")"; fi
+if [ "$n" = 2 ]; then want="^relay: pipelined on 2 threads, each block's relay on one: "; else
+  want="^relay: each block's relay on $n threads? over "; fi
+if grep -qE "$want" "$tmp/out"; then ok; else bad "default threads: $(grep '^relay' "$tmp/out")"; fi
+# --threads 2 pipelines the month, and splits where the scenario cannot pipeline (silently: it was not asked).
+"$SIM" run scenarios/pools-2019.json --set stop.heights=20 --threads 2 --stats --quiet --out "$tmp/st6" >"$tmp/out" 2>&1
+if grep -qE "^relay: pipelined on 2 threads" "$tmp/out"; then ok; else bad "--threads 2: $(grep '^relay' "$tmp/out")"; fi
+"$SIM" run scenarios/pools-2019-pool-delay.json --set stop.heights=20 --threads 2 --stats --quiet --out "$tmp/st7" \
+  >"$tmp/out" 2>&1
+if grep -qE "^relay: each block's relay on 2 threads over " "$tmp/out" && ! grep -q -- "--relay-pipeline" "$tmp/out"; then
+  ok
+else
+  bad "--threads 2 on pool-delay: $(head -c 600 "$tmp/out")"
+fi
+# Tracing blocks relays each block on its own: not pipelined by default (the split's line), refused when asked.
+"$SIM" run scenarios/geo-small.json --set stop.heights=20 --threads 2 --trace-blocks 5 --stats --quiet \
+  --out "$tmp/tr1" >"$tmp/out" 2>&1
+if grep -qE "^relay: each block's relay on 2 threads over " "$tmp/out" && ! grep -q -- "--relay-pipeline" "$tmp/out"; then
+  ok
+else
+  bad "--threads 2 --trace-blocks: $(head -c 600 "$tmp/out")"
+fi
+"$SIM" run scenarios/geo-small.json --set stop.heights=20 --threads 2 --trace-blocks 5 --relay-pipeline --quiet \
+  --out "$tmp/tr2" >"$tmp/out" 2>&1
+if grep -qxF "sim: --relay-pipeline: not with --trace-blocks (the network relays each block on its own when it traces blocks); the run goes on without it" "$tmp/out" &&
+  cmp -s "$tmp/tr1/trace_blocks.csv" "$tmp/tr2/trace_blocks.csv"; then ok; else
+  bad "--relay-pipeline --trace-blocks: $(head -c 600 "$tmp/out")"
+fi
+"$SIM" run scenarios/tiny.json --relay-pipeline --relay-split --out "$tmp/both" >"$tmp/out" 2>"$tmp/err"
+if [ $? -eq 2 ] && grep -qF "sim run: --relay-pipeline and --relay-split: choose one" "$tmp/err"; then ok; else
+  bad "--relay-pipeline --relay-split: $(cat "$tmp/err")"
+fi
 # The same windows and steps at 1 and 3 threads (they do not depend on the thread count).
 "$SIM" run scenarios/pools-2019.json --set stop.heights=20 --threads 1 --stats --quiet --out "$tmp/st3" >"$tmp/out1" 2>&1
 "$SIM" run scenarios/pools-2019.json --set stop.heights=20 --threads 3 --stats --quiet --out "$tmp/st4" >"$tmp/out3" 2>&1
@@ -149,6 +182,13 @@ if grep -qF -- "--relay-pipeline: needs --threads 2 or more" "$tmp/out"; then ok
 if grep -qxF -- "sim: --relay-pipeline: not with stop.events (the event budget counts events in the order the run handles them, and the pipeline handles some later than the sequential run does); the run goes on without it" "$tmp/out" && cmp -s "$tmp/pe1/blocks.csv" "$tmp/pe2/blocks.csv" &&
   cmp -s "$tmp/pe1/observations.csv" "$tmp/pe2/observations.csv"; then ok; else
   bad "--relay-pipeline with stop.events: $(cat "$tmp/out")"
+fi
+# Not asked for, the pipeline is not used with a budget either, and nothing is said.
+"$SIM" run scenarios/pools-2019.json --set stop.heights=0 --set stop.events=60000 --threads 2 --stats --quiet \
+  --out "$tmp/pe3" >"$tmp/out" 2>&1
+if grep -qE "^relay: each block's relay on 2 threads over " "$tmp/out" && ! grep -q -- "--relay-pipeline" "$tmp/out" &&
+  cmp -s "$tmp/pe1/blocks.csv" "$tmp/pe3/blocks.csv"; then ok; else
+  bad "--threads 2 with stop.events: $(head -c 600 "$tmp/out")"
 fi
 "$SIM" run scenarios/tiny.json --threads 999 --out "$tmp/bad" >"$tmp/out" 2>"$tmp/err"
 if [ $? -eq 2 ] && grep -qF "sim run: --threads must be in [0, 256] (got 999)" "$tmp/err"; then ok; else
