@@ -621,7 +621,10 @@ static int bench_scaling(int argc, char **argv) {
       "give the speedup (the proof-of-work world is one engine group): relay_s, the wall seconds in the\n"
       "relay, and its speedup over 1 thread; the relay's threads, windows per block and steps per window;\n"
       "balance, the relay's work over the busiest thread's work per window, summed (the speedup dedicated\n"
-      "cores and a free barrier would give); and the barrier wait per relay thread. Nothing is asserted.");
+      "cores and a free barrier would give); and the barrier wait per relay thread. These rows split each\n"
+      "block's relay (sim run --relay-split); a last row, 'p2', is the relay pipeline at 2 threads (sim run's\n"
+      "default at exactly 2): successive blocks' relays at once, one thread each, relay_s their time summed\n"
+      "over both, no barrier. Nothing is asserted.");
   if (!sim_cli_parse(ctx, "bench scaling", &argc, &argv)) return SIM_EXIT_USAGE;
   if (argc != 1) return sim_cli_usage_error("bench scaling", "unexpected argument '%s'", argv[1]);
   const char *scenario = o.scenario;
@@ -665,7 +668,11 @@ static int bench_scaling(int argc, char **argv) {
            "crit_speedup  barrier_wait_s/worker  busy_s/worker\n");
   double base_wall = 0, seq_wall = 0, base_crit = 0, base_relay = 0;
   g_autofree ScaleRow *rows = g_new0(ScaleRow, o.reps);
-  for (gint t = 0; t <= threads_max; t++) {
+  /* For a scenario, a last row "p2": the relay pipeline at 2 threads (sim run's default at exactly 2). */
+  const gint n_rows = threads_max + 1 + (sc && threads_max >= 2 ? 1 : 0);
+  for (gint c = 0; c < n_rows; c++) {
+    const gboolean pipe = c > threads_max;
+    const gint t = pipe ? 2 : c;
     for (gint k = 0; k < o.reps; k++) {
       memset(&rows[k], 0, sizeof rows[k]);
       if (sc) {
@@ -678,6 +685,7 @@ static int bench_scaling(int argc, char **argv) {
                              .argc = 4,
                              .argv = av,
                              .threads = (guint)t,
+                             .relay_mode = pipe ? SIM_RELAY_PIPELINE : SIM_RELAY_SPLIT,
                              .on_engine = scaling_on_engine,
                              .on_engine_user = &cap,
                              .relay_stats = &rows[k].relay};
@@ -702,13 +710,13 @@ static int bench_scaling(int argc, char **argv) {
       }
     }
     const ScaleRow *m = scale_median(rows, o.reps);
-    if (t == 0) seq_wall = m->wall_s;
-    if (t == 1) {
+    if (c == 0) seq_wall = m->wall_s;
+    if (c == 1) {
       base_wall = m->wall_s;
       base_crit = m->ws.critical_s;
       base_relay = m->relay.wall_s;
     }
-    g_autofree char *label = t == 0 ? g_strdup("seq") : g_strdup_printf("%d", t);
+    g_autofree char *label = pipe ? g_strdup("p2") : t == 0 ? g_strdup("seq") : g_strdup_printf("%d", t);
     if (sc)
       scale_row_print_relay(label, m, t == 0 ? m->wall_s : base_wall, t == 0 ? m->relay.wall_s : base_relay);
     else
