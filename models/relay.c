@@ -7,6 +7,7 @@
 #include "relay-private.h"
 
 #include <math.h>
+#include <sched.h>
 
 /* ---- a thread's queue of steps ----
  * HAVE step keys. A step only creates later steps, mostly 16 ms to 2 s later (a latency, a fetch after
@@ -768,8 +769,14 @@ static ShareDelta __attribute__((noinline, cold)) announce_share(Kernel *k, cons
                                                                  guint64 win) {
   Geth c = share_geth(proto), *g = &c;
   const Worker *O = k->workers[g->worker_of[v]];
-  while (__atomic_load_n(&O->inbox_win, __ATOMIC_ACQUIRE) <= win)
-    sim_cpu_relax();
+  /* The owner applies its inbox first thing in the window: a short wait, unless the threads outnumber the
+   * cores and the owner waits for this one's core (then give it up: sched_yield after 1,024 looks). */
+  for (unsigned i = 0; __atomic_load_n(&O->inbox_win, __ATOMIC_ACQUIRE) <= win; i++) {
+    if (i < 1024)
+      sim_cpu_relax();
+    else
+      sched_yield();
+  }
   if (k->pruning && prune_ok(k, v, now, k->tdist0)) return share_delta(g);
   SimTime upload_free = g->upload_free[v];
   guint64 after = heard_after(g, now);
