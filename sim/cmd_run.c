@@ -169,8 +169,9 @@ static const SimOpt run_opts[] = {
     SIM_OPT_THREADS(RunOpts, threads,
                     "Threads: each block's relay runs on N (at most 64), the partitioned engine on up to N "
                     "workers (default: the CPUs this process may use, each block's relay on all of them or on "
-                    "one, whichever is measured faster; 0: the sequential engine and a one-thread relay). "
-                    "Outputs do not depend on it"),
+                    "one, whichever is measured faster; 0: the sequential engine and a one-thread relay). At "
+                    "exactly 2, successive blocks' relays run at once instead, one thread each, where the "
+                    "scenario allows it (--relay-pipeline). Outputs do not depend on it"),
     {.name = "relay-pipeline", .type = SIM_OPT_FLAG, .offset = offsetof(RunOpts, relay_pipeline),
      .help = "Relay successive blocks at once, each block's relay on one of the --threads (at least 2): the "
              "next block's relay starts once the chain can tell it is next. The default at exactly 2 threads "
