@@ -131,6 +131,17 @@ if [ $? -eq 0 ] && ! grep -q "^relay: pipelined" "$tmp/out" && ! grep -q -- "--r
 else
   bad "--threads 2 on pool-delay: $(head -c 600 "$tmp/out")"
 fi
+# A relay that gives up on miners (an uplink so slow that no transfer ends within its 18 minutes): the pipeline
+# leaves them without the block as the split and one thread do, with the same bytes.
+slow=(scenarios/geo-small.json --set stop.heights=30 --set network.dc_upload_bps=5e-324 --quiet)
+"$SIM" run "${slow[@]}" --threads 1 --out "$tmp/sl1" >/dev/null 2>&1
+"$SIM" run "${slow[@]}" --threads 2 --relay-split --out "$tmp/sl2" >/dev/null 2>&1
+"$SIM" run "${slow[@]}" --threads 2 --stats --out "$tmp/sl3" >"$tmp/out" 2>&1
+if [ $? -eq 0 ] && grep -q "^relay: pipelined on 2 threads" "$tmp/out" &&
+  cmp -s "$tmp/sl1/blocks.csv" "$tmp/sl2/blocks.csv" && cmp -s "$tmp/sl1/blocks.csv" "$tmp/sl3/blocks.csv" &&
+  cmp -s "$tmp/sl1/observations.csv" "$tmp/sl3/observations.csv"; then ok; else
+  bad "unreached miners, pipelined: $(head -c 600 "$tmp/out")"
+fi
 # Tracing blocks relays each block on its own: not pipelined by default (the split's line), refused when asked.
 "$SIM" run scenarios/geo-small.json --set stop.heights=20 --threads 2 --trace-blocks 5 --stats --quiet \
   --out "$tmp/tr1" >"$tmp/out" 2>&1
