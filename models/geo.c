@@ -835,8 +835,8 @@ static void geo_publish(const void *params, gpointer state, gpointer scratch, co
       /* Every miner draws its work distribution delay, in miner order, reached or not (the pipeline draws
        * them all when the block is published, geo_pipe_publish, before it knows who the relay reaches). */
       SimTime stratum = constant ? 0 : sim_delay_sample(&p->stratum, &rng);
-      if (first == SIM_TIME_MAX) continue; /* not reached: not connected to where the block went, or the relay
-                                            * gave up on it (over 18 minutes) */
+      /* Not reached: not connected to where the block went, or the relay gave up on it (over 18 minutes). */
+      if (first == SIM_TIME_MAX) continue;
       SimTime delay = constant ? first + offset : first - now + import + stratum;
       sim_ctx_batch_add(ctx, g->miner_entity[m], delay);
     }

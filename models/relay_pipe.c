@@ -74,7 +74,7 @@ struct RelayPipe {
   pthread_cond_t work_cond; /* a job was queued, or quit */
   pthread_cond_t free_cond; /* a slot was released */
   GQueue queue;    /* jobs to run, first started first */
-  unsigned n_queued; /* its length (written under the lock; read without it by a thread that looks for work) */
+  unsigned n_queued; /* its length (written under the lock; read without it by a thread looking for work) */
   guint32 *free_slot, n_free;
   gboolean quit;
   /* The Geth kernel's pruning tables as one kernel fed every block in start order would choose them (under
@@ -115,12 +115,12 @@ void relay_progress_publish(Kernel *k, SimTime horizon) {
 
 /* ---- the pipe's threads ---- */
 
-/* How long a pipe thread with nothing to do looks for a job, giving its core to any other thread that wants it
- * (sched_yield), before it sleeps on the condition variable. A sleeping thread took a median 80 us to start a
- * job once queued (a halted vCPU woken by the futex: 8,000 heights of pools-2019 at 2 threads, the queue to
- * the start), on the chain that bounds the pipeline; yielding instead took the run from 8.8 to 7.9 s (4
- * interleaved rounds; 0.3, 2 and 10 ms all helped, the longer the more). A spin without the yield would take
- * the core from the engine's thread, the third on two cores. */
+/* How long a pipe thread with nothing to do looks for a job, giving its core to any other thread that wants
+ * it (sched_yield), before it sleeps on the condition variable. A sleeping thread took a median 80 us to
+ * start a job once queued (a halted vCPU woken by the futex: 8,000 heights of pools-2019 at 2 threads, the
+ * queue to the start), on the chain that bounds the pipeline; yielding instead took the run from 8.8 to 7.9 s
+ * (4 interleaved rounds; 0.3, 2 and 10 ms all helped, the longer the more). A spin without the yield would
+ * take the core from the engine's thread, the third on two cores. */
 #define YIELD_NS 5000000
 
 /* Until *addr != val, *quit is set, or YIELD_NS have passed. */

@@ -622,9 +622,9 @@ static int bench_scaling(int argc, char **argv) {
       "relay, and its speedup over 1 thread; the relay's threads, windows per block and steps per window;\n"
       "balance, the relay's work over the busiest thread's work per window, summed (the speedup dedicated\n"
       "cores and a free barrier would give); and the barrier wait per relay thread. These rows split each\n"
-      "block's relay (sim run --relay-split); a last row, 'p2', is the relay pipeline at 2 threads (sim run's\n"
-      "default at exactly 2): successive blocks' relays at once, one thread each, relay_s their time summed\n"
-      "over both, no barrier. Nothing is asserted.");
+      "block's relay (sim run --relay-split); a last row, 'p2', is the relay pipeline at 2 threads\n"
+      "(sim run's default at exactly 2): successive blocks' relays at once, one thread each, relay_s\n"
+      "their time summed over both, no barrier. Nothing is asserted.");
   if (!sim_cli_parse(ctx, "bench scaling", &argc, &argv)) return SIM_EXIT_USAGE;
   if (argc != 1) return sim_cli_usage_error("bench scaling", "unexpected argument '%s'", argv[1]);
   const char *scenario = o.scenario;

@@ -288,7 +288,8 @@ static gboolean fail(GError **error, int code, const char *what, GError *e) {
 /* Threads (*pipeline: whether the relay is pipelined), NUMA weights, --trace-blocks and the stop conditions,
  * before the engine runs. */
 static gboolean run_prepare(const SimScenario *sc, const SimRunOptions *opt, SimEngine *engine,
-                            PowWorld *world, NumaModelMachine **numa_machine, gboolean *pipeline, GError **error) {
+                            PowWorld *world, NumaModelMachine **numa_machine, gboolean *pipeline,
+                            GError **error) {
   GError *e = NULL;
   sim_engine_set_threads(engine, opt->threads, SIM_PARTITION_BLOCKS);
   /* The world is one engine group; each block's relay runs on the network's own threads. */
@@ -305,8 +306,9 @@ static gboolean run_prepare(const SimScenario *sc, const SimRunOptions *opt, Sim
                "goes on without it\n");
   } else if (opt->relay_mode == SIM_RELAY_PIPELINE && opt->n_trace_heights > 0) {
     /* A traced block is relayed again to its end, on the run's own relay (geo_publish). */
-    g_printerr("sim: --relay-pipeline: not with --trace-blocks (the network relays each block on its own when "
-               "it traces blocks); the run goes on without it\n");
+    g_printerr(
+        "sim: --relay-pipeline: not with --trace-blocks (the network relays each block on its own when "
+        "it traces blocks); the run goes on without it\n");
   } else if (opt->relay_mode == SIM_RELAY_PIPELINE) {
     gboolean allowed = pow_world_set_relay_pipeline(world, TRUE);
     *pipeline = allowed && opt->threads >= 2;
@@ -524,12 +526,13 @@ gboolean sim_run(const SimScenario *sc, const SimRunOptions *opt, json_t **summa
     if (tx_queue) {
       guint64 helper = 0, producer = 0;
       obs_async_counts(tx_queue, &helper, &producer);
-      char *more = g_strdup_printf(
-          "%s\nside work: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " transaction-metric records applied %s "
-          "(the rest %s, where the queue was full or drained)",
-          note ? note : "", helper, helper + producer,
-          pipeline ? "by the engine's thread while it waited for a relay" : "by the relay's second thread between blocks",
-          pipeline ? "as the records came" : "by the engine's");
+      char *more = g_strdup_printf("%s\nside work: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+                                   " transaction-metric records applied %s "
+                                   "(the rest %s, where the queue was full or drained)",
+                                   note ? note : "", helper, helper + producer,
+                                   pipeline ? "by the engine's thread while it waited for a relay"
+                                            : "by the relay's second thread between blocks",
+                                   pipeline ? "as the records came" : "by the engine's");
       g_free(note);
       note = more;
     }

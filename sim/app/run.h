@@ -37,7 +37,7 @@ typedef struct {
    * workers. Each block's relay runs on max(threads, 1) threads (pow_world_set_threads). The outputs do not
    * depend on it (the header records max(threads, 1)). */
   guint threads;
-  SimRelayMode relay_mode;   /* how the relay uses the threads (SimRelayMode); 0 (zeroed options): the split */
+  SimRelayMode relay_mode; /* how the relay uses the threads (SimRelayMode); 0 (zeroed options): the split */
   gboolean threads_adaptive; /* the relay may run a block on the calling thread alone when that has been
                               * faster (pow_world_set_threads); FALSE: all `threads` */
   SimRunEngineFn on_engine; /* may be NULL; when set, the engine also measures CPU time per window */

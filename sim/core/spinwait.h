@@ -32,10 +32,10 @@ static inline void sim_cpu_relax(void) {
  * barrier spun its 200 us while the others waited to run. */
 #define SIM_SPIN_YIELD_AFTER_NS 20000
 
-/* Waits until *addr != val: spins up to spin_ns (with sched_yield after SIM_SPIN_YIELD_AFTER_NS), then sleeps on
- * a futex, counted in *sleepers. The waker
- * (sim_bump_and_wake) stores *addr then reads *sleepers; the sleeper adds to *sleepers then reads *addr
- * (both sequentially consistent): one of them sees the other, so no wake is lost. */
+/* Waits until *addr != val: spins up to spin_ns (with sched_yield after SIM_SPIN_YIELD_AFTER_NS), then sleeps
+ * on a futex, counted in *sleepers. The waker (sim_bump_and_wake) stores *addr then reads *sleepers; the
+ * sleeper adds to *sleepers then reads *addr (both sequentially consistent): one of them sees the other, so
+ * no wake is lost. */
 static inline void sim_wait_change(unsigned *addr, unsigned val, unsigned *sleepers, gint64 spin_ns) {
   gint64 now = sim_mono_ns(), until = now + spin_ns, yield_from = now + MIN(spin_ns, SIM_SPIN_YIELD_AFTER_NS);
   gboolean yield = FALSE;
