@@ -630,38 +630,44 @@ static SimGateVerdict geo_gate(gpointer user, SimEngine *engine, const SimEvent 
     return SIM_GATE_HOLD;
   }
   const SimTime T = ev->time;
+  /* Every miner that may find a block at or before T holds this event back. Of those, wait for the one whose
+   * own business comes first (its pending find or held event; T at the latest): the sequential run's next
+   * event is among them, and once that miner's delivery is known the loop can go on with it, while a wait for
+   * the first of them in miner order (a far event blocked by every big pool) waited for deliveries the next
+   * events do not need. */
+  Pending *open = NULL;
+  guint fw = 0;
+  SimTime target = SIM_TIME_MAX, safe = MIN(T, g->late_min); /* what pend_poll queued before T comes first */
   for (guint f = 0; f < g->n_miners; f++) {
     if (f == m) continue; /* its own later steps come after this event */
-    Pending *open;
-    if (miner_lb(g, f, T, &open) > T) continue;
-    /* Wait for the relay that holds F back the longest: until F's delivery cannot come before T, its pending
-     * find or its held events. */
-    SimTime fa = pow_world_find_at(g->world, f);
-    SimTime target = T - open->import + 1;
-    if (fa <= T) target = MIN(target, fa - open->import + 1);
-    if (g->held_t[f] != SIM_TIME_MAX) target = MIN(target, g->held_t[f] - open->import + 1);
-    gint64 w0 = sim_mono_ns();
-    /* First what the next find would do first: no miner finds before the least of the bounds (those after
-     * this one's too; a miner neither open nor held finds after T, its find being in the queue behind T).
-     * Only when the run ends at a find (stop.heights): one stopped by time ends with the transactions up to
-     * its last find, which may come before that bound. */
-    if (pow_world_ends_at_find(g->world, sim_engine_stop_time(g->engine))) {
-      SimTime safe = MIN(T, g->late_min); /* what pend_poll queued before T comes first */
-      for (guint f2 = 0; f2 < g->n_miners; f2++) {
-        Pending *o2;
-        if (f2 == m) continue;
-        SimTime lb2 = f2 < f ? T : miner_lb(g, f2, T, &o2); /* those before f: past T */
-        safe = MIN(safe, lb2);
-      }
-      if (safe > g->prepared) {
-        pow_world_prepare(g->world, safe);
-        g->prepared = safe;
-        pend_poll(g);
-        return SIM_GATE_AGAIN; /* the relays went on meanwhile */
-      }
+    Pending *o;
+    SimTime lb = miner_lb(g, f, T, &o);
+    safe = MIN(safe, lb);
+    if (lb > T) continue;
+    /* Until F's delivery cannot come before T, its pending find or its held events. */
+    SimTime fa = pow_world_find_at(g->world, f), tf = T - o->import + 1;
+    if (fa <= T) tf = MIN(tf, fa - o->import + 1);
+    if (g->held_t[f] != SIM_TIME_MAX) tf = MIN(tf, g->held_t[f] - o->import + 1);
+    if (!open || tf + o->import < target + open->import) {
+      open = o;
+      fw = f;
+      target = tf;
     }
-    /* ... or F's delivery is known (its first gateway has the block). */
-    relay_job_wait_nodes(open->job, MAX(target, open->horizon + 1), g->miner_gw[f], MIN(g->miner_n_gw[f], 8));
+  }
+  if (open) {
+    gint64 w0 = sim_mono_ns();
+    /* First what the next find would do first: no miner finds before the least of the bounds (a miner neither
+     * open nor held finds after T, its find being in the queue behind T). Only when the run ends at a find
+     * (stop.heights): one stopped by time ends with the transactions up to its last find, which may come
+     * before that bound. */
+    if (pow_world_ends_at_find(g->world, sim_engine_stop_time(g->engine)) && safe > g->prepared) {
+      pow_world_prepare(g->world, safe);
+      g->prepared = safe;
+      pend_poll(g);
+      return SIM_GATE_AGAIN; /* the relays went on meanwhile */
+    }
+    /* ... or the miner's delivery is known (its first gateway has the block). */
+    relay_job_wait_nodes(open->job, MAX(target, open->horizon + 1), g->miner_gw[fw], MIN(g->miner_n_gw[fw], 8));
     g->gate_wait_ns += sim_mono_ns() - w0;
     g->gate_waits++;
     return SIM_GATE_AGAIN;
