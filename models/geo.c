@@ -667,7 +667,8 @@ static SimGateVerdict geo_gate(gpointer user, SimEngine *engine, const SimEvent 
       return SIM_GATE_AGAIN; /* the relays went on meanwhile */
     }
     /* ... or the miner's delivery is known (its first gateway has the block). */
-    relay_job_wait_nodes(open->job, MAX(target, open->horizon + 1), g->miner_gw[fw], MIN(g->miner_n_gw[fw], 8));
+    relay_job_wait_nodes(open->job, MAX(target, open->horizon + 1), g->miner_gw[fw],
+                         MIN(g->miner_n_gw[fw], 8));
     g->gate_wait_ns += sim_mono_ns() - w0;
     g->gate_waits++;
     return SIM_GATE_AGAIN;
