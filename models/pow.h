@@ -153,6 +153,7 @@ typedef struct {
   double wait_s[POW_RELAY_MAX_THREADS]; /* per thread: wall seconds waiting at the window barrier */
   /* The pipeline (successive blocks' relays at once, each on one thread): */
   guint32 pipe_threads;    /* 0: no pipeline */
+  guint64 pipe_helped;     /* blocks whose relay the engine's thread ran, in parts, while it waited */
   guint64 pipe_blocks;     /* blocks relayed as jobs */
   guint64 pipe_overlapped; /* ... started while an earlier block's relay still ran */
   guint64 pipe_in_flight;  /* relays running at each start, summed */

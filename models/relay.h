@@ -201,6 +201,7 @@ typedef struct {
   double wait_s[RELAY_MAX_THREADS]; /* per thread: wall seconds waiting at the window barrier */
   double wall_s;          /* wall seconds in the kernel (all propagations) */
   guint32 prune_tables;   /* block-size classes with skipping bounds of their own (prune_table_after) */
+  guint64 helped;         /* a RelayPipe's: of the propagations, those its starting thread's helpers ran */
 } RelayWorkStats;
 void relay_work_get_stats(const RelayWork *w, RelayWorkStats *stats);
 
@@ -295,6 +296,11 @@ void relay_job_wait_nodes(RelayJob *job, SimTime at_least, const guint32 *nodes,
 /* How long relay_job_wait and the waits for a job's end spin before they sleep (default SPIN_NS, 200 us): a
  * waiter that shares the cores with the jobs should spin little. */
 void relay_pipe_set_spin(RelayPipe *pipe, gint64 spin_ns);
+/* Gives the starting thread `n` helpers (before the first job): while it waits for a job, a helper of its
+ * runs that job if it is still queued (or another queued job, or a job a helper holds), and the starting
+ * thread sleeps until the wait is over; between its waits the helpers' jobs stand still. The pipe then never
+ * has more than its threads plus one running. 0 (the default): none. */
+void relay_pipe_set_helpers(RelayPipe *pipe, guint n);
 /* Work for the waiting thread (the pipe's caller): while a wait above (and the waits for a job's end) finds
  * the relay not far enough yet, it calls `fn(user)`, which does a little work and returns whether it did any
  * (relay_work_set_idle's kind: the transaction metrics' queued records, say), and spins or sleeps only once

@@ -43,6 +43,8 @@ struct RelayJob {
   const RelayStop *stop;
   SimRng rng;
   JobState state;       /* under pipe->lock */
+  guint64 seq;          /* the order of its start: 1, 2, ... */
+  struct Helper *helper; /* the helper that runs it (the starting thread's, see "helpers"), else NULL */
 
   /* Written by the job's thread once the results are in `work` (after the last publication). */
   _Alignas(64) unsigned done;
@@ -54,6 +56,19 @@ typedef struct PipeThread {
   RelayWork *work;
   RelayWorkStats stats; /* its work's statistics as of its last finished job (under pipe->lock) */
 } PipeThread;
+
+/* A helper runs a job for the starting thread, and only while that thread waits and has handed it the baton
+ * (see "helpers" below): a relay the starting thread runs in parts, on a thread of its own so that the
+ * kernel's window loop need not return between the parts. */
+typedef struct Helper {
+  RelayPipe *pipe;
+  RelayWork *work;
+  RelayWorkStats stats; /* as PipeThread's (under pipe->lock) */
+  RelayJob *job;        /* the job it holds, not done (the starting thread's field) */
+  pthread_t thread;
+  _Alignas(64) unsigned go; /* bumped by the starting thread to hand it the baton */
+  unsigned go_sleepers;
+} Helper;
 
 struct RelayPipe {
   const RelayModel *model;
@@ -80,7 +95,113 @@ struct RelayPipe {
   /* The Geth kernel's pruning tables as one kernel fed every block in start order would choose them (under
    * the lock): each job's kernel uses that table, so that it skips the steps the synchronous relay skips. */
   TgPlan plan;
+  guint64 next_seq;
+  /* The starting thread's helpers (relay_pipe_set_helpers; 0: none), and the baton's way back: a helper bumps
+   * `back` when the starting thread's wait is over or its job is done. While a helper runs, the starting
+   * thread sleeps: the two are one runnable thread, so that the pipe never has more runnable threads than the
+   * pipe threads plus one. The starting thread's wait, for the helper to check at its windows' ends: */
+  guint n_helpers;
+  Helper *help;
+  _Alignas(64) unsigned back;
+  unsigned back_sleepers;
+  const RelayJob *cond_job;
+  SimTime cond_at;
+  guint32 cond_nodes[RELAY_WAKE_NODES];
+  guint cond_n;
+  gboolean cond_done;
 };
+
+/* ---- helpers ---- */
+
+static gboolean job_reached(const RelayJob *job, SimTime at_least);
+static gboolean any_published(const RelayJob *job, const guint32 *nodes, guint n);
+
+/* Whether the starting thread's wait (the cond_* fields, written before it handed the baton) is over. */
+static gboolean cond_met(const RelayPipe *pp) {
+  const RelayJob *j = pp->cond_job;
+  if (__atomic_load_n(&j->done, __ATOMIC_SEQ_CST)) return TRUE;
+  return !pp->cond_done && (job_reached(j, pp->cond_at) || any_published(j, pp->cond_nodes, pp->cond_n));
+}
+
+/* The helper gives the baton back and sleeps until it has it again. */
+static void helper_yield(Helper *H) {
+  RelayPipe *pp = H->pipe;
+  unsigned g = __atomic_load_n(&H->go, __ATOMIC_SEQ_CST);
+  sim_bump_and_wake(&pp->back, &pp->back_sleepers);
+  sim_wait_change(&H->go, g, &H->go_sleepers, 0);
+}
+
+/* At a window's end of a helper's job: back to the starting thread once its wait is over. */
+static void helper_checkpoint(Helper *H) {
+  if (cond_met(H->pipe)) helper_yield(H);
+}
+
+static void job_finish(RelayJob *job, RelayWork *w, RelayWorkStats *stats);
+static void job_run(RelayJob *job, RelayWork *w);
+static void job_wait_done(RelayJob *job);
+
+static void *helper_thread(void *arg) {
+  Helper *H = arg;
+  RelayPipe *pp = H->pipe;
+  unsigned g = 0;
+  for (;;) {
+    sim_wait_change(&H->go, g, &H->go_sleepers, 0);
+    g = __atomic_load_n(&H->go, __ATOMIC_SEQ_CST);
+    RelayJob *job = H->job;
+    if (!job) break; /* handed the baton with nothing to run: quit */
+    job_run(job, H->work);
+    job_finish(job, H->work, &H->stats);
+    g = __atomic_load_n(&H->go, __ATOMIC_SEQ_CST);
+    sim_bump_and_wake(&pp->back, &pp->back_sleepers);
+  }
+  return NULL;
+}
+
+/* The starting thread hands helper H the baton and sleeps until it is back. */
+static void helper_run(RelayPipe *pp, Helper *H) {
+  unsigned b = __atomic_load_n(&pp->back, __ATOMIC_SEQ_CST);
+  sim_bump_and_wake(&H->go, &H->go_sleepers);
+  sim_wait_change(&pp->back, b, &pp->back_sleepers, 0);
+  if (H->job && __atomic_load_n(&H->job->done, __ATOMIC_SEQ_CST)) {
+    H->job->helper = NULL;
+    H->job = NULL;
+  }
+}
+
+/* What the starting thread's helpers should run while it waits for `job`: the helper that holds it; else,
+ * where it is still queued, it taken by a free helper; else another queued job, taken by a free helper; else
+ * the helper holding the oldest job. NULL: nothing (the starting thread waits as without helpers). */
+static Helper *helper_pick(RelayPipe *pp, RelayJob *job) {
+  if (!pp->n_helpers) return NULL;
+  if (job->helper) return job->helper;
+  Helper *free_h = NULL, *oldest = NULL;
+  for (guint i = 0; i < pp->n_helpers; i++) {
+    Helper *H = &pp->help[i];
+    if (!H->job) {
+      if (!free_h) free_h = H;
+    } else if (!oldest || H->job->seq < oldest->job->seq) {
+      oldest = H;
+    }
+  }
+  if (free_h && __atomic_load_n(&pp->n_queued, __ATOMIC_RELAXED)) {
+    pthread_mutex_lock(&pp->lock);
+    RelayJob *take = NULL;
+    if (job->state == JOB_QUEUED)
+      take = job;
+    else if (!g_queue_is_empty(&pp->queue))
+      take = g_queue_peek_head(&pp->queue);
+    if (take) {
+      g_queue_remove(&pp->queue, take);
+      __atomic_store_n(&pp->n_queued, pp->queue.length, __ATOMIC_RELAXED);
+      take->state = JOB_RUNNING;
+      take->helper = free_h;
+      free_h->job = take;
+    }
+    pthread_mutex_unlock(&pp->lock);
+    if (take) return free_h;
+  }
+  return oldest;
+}
 
 /* ---- progress (relay-private.h) ---- */
 
@@ -111,6 +232,8 @@ void relay_progress_publish(Kernel *k, SimTime horizon) {
     wake = v < p->n_watch && p->have[v] != SIM_TIME_MAX;
   }
   if (wake) sim_bump_and_wake(&p->seq, &p->sleepers);
+  RelayJob *job = (RelayJob *)((char *)p - offsetof(RelayJob, prog));
+  if (job->helper && horizon != SIM_TIME_MAX) helper_checkpoint(job->helper);
 }
 
 /* ---- the pipe's threads ---- */
@@ -152,6 +275,19 @@ static void job_run(RelayJob *job, RelayWork *w) {
   __atomic_store_n(&p->horizon, SIM_TIME_MAX, __ATOMIC_SEQ_CST);
 }
 
+/* The job's end, on the thread that ran it. */
+static void job_finish(RelayJob *job, RelayWork *w, RelayWorkStats *stats) {
+  RelayPipe *pp = job->pipe;
+  pthread_mutex_lock(&pp->lock);
+  relay_work_get_stats(w, stats);
+  job->state = JOB_DONE;
+  pthread_mutex_unlock(&pp->lock);
+  /* After this the starting thread may release the slot and start another job on it: only the counters
+   * below are touched still, which a new job never resets (a late bump is a spurious wake-up). */
+  __atomic_store_n(&job->done, 1, __ATOMIC_SEQ_CST);
+  sim_bump_and_wake(&job->prog.seq, &job->prog.sleepers);
+}
+
 static void *pipe_thread(void *arg) {
   PipeThread *T = arg;
   RelayPipe *pp = T->pipe;
@@ -170,14 +306,7 @@ static void *pipe_thread(void *arg) {
     job->state = JOB_RUNNING;
     pthread_mutex_unlock(&pp->lock);
     job_run(job, T->work);
-    pthread_mutex_lock(&pp->lock);
-    relay_work_get_stats(T->work, &T->stats);
-    job->state = JOB_DONE;
-    pthread_mutex_unlock(&pp->lock);
-    /* After this the starting thread may release the slot and start another job on it: only the counters
-     * below are touched still, which a new job never resets (a late bump is a spurious wake-up). */
-    __atomic_store_n(&job->done, 1, __ATOMIC_SEQ_CST);
-    sim_bump_and_wake(&job->prog.seq, &job->prog.sleepers);
+    job_finish(job, T->work, &T->stats);
     pthread_mutex_lock(&pp->lock);
   }
   pthread_mutex_unlock(&pp->lock);
@@ -240,6 +369,17 @@ RelayPipe *relay_pipe_new(const RelayModel *model, const void *params, const Net
 
 void relay_pipe_free(RelayPipe *pp) {
   if (!pp) return;
+  /* The helpers' jobs first (only the starting thread moves them on), then the helpers. */
+  for (guint i = 0; i < pp->n_helpers; i++)
+    if (pp->help[i].job) job_wait_done(pp->help[i].job);
+  for (guint i = 0; i < pp->n_helpers; i++) {
+    Helper *H = &pp->help[i];
+    H->job = NULL;
+    sim_bump_and_wake(&H->go, &H->go_sleepers);
+    pthread_join(H->thread, NULL);
+    relay_work_free(H->work);
+  }
+  g_free(pp->help);
   pthread_mutex_lock(&pp->lock);
   __atomic_store_n(&pp->quit, TRUE, __ATOMIC_RELAXED); /* under the lock; read without it by yield_until */
   pthread_cond_broadcast(&pp->work_cond);
@@ -311,6 +451,8 @@ RelayJob *relay_pipe_start(RelayPipe *pp, const RelayBlock *b, const RelayStop *
   /* No step comes before the first source has the block. */
   p->horizon = t0;
   p->wake_at = SIM_TIME_MAX;
+  job->seq = ++pp->next_seq;
+  job->helper = NULL;
   job->done = 0;
   pthread_mutex_lock(&pp->lock);
   job->state = JOB_QUEUED;
@@ -351,12 +493,32 @@ gboolean relay_job_done(const RelayJob *job) {
   return __atomic_load_n(&job->done, __ATOMIC_ACQUIRE) != 0;
 }
 
-static gboolean job_reached(RelayJob *job, SimTime at_least) {
+static gboolean job_reached(const RelayJob *job, SimTime at_least) {
   return __atomic_load_n(&job->prog.horizon, __ATOMIC_SEQ_CST) >= at_least ||
          __atomic_load_n(&job->done, __ATOMIC_SEQ_CST);
 }
 
 void relay_pipe_set_spin(RelayPipe *pipe, gint64 spin_ns) { pipe->spin_ns = MAX(0, spin_ns); }
+
+void relay_pipe_set_helpers(RelayPipe *pp, guint n) {
+  g_return_if_fail(pp != NULL && pp->n_helpers == 0 && pp->next_seq == 0);
+  if (!n) return;
+  pp->help = g_new0(Helper, n);
+  pp->n_helpers = n;
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  for (guint i = 0; i < n; i++) {
+    Helper *H = &pp->help[i];
+    H->pipe = pp;
+    H->work = relay_work_new(pp->t);
+    relay_work_set_threads(H->work, 1);
+    if (pp->thr[0].work->groups) relay_work_set_groups(H->work, relay_groups_copy(pp->thr[0].work->groups));
+    int rc = pthread_create(&H->thread, NULL, helper_thread, H);
+    if (rc != 0) g_error("relay pipe: cannot start a thread: %s", g_strerror(rc));
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
 
 void relay_pipe_set_idle(RelayPipe *pipe, RelayIdleFn fn, gpointer user) {
   g_return_if_fail(pipe != NULL);
@@ -388,9 +550,21 @@ void relay_job_wait_nodes(RelayJob *job, SimTime at_least, const guint32 *nodes,
   for (guint i = 0; i < n; i++) __atomic_store_n(&p->wake_node[i], nodes[i], __ATOMIC_RELAXED);
   __atomic_store_n(&p->n_wake, n, __ATOMIC_SEQ_CST);
   __atomic_store_n(&p->wake_at, at_least, __ATOMIC_SEQ_CST);
+  RelayPipe *pp = job->pipe;
   for (;;) {
     unsigned s = __atomic_load_n(&p->seq, __ATOMIC_SEQ_CST);
     if (job_reached(job, at_least) || any_published(job, nodes, n)) break;
+    Helper *H = helper_pick(pp, job);
+    if (H) {
+      pp->cond_job = job;
+      pp->cond_at = at_least;
+      pp->cond_n = n;
+      for (guint i = 0; i < n; i++)
+        pp->cond_nodes[i] = nodes[i];
+      pp->cond_done = FALSE;
+      helper_run(pp, H);
+      continue;
+    }
     wait_or_work(job, s);
   }
   /* No more bumps for this wait (the stop's SIM_TIME_MAX still bumps once: harmless). */
@@ -403,10 +577,22 @@ void relay_job_wait(RelayJob *job, SimTime at_least) { relay_job_wait_nodes(job,
 /* Until the job is done (the bump after `done` wakes a sleeper). */
 static void job_wait_done(RelayJob *job) {
   RelayProgress *p = &job->prog;
+  RelayPipe *pp = job->pipe;
   for (;;) {
     unsigned s = __atomic_load_n(&p->seq, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&job->done, __ATOMIC_SEQ_CST)) return;
+    if (__atomic_load_n(&job->done, __ATOMIC_SEQ_CST)) break;
+    Helper *H = helper_pick(pp, job);
+    if (H) {
+      pp->cond_job = job;
+      pp->cond_done = TRUE;
+      helper_run(pp, H);
+      continue;
+    }
     wait_or_work(job, s);
+  }
+  if (job->helper) { /* done: the helper is free again */
+    job->helper->job = NULL;
+    job->helper = NULL;
   }
 }
 
@@ -436,8 +622,8 @@ void relay_pipe_get_stats(const RelayPipe *pp, RelayWorkStats *st) {
   RelayPipe *mut = (RelayPipe *)pp; /* the lock only */
   pthread_mutex_lock(&mut->lock);
   gboolean first = TRUE;
-  for (guint s = 0; s < pp->n_threads; s++) {
-    const RelayWorkStats *x = &pp->thr[s].stats;
+  for (guint s = 0; s < pp->n_threads + pp->n_helpers; s++) {
+    const RelayWorkStats *x = s < pp->n_threads ? &pp->thr[s].stats : &pp->help[s - pp->n_threads].stats;
     if (x->propagations == 0) continue;
     if (first) {
       /* The same groups in every slot. */
@@ -463,9 +649,10 @@ void relay_pipe_get_stats(const RelayPipe *pp, RelayWorkStats *st) {
     for (guint i = 0; i < RELAY_MAX_THREADS; i++)
       st->wait_s[i] += x->wait_s[i];
     st->wall_s += x->wall_s;
+    if (s >= pp->n_threads) st->helped += x->propagations;
   }
   /* The tables one kernel fed every block would have built (each slot builds those of them it uses). */
   st->prune_tables = pp->plan.n_built;
   pthread_mutex_unlock(&mut->lock);
-  st->threads = pp->n_threads; /* jobs at once; each job's relay runs on one */
+  st->threads = pp->n_threads + pp->n_helpers; /* jobs running at once; each job's relay runs on one */
 }

@@ -86,12 +86,14 @@ static void assert_same(const RelayJob *job, const RelayWork *sync, const RelayS
  * kernel switches tables mid-run: each slot sees only some of the blocks, and must still skip exactly the
  * steps the synchronous relay skips (relay_tg_plan), or the unwatched nodes, the reached counts and the
  * steps differ. */
-static void test_pipe_matches_sync(void) {
+static void pipe_matches_sync(guint threads, guint helpers) {
   Fixture f;
   fixture_pareto(&f, topo_random_hubs(N_NODES, 3, 2),
                       "{\"push_min\": 4, \"fetch_fail_prob\": 0.1, \"prune_table_after\": 2}");
   RelayWork *sync = relay_work_new(f.t);
-  RelayPipe *pipe = relay_pipe_new(&relay_geth, f.relay.params, &f.gp, f.t, NULL, 3, 2);
+  RelayPipe *pipe = relay_pipe_new(&relay_geth, f.relay.params, &f.gp, f.t, NULL, 3, threads);
+  relay_pipe_set_helpers(pipe, helpers);
+  guint partial = 0;
   Block *blocks = g_new0(Block, N_BLOCKS);
   RelayJob *jobs[N_BLOCKS] = {0};
   guint bad = 0, rng_moved = 0, in_flight_max = 0, done_early = 0;
@@ -104,6 +106,13 @@ static void test_pipe_matches_sync(void) {
       assert_same(jobs[next_read], sync, blocks[next_read].stop, &bad);
       relay_job_release(jobs[next_read]);
       next_read++;
+    }
+    /* With a helper, a wait for part of the newest job: the helper runs it (or another job) until then and
+     * keeps the rest for later waits (or the job was taken by the pipe's thread). */
+    if (helpers && blk > 0 && !relay_job_done(jobs[blk - 1])) {
+      SimTime h = relay_job_horizon(jobs[blk - 1]);
+      relay_job_wait(jobs[blk - 1], h + 20 * SIM_NS_PER_MS);
+      partial += !relay_job_done(jobs[blk - 1]);
     }
     SimRng before;
     sim_rng_copy(&before, &blocks[blk].rng);
@@ -135,11 +144,29 @@ static void test_pipe_matches_sync(void) {
   CU_ASSERT_EQUAL(ps.groups, ss.groups);
   CU_ASSERT_EQUAL(ps.prune_tables, ss.prune_tables);
   CU_ASSERT(ss.prune_tables > 1);
-  CU_ASSERT_EQUAL(ps.threads, 2);
+  CU_ASSERT_EQUAL(ps.threads, threads + helpers);
+  /* The waits above left jobs part-run in some of the blocks; the helper ran some jobs, the pipe's thread
+   * others. */
+  if (helpers) {
+    CU_ASSERT(partial > 0);
+    CU_ASSERT(ps.helped > 0 && ps.helped < N_BLOCKS);
+  } else {
+    CU_ASSERT_EQUAL(ps.helped, 0);
+  }
   relay_pipe_free(pipe);
   relay_work_free(sync);
   g_free(blocks);
   fixture_clear(&f);
+}
+
+static void test_pipe_matches_sync(void) {
+  pipe_matches_sync(2, 0);
+}
+
+/* The same with one pipe thread and a helper of the starting thread (as geo.c runs it): jobs run in parts on
+ * the helper while the starting thread waits, and give the same results. */
+static void test_pipe_helper_matches_sync(void) {
+  pipe_matches_sync(1, 1);
 }
 
 /* While jobs run (two at a time), the starting thread polls them: the horizon never falls; a watched node's
@@ -342,6 +369,19 @@ static void test_pipe_free_in_flight(void) {
   CU_ASSERT_EQUAL(bad, 0);
   relay_work_free(sync);
   relay_pipe_free(pipe);
+  /* A helper holding a job it ran in part when the pipe is freed (a run that ended early): the free runs it
+   * to its end first (only the starting thread moves a helper's job on). */
+  pipe = relay_pipe_new(&relay_geth, f.relay.params, &f.gp, f.t, NULL, 4, 1);
+  relay_pipe_set_helpers(pipe, 1);
+  RelayJob *jobs[4];
+  for (guint j = 0; j < 4; j++)
+    jobs[j] = relay_pipe_start(pipe, &x[j].b, x[j].stop, &x[j].rng);
+  relay_job_wait(jobs[0], relay_job_horizon(jobs[0]) + SIM_NS_PER_MS);
+  guint open = 0;
+  for (guint j = 0; j < 4; j++)
+    open += !relay_job_done(jobs[j]);
+  CU_ASSERT(open > 0); /* one pipe thread, and the helper runs only in waits: not all done by then */
+  relay_pipe_free(pipe);
   fixture_clear(&f);
 }
 
@@ -385,7 +425,8 @@ static void test_pipe_other_model(void) {
 }
 
 int register_suites(void) {
-  ADD_SUITE("relay-pipe", TEST(test_pipe_matches_sync), TEST(test_pipe_progress), TEST(test_pipe_wait), TEST(test_pipe_first),
+  ADD_SUITE("relay-pipe", TEST(test_pipe_matches_sync), TEST(test_pipe_helper_matches_sync),
+            TEST(test_pipe_progress), TEST(test_pipe_wait), TEST(test_pipe_first),
             TEST(test_pipe_free_in_flight), TEST(test_pipe_other_model));
   return 0;
 }

@@ -117,7 +117,7 @@ fi
 "$SIM" run scenarios/pools-2019.json --set stop.heights=20 --stats --quiet --out "$tmp/st5" >"$tmp/out" 2>&1
 n=$(nproc)
 n=$((n > 64 ? 64 : n))
-if [ "$n" = 2 ]; then want="^relay: pipelined on 2 threads, each block's relay on one: "; else
+if [ "$n" = 2 ]; then want="^relay: pipelined on 2 threads \(the engine's among them: it runs relays while it waits\), each block's relay on one: "; else
   want="^relay: each block's relay on $n threads? over "; fi
 if grep -qE "$want" "$tmp/out"; then ok; else bad "default threads: $(grep '^relay' "$tmp/out")"; fi
 # --threads 2 pipelines the month; a network that cannot (pool-delay: no relay over nodes) runs as before, and
@@ -175,8 +175,8 @@ fi
 "$SIM" run scenarios/pools-2019.json --set stop.heights=300 --threads 2 --relay-pipeline --stats --quiet \
   --out "$tmp/pl" >"$tmp/out" 2>&1
 pl=$(grep '^relay: pipelined' "$tmp/out")
-pct=$(printf '%s' "$pl" | sed -nE "s/.* blocks, ([0-9.]+)% of them started while an earlier block's relay still ran.*/\1/p")
-if printf '%s' "$pl" | grep -qE "^relay: pipelined on 2 threads, each block's relay on one: [0-9]+ blocks" &&
+pct=$(printf '%s' "$pl" | sed -nE "s/.* blocks \([0-9]+ of them run in parts on the engine's thread\), ([0-9.]+)% of them started while an earlier block's relay still ran.*/\1/p")
+if printf '%s' "$pl" | grep -qE "^relay: pipelined on 2 threads \(the engine's among them: it runs relays while it waits\), each block's relay on one: [0-9]+ blocks \([0-9]+ of them run in parts on the engine's thread\)" &&
   python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) > 5 else 1)' "${pct:-0}"; then ok; else bad "--relay-pipeline --stats: $pl"; fi
 "$SIM" run scenarios/pools-2019-pool-delay.json --set stop.heights=20 --threads 2 --relay-pipeline --quiet \
   --out "$tmp/pl2" >"$tmp/out" 2>&1
