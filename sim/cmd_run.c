@@ -173,9 +173,10 @@ static const SimOpt run_opts[] = {
                     "exactly 2, successive blocks' relays run at once instead, one thread each, where the "
                     "scenario allows it (--relay-pipeline). Outputs do not depend on it"),
     {.name = "relay-pipeline", .type = SIM_OPT_FLAG, .offset = offsetof(RunOpts, relay_pipeline),
-     .help = "Relay successive blocks at once, each block's relay on one of the --threads (at least 2): the "
-             "next block's relay starts once the chain can tell it is next. The default at exactly 2 threads "
-             "where the scenario allows it. Outputs do not depend on it (docs/threads.md: when it is faster)"},
+     .help = "Relay successive blocks at once, each block's relay on one of the --threads (at least 2; the "
+             "engine's thread among them, which runs relays while it waits): the next block's relay starts once "
+             "the chain can tell it is next. The default at exactly 2 threads where the scenario allows it. "
+             "Outputs do not depend on it (docs/threads.md: when it is faster)"},
     {.name = "relay-split", .type = SIM_OPT_FLAG, .offset = offsetof(RunOpts, relay_split),
      .help = "Split each block's relay over the --threads (windows inside the block), also at 2 threads (the "
              "default at 3 or more). Outputs do not depend on it"},
