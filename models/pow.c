@@ -919,13 +919,10 @@ char *pow_world_partition_note(const PowWorld *w, double run_wall_s) {
     g_string_append_printf(
         s,
         "\nrelay: pipelined on %u threads (the engine's among them: it runs relays while it waits), each "
-        "block's relay on one: %" G_GUINT64_FORMAT " blocks (%" G_GUINT64_FORMAT
-        " of them run in parts on the "
-        "engine's thread), %.1f%% of them started while an earlier block's relay still ran (%.2f relays "
-        "running "
-        "at a start, on average); the engine waited %" G_GUINT64_FORMAT
-        " times for a relay's progress (%.3f s, "
-        "running relays meanwhile) and held a miner's events %" G_GUINT64_FORMAT
+        "block's relay on one: %" G_GUINT64_FORMAT " blocks (%" G_GUINT64_FORMAT " of them run in parts on "
+        "the engine's thread), %.1f%% of them started while an earlier block's relay still ran (%.2f relays "
+        "running at a start, on average); the engine waited %" G_GUINT64_FORMAT " times for a relay's "
+        "progress (%.3f s, running relays meanwhile) and held a miner's events %" G_GUINT64_FORMAT
         " times until its delivery was known; %.1f steps per block (%.1f%% skipped).",
         rs.pipe_threads, rs.pipe_blocks, rs.pipe_helped, 100.0 * (double)rs.pipe_overlapped / jobs,
         (double)rs.pipe_in_flight / jobs, rs.gate_waits, rs.gate_wait_s, rs.gate_holds,
