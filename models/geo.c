@@ -424,12 +424,6 @@ typedef struct Pending {
 /* The engine's thread shares the cores with the relays it waits for: it spins only briefly, then sleeps. */
 #define PIPE_SPIN_NS 5000
 
-/* The engine's thread runs relays while it waits: the job it waits for if no pipe thread has taken it yet,
- * else another queued job, else the rest of one it ran before (relay_pipe_set_helpers). One helper: a second
- * (two relays held in parts on the engine's core) was slower (8,000 heights of pools-2019: 9.2-9.6 s against
- * 7.3-8.0 s with one; its kernel's data too is the core's cache's). */
-#define PIPE_HELPERS 1
-
 /* Whether the model allows the pipeline: Geth's kernel, pools behind gateways, no joining nodes, every
  * miner's gateways connected (so a relay reaches every miner unless it gives up on one after 18 minutes,
  * which pend_finish handles as geo_publish does: the work distribution delays are drawn for all of them in
@@ -766,7 +760,11 @@ static void geo_pipe_setup(GeoState *g, guint threads) {
    * runnable thread with it): no more runnable threads than `threads`. */
   g->pipe = relay_pipe_new(g->relay, g->p->relay.params, g->p, g->topo, NULL, g->pipe_slots, threads - 1);
   relay_pipe_set_spin(g->pipe, PIPE_SPIN_NS);
-  relay_pipe_set_helpers(g->pipe, PIPE_HELPERS);
+  /* The engine's thread runs relays while it waits: the job it waits for if no pipe thread has taken it yet,
+   * else another queued job, else the rest of one it ran before (relay_pipe_set_helper). One: a second helper
+   * (two relays held in parts on the engine's core) was slower (8,000 heights of pools-2019: 9.2-9.6 s
+   * against 7.3-8.0 s with one; its kernel's data too is the core's cache's). */
+  relay_pipe_set_helper(g->pipe);
   relay_pipe_set_idle(g->pipe, g->side_work, g->side_user);
   g->pend = g_new0(Pending, g->pipe_slots);
   for (guint i = 0; i < g->pipe_slots; i++) {

@@ -296,11 +296,11 @@ void relay_job_wait_nodes(RelayJob *job, SimTime at_least, const guint32 *nodes,
 /* How long relay_job_wait and the waits for a job's end spin before they sleep (default SPIN_NS, 200 us): a
  * waiter that shares the cores with the jobs should spin little. */
 void relay_pipe_set_spin(RelayPipe *pipe, gint64 spin_ns);
-/* Gives the starting thread `n` helpers (before the first job): while it waits for a job, a helper of its
- * runs that job if it is still queued (or another queued job, or a job a helper holds), and the starting
- * thread sleeps until the wait is over; between its waits the helpers' jobs stand still. The pipe then never
- * has more than its threads plus one running. 0 (the default): none. */
-void relay_pipe_set_helpers(RelayPipe *pipe, guint n);
+/* Gives the starting thread a helper (once; the default: none): while it waits for a job, its helper runs
+ * the job it holds, else that job if it is still queued, else the oldest queued job, and the starting thread
+ * sleeps until the wait is over; between its waits the helper's job stands still. The pipe then never has
+ * more than its threads plus one running. */
+void relay_pipe_set_helper(RelayPipe *pipe);
 /* Work for the waiting thread (the pipe's caller): while a wait above (and the waits for a job's end) finds
  * the relay not far enough yet, it calls `fn(user)`, which does a little work and returns whether it did any
  * (relay_work_set_idle's kind: the transaction metrics' queued records, say), and spins or sleeps only once

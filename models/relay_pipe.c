@@ -42,8 +42,7 @@ struct RelayJob {
   guint32 watch_cap;
   const RelayStop *stop;
   SimRng rng;
-  JobState state;       /* under pipe->lock */
-  guint64 seq;          /* the order of its start: 1, 2, ... */
+  JobState state;        /* under pipe->lock */
   struct Helper *helper; /* the helper that runs it (the starting thread's, see "helpers"), else NULL */
 
   /* Written by the job's thread once the results are in `work` (after the last publication). */
@@ -95,12 +94,11 @@ struct RelayPipe {
   /* The Geth kernel's pruning tables as one kernel fed every block in start order would choose them (under
    * the lock): each job's kernel uses that table, so that it skips the steps the synchronous relay skips. */
   TgPlan plan;
-  guint64 next_seq;
-  /* The starting thread's helpers (relay_pipe_set_helpers; 0: none), and the baton's way back: a helper bumps
-   * `back` when the starting thread's wait is over or its job is done. While a helper runs, the starting
-   * thread sleeps: the two are one runnable thread, so that the pipe never has more runnable threads than the
-   * pipe threads plus one. The starting thread's wait, for the helper to check at its windows' ends: */
-  guint n_helpers;
+  /* The starting thread's helper (relay_pipe_set_helper; NULL: none), and the baton's way back: the helper
+   * bumps `back` when the starting thread's wait is over or its job is done. While the helper runs, the
+   * starting thread sleeps: the two are one runnable thread, so that the pipe never has more runnable threads
+   * than the pipe threads plus one. The starting thread's wait, for the helper to check at its windows' ends:
+   */
   Helper *help;
   _Alignas(64) unsigned back;
   unsigned back_sleepers;
@@ -157,8 +155,16 @@ static void *helper_thread(void *arg) {
   return NULL;
 }
 
-/* The starting thread hands helper H the baton and sleeps until it is back. */
-static void helper_run(RelayPipe *pp, Helper *H) {
+/* The starting thread, waiting for `job` (until done, or until at_least or one of `nodes` as
+ * relay_job_wait_nodes), hands helper H the baton and sleeps until it is back. */
+static void helper_run(RelayPipe *pp, Helper *H, const RelayJob *job, gboolean done, SimTime at_least,
+                       const guint32 *nodes, guint n) {
+  pp->cond_job = job;
+  pp->cond_done = done;
+  pp->cond_at = at_least;
+  pp->cond_n = n;
+  for (guint i = 0; i < n; i++)
+    pp->cond_nodes[i] = nodes[i];
   unsigned b = __atomic_load_n(&pp->back, __ATOMIC_SEQ_CST);
   sim_bump_and_wake(&H->go, &H->go_sleepers);
   sim_wait_change(&pp->back, b, &pp->back_sleepers, 0);
@@ -168,39 +174,25 @@ static void helper_run(RelayPipe *pp, Helper *H) {
   }
 }
 
-/* What the starting thread's helpers should run while it waits for `job`: the helper that holds it; else,
- * where it is still queued, it taken by a free helper; else another queued job, taken by a free helper; else
- * the helper holding the oldest job. NULL: nothing (the starting thread waits as without helpers). */
-static Helper *helper_pick(RelayPipe *pp, RelayJob *job) {
-  if (!pp->n_helpers) return NULL;
-  if (job->helper) return job->helper;
-  Helper *free_h = NULL, *oldest = NULL;
-  for (guint i = 0; i < pp->n_helpers; i++) {
-    Helper *H = &pp->help[i];
-    if (!H->job) {
-      if (!free_h) free_h = H;
-    } else if (!oldest || H->job->seq < oldest->job->seq) {
-      oldest = H;
-    }
+/* Whether the helper has something to run while the starting thread waits for `job`: the job it holds (that
+ * one, or the rest of another it ran before); else `job` if it is still queued, or the oldest job queued,
+ * which it then takes. FALSE: nothing (the starting thread waits as without a helper). */
+static gboolean helper_pick(RelayPipe *pp, RelayJob *job) {
+  Helper *H = pp->help;
+  if (!H) return FALSE;
+  if (H->job) return TRUE;
+  if (!__atomic_load_n(&pp->n_queued, __ATOMIC_RELAXED)) return FALSE;
+  pthread_mutex_lock(&pp->lock);
+  RelayJob *take = job->state == JOB_QUEUED ? job : g_queue_peek_head(&pp->queue);
+  if (take) {
+    g_queue_remove(&pp->queue, take);
+    __atomic_store_n(&pp->n_queued, pp->queue.length, __ATOMIC_RELAXED);
+    take->state = JOB_RUNNING;
+    take->helper = H;
+    H->job = take;
   }
-  if (free_h && __atomic_load_n(&pp->n_queued, __ATOMIC_RELAXED)) {
-    pthread_mutex_lock(&pp->lock);
-    RelayJob *take = NULL;
-    if (job->state == JOB_QUEUED)
-      take = job;
-    else if (!g_queue_is_empty(&pp->queue))
-      take = g_queue_peek_head(&pp->queue);
-    if (take) {
-      g_queue_remove(&pp->queue, take);
-      __atomic_store_n(&pp->n_queued, pp->queue.length, __ATOMIC_RELAXED);
-      take->state = JOB_RUNNING;
-      take->helper = free_h;
-      free_h->job = take;
-    }
-    pthread_mutex_unlock(&pp->lock);
-    if (take) return free_h;
-  }
-  return oldest;
+  pthread_mutex_unlock(&pp->lock);
+  return take != NULL;
 }
 
 /* ---- progress (relay-private.h) ---- */
@@ -315,6 +307,15 @@ static void *pipe_thread(void *arg) {
 
 /* ---- the pipe ---- */
 
+/* A pipe thread's or the helper's work: one worker (a job's relay runs on one thread), the groups given
+ * (owned). */
+static RelayWork *thread_work(const NetTopology *t, RelayGroups *groups) {
+  RelayWork *w = relay_work_new(t);
+  relay_work_set_threads(w, 1);
+  if (groups) relay_work_set_groups(w, groups);
+  return w;
+}
+
 RelayPipe *relay_pipe_new(const RelayModel *model, const void *params, const NetGeoParams *gp, const NetTopology *t,
                           RelayGroups *groups, guint slots, guint threads) {
   g_return_val_if_fail(model != NULL && gp != NULL && t != NULL && slots >= 1 && threads >= 1, NULL);
@@ -355,9 +356,7 @@ RelayPipe *relay_pipe_new(const RelayModel *model, const void *params, const Net
   for (guint i = 0; i < threads; i++) {
     PipeThread *T = &pp->thr[i];
     T->pipe = pp;
-    T->work = relay_work_new(t);
-    relay_work_set_threads(T->work, 1);
-    if (groups) relay_work_set_groups(T->work, i + 1 < threads ? relay_groups_copy(groups) : groups);
+    T->work = thread_work(t, groups && i + 1 < threads ? relay_groups_copy(groups) : groups);
   }
   for (guint i = 0; i < threads; i++) {
     int rc = pthread_create(&pp->threads[i], NULL, pipe_thread, &pp->thr[i]);
@@ -369,17 +368,15 @@ RelayPipe *relay_pipe_new(const RelayModel *model, const void *params, const Net
 
 void relay_pipe_free(RelayPipe *pp) {
   if (!pp) return;
-  /* The helpers' jobs first (only the starting thread moves them on), then the helpers. */
-  for (guint i = 0; i < pp->n_helpers; i++)
-    if (pp->help[i].job) job_wait_done(pp->help[i].job);
-  for (guint i = 0; i < pp->n_helpers; i++) {
-    Helper *H = &pp->help[i];
-    H->job = NULL;
-    sim_bump_and_wake(&H->go, &H->go_sleepers);
+  /* The helper's job first (only the starting thread moves it on), then the helper. */
+  Helper *H = pp->help;
+  if (H) {
+    if (H->job) job_wait_done(H->job);
+    sim_bump_and_wake(&H->go, &H->go_sleepers); /* no job: it ends */
     pthread_join(H->thread, NULL);
     relay_work_free(H->work);
+    g_free(H);
   }
-  g_free(pp->help);
   pthread_mutex_lock(&pp->lock);
   __atomic_store_n(&pp->quit, TRUE, __ATOMIC_RELAXED); /* under the lock; read without it by yield_until */
   pthread_cond_broadcast(&pp->work_cond);
@@ -451,7 +448,6 @@ RelayJob *relay_pipe_start(RelayPipe *pp, const RelayBlock *b, const RelayStop *
   /* No step comes before the first source has the block. */
   p->horizon = t0;
   p->wake_at = SIM_TIME_MAX;
-  job->seq = ++pp->next_seq;
   job->helper = NULL;
   job->done = 0;
   pthread_mutex_lock(&pp->lock);
@@ -500,24 +496,19 @@ static gboolean job_reached(const RelayJob *job, SimTime at_least) {
 
 void relay_pipe_set_spin(RelayPipe *pipe, gint64 spin_ns) { pipe->spin_ns = MAX(0, spin_ns); }
 
-void relay_pipe_set_helpers(RelayPipe *pp, guint n) {
-  g_return_if_fail(pp != NULL && pp->n_helpers == 0 && pp->next_seq == 0);
-  if (!n) return;
-  pp->help = g_new0(Helper, n);
-  pp->n_helpers = n;
+void relay_pipe_set_helper(RelayPipe *pp) {
+  g_return_if_fail(pp != NULL && pp->help == NULL);
+  Helper *H = g_new0(Helper, 1);
+  H->pipe = pp;
+  const RelayGroups *groups = pp->thr[0].work->groups;
+  H->work = thread_work(pp->t, groups ? relay_groups_copy(groups) : NULL);
   sigset_t all, old;
   sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  for (guint i = 0; i < n; i++) {
-    Helper *H = &pp->help[i];
-    H->pipe = pp;
-    H->work = relay_work_new(pp->t);
-    relay_work_set_threads(H->work, 1);
-    if (pp->thr[0].work->groups) relay_work_set_groups(H->work, relay_groups_copy(pp->thr[0].work->groups));
-    int rc = pthread_create(&H->thread, NULL, helper_thread, H);
-    if (rc != 0) g_error("relay pipe: cannot start a thread: %s", g_strerror(rc));
-  }
+  pthread_sigmask(SIG_SETMASK, &all, &old); /* signals go to the calling thread, as for the pipe's threads */
+  int rc = pthread_create(&H->thread, NULL, helper_thread, H);
+  if (rc != 0) g_error("relay pipe: cannot start a thread: %s", g_strerror(rc));
   pthread_sigmask(SIG_SETMASK, &old, NULL);
+  pp->help = H;
 }
 
 void relay_pipe_set_idle(RelayPipe *pipe, RelayIdleFn fn, gpointer user) {
@@ -554,15 +545,8 @@ void relay_job_wait_nodes(RelayJob *job, SimTime at_least, const guint32 *nodes,
   for (;;) {
     unsigned s = __atomic_load_n(&p->seq, __ATOMIC_SEQ_CST);
     if (job_reached(job, at_least) || any_published(job, nodes, n)) break;
-    Helper *H = helper_pick(pp, job);
-    if (H) {
-      pp->cond_job = job;
-      pp->cond_at = at_least;
-      pp->cond_n = n;
-      for (guint i = 0; i < n; i++)
-        pp->cond_nodes[i] = nodes[i];
-      pp->cond_done = FALSE;
-      helper_run(pp, H);
+    if (helper_pick(pp, job)) {
+      helper_run(pp, pp->help, job, FALSE, at_least, nodes, n);
       continue;
     }
     wait_or_work(job, s);
@@ -581,18 +565,11 @@ static void job_wait_done(RelayJob *job) {
   for (;;) {
     unsigned s = __atomic_load_n(&p->seq, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&job->done, __ATOMIC_SEQ_CST)) break;
-    Helper *H = helper_pick(pp, job);
-    if (H) {
-      pp->cond_job = job;
-      pp->cond_done = TRUE;
-      helper_run(pp, H);
+    if (helper_pick(pp, job)) {
+      helper_run(pp, pp->help, job, TRUE, 0, NULL, 0);
       continue;
     }
     wait_or_work(job, s);
-  }
-  if (job->helper) { /* done: the helper is free again */
-    job->helper->job = NULL;
-    job->helper = NULL;
   }
 }
 
@@ -622,8 +599,9 @@ void relay_pipe_get_stats(const RelayPipe *pp, RelayWorkStats *st) {
   RelayPipe *mut = (RelayPipe *)pp; /* the lock only */
   pthread_mutex_lock(&mut->lock);
   gboolean first = TRUE;
-  for (guint s = 0; s < pp->n_threads + pp->n_helpers; s++) {
-    const RelayWorkStats *x = s < pp->n_threads ? &pp->thr[s].stats : &pp->help[s - pp->n_threads].stats;
+  guint n_run = pp->n_threads + (pp->help != NULL);
+  for (guint s = 0; s < n_run; s++) {
+    const RelayWorkStats *x = s < pp->n_threads ? &pp->thr[s].stats : &pp->help->stats;
     if (x->propagations == 0) continue;
     if (first) {
       /* The same groups in every slot. */
@@ -654,5 +632,5 @@ void relay_pipe_get_stats(const RelayPipe *pp, RelayWorkStats *st) {
   /* The tables one kernel fed every block would have built (each slot builds those of them it uses). */
   st->prune_tables = pp->plan.n_built;
   pthread_mutex_unlock(&mut->lock);
-  st->threads = pp->n_threads + pp->n_helpers; /* jobs running at once; each job's relay runs on one */
+  st->threads = n_run; /* jobs running at once; each job's relay runs on one */
 }

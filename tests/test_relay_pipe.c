@@ -86,13 +86,13 @@ static void assert_same(const RelayJob *job, const RelayWork *sync, const RelayS
  * kernel switches tables mid-run: each slot sees only some of the blocks, and must still skip exactly the
  * steps the synchronous relay skips (relay_tg_plan), or the unwatched nodes, the reached counts and the
  * steps differ. */
-static void pipe_matches_sync(guint threads, guint helpers) {
+static void pipe_matches_sync(guint threads, gboolean helper) {
   Fixture f;
   fixture_pareto(&f, topo_random_hubs(N_NODES, 3, 2),
                       "{\"push_min\": 4, \"fetch_fail_prob\": 0.1, \"prune_table_after\": 2}");
   RelayWork *sync = relay_work_new(f.t);
   RelayPipe *pipe = relay_pipe_new(&relay_geth, f.relay.params, &f.gp, f.t, NULL, 3, threads);
-  relay_pipe_set_helpers(pipe, helpers);
+  if (helper) relay_pipe_set_helper(pipe);
   guint partial = 0;
   Block *blocks = g_new0(Block, N_BLOCKS);
   RelayJob *jobs[N_BLOCKS] = {0};
@@ -109,7 +109,7 @@ static void pipe_matches_sync(guint threads, guint helpers) {
     }
     /* With a helper, a wait for part of the newest job: the helper runs it (or another job) until then and
      * keeps the rest for later waits (or the job was taken by the pipe's thread). */
-    if (helpers && blk > 0 && !relay_job_done(jobs[blk - 1])) {
+    if (helper && blk > 0 && !relay_job_done(jobs[blk - 1])) {
       SimTime h = relay_job_horizon(jobs[blk - 1]);
       relay_job_wait(jobs[blk - 1], h + 20 * SIM_NS_PER_MS);
       partial += !relay_job_done(jobs[blk - 1]);
@@ -144,10 +144,10 @@ static void pipe_matches_sync(guint threads, guint helpers) {
   CU_ASSERT_EQUAL(ps.groups, ss.groups);
   CU_ASSERT_EQUAL(ps.prune_tables, ss.prune_tables);
   CU_ASSERT(ss.prune_tables > 1);
-  CU_ASSERT_EQUAL(ps.threads, threads + helpers);
+  CU_ASSERT_EQUAL(ps.threads, threads + (helper ? 1 : 0));
   /* The waits above left jobs part-run in some of the blocks; the helper ran some jobs, the pipe's thread
    * others. */
-  if (helpers) {
+  if (helper) {
     CU_ASSERT(partial > 0);
     CU_ASSERT(ps.helped > 0 && ps.helped < N_BLOCKS);
   } else {
@@ -372,7 +372,7 @@ static void test_pipe_free_in_flight(void) {
   /* A helper holding a job it ran in part when the pipe is freed (a run that ended early): the free runs it
    * to its end first (only the starting thread moves a helper's job on). */
   pipe = relay_pipe_new(&relay_geth, f.relay.params, &f.gp, f.t, NULL, 4, 1);
-  relay_pipe_set_helpers(pipe, 1);
+  relay_pipe_set_helper(pipe);
   RelayJob *jobs[4];
   for (guint j = 0; j < 4; j++)
     jobs[j] = relay_pipe_start(pipe, &x[j].b, x[j].stop, &x[j].rng);
