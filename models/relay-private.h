@@ -69,6 +69,7 @@ enum { DONE_NO = 0, DONE_YES = 1, DONE_UNAVAILABLE = 2 };
 #define SPIN_NS 200000
 
 typedef struct Kernel Kernel;
+typedef struct TgShared TgShared;
 
 /* Kernel.wait_s: one cache line per thread (each adds its own at every barrier it waits at). */
 #define WAIT_STRIDE 8
@@ -122,6 +123,8 @@ struct RelayWork {
    * synchronous kernel fed every block would use (relay_tg_plan), not this work's own history. */
   gboolean tg_forced;
   gint tg_key;
+  /* A RelayPipe's thread's: the pipe's store of pruning tables, which its kernels share (not owned). */
+  TgShared *tg_shared;
   /* Side work for the kernel's first extra thread between blocks (relay_work_set_idle). */
   RelayIdleFn idle;
   gpointer idle_user;
@@ -418,6 +421,7 @@ typedef struct {
   SimTime import_lo; /* the import time it was built with */
   guint32 *a;        /* [node * n_tg + target]: chains whose first hop pays min(transfer, import) too */
   guint32 *a0;       /* the same with a first hop at its floor alone */
+  gboolean shared;   /* a and a0 are a TgShared store's (the kernel frees neither) */
 } TgTable;
 #define TG_CACHE_MAX 16
 #define TG_KEYS 256
@@ -505,9 +509,11 @@ struct Kernel {
   /* Where to publish the block's progress (RelayWork.progress; NULL: nowhere): at each window's end on the
    * one-thread path (relay_progress_publish). */
   RelayProgress *progress;
-  /* RelayWork.tg_forced, tg_key, copied at each propagation (relay_kernel_targets_select). */
+  /* RelayWork.tg_forced, tg_key and tg_shared, copied at each propagation (relay_kernel_targets_select). */
   gboolean tg_forced;
   gint tg_key;
+  TgShared *tg_shared;
+  gboolean tdist_base_shared; /* tdist_base is tg_shared's (the kernel does not free it) */
 };
 
 /* ---- helpers of more than one file ---- */
@@ -560,6 +566,15 @@ gboolean relay_kernel_stop_reached(Kernel *k, SimTime next);
 void relay_kernel_targets_build(Kernel *k);
 void relay_kernel_targets_select(Kernel *k, double size_bytes, SimTime import_lo, int64_t after);
 void relay_kernel_targets_free(Kernel *k);
+
+/* The pruning tables (the floors alone and the size classes') of the kernels of one RelayPipe, built once by
+ * the first kernel that needs one and read by all: each is a function of the topology, the kernel's node
+ * order (the same groups in every kernel of a pipe), the stop and the class, so every kernel would build the
+ * same. Two relays running at once then read one copy (half the cache a pair of private copies takes: the
+ * tables are the relay's biggest data, read at every step), and each is built once, not once per thread.
+ * Entries are keyed by the stop as well; once TG_CACHE_MAX are stored a kernel builds its own. */
+TgShared *relay_tg_shared_new(void);
+void relay_tg_shared_free(TgShared *s);
 void relay_kernel_snap_part(Kernel *k, Worker *W);
 void relay_kernel_snap_merge(Kernel *k, SimTime next);
 

@@ -980,6 +980,7 @@ static void geth_propagate(const void *params, const NetGeoParams *gp, const Net
   k->progress = w->progress;
   k->tg_forced = w->tg_forced;
   k->tg_key = w->tg_key;
+  k->tg_shared = w->tg_shared;
   BlockSpec *bs = &k->blk;
   bs->key = sim_rng_u64(rng);
   if (b->n_sources == 0) {

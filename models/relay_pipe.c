@@ -94,6 +94,7 @@ struct RelayPipe {
   /* The Geth kernel's pruning tables as one kernel fed every block in start order would choose them (under
    * the lock): each job's kernel uses that table, so that it skips the steps the synchronous relay skips. */
   TgPlan plan;
+  TgShared *tg_shared; /* the tables themselves, built once for all the threads' kernels */
   /* The starting thread's helper (relay_pipe_set_helper; NULL: none), and the baton's way back: the helper
    * bumps `back` when the starting thread's wait is over or its job is done. While the helper runs, the
    * starting thread sleeps: the two are one runnable thread, so that the pipe never has more runnable threads
@@ -308,10 +309,11 @@ static void *pipe_thread(void *arg) {
 /* ---- the pipe ---- */
 
 /* A pipe thread's or the helper's work: one worker (a job's relay runs on one thread), the groups given
- * (owned). */
-static RelayWork *thread_work(const NetTopology *t, RelayGroups *groups) {
-  RelayWork *w = relay_work_new(t);
+ * (owned), the pipe's pruning tables. */
+static RelayWork *thread_work(const RelayPipe *pp, RelayGroups *groups) {
+  RelayWork *w = relay_work_new(pp->t);
   relay_work_set_threads(w, 1);
+  w->tg_shared = pp->tg_shared;
   if (groups) relay_work_set_groups(w, groups);
   return w;
 }
@@ -327,6 +329,7 @@ RelayPipe *relay_pipe_new(const RelayModel *model, const void *params, const Net
   pp->n_slots = slots;
   pp->n_threads = threads;
   pp->spin_ns = SPIN_NS;
+  pp->tg_shared = relay_tg_shared_new();
   pthread_mutex_init(&pp->lock, NULL);
   pthread_cond_init(&pp->work_cond, NULL);
   pthread_cond_init(&pp->free_cond, NULL);
@@ -356,7 +359,7 @@ RelayPipe *relay_pipe_new(const RelayModel *model, const void *params, const Net
   for (guint i = 0; i < threads; i++) {
     PipeThread *T = &pp->thr[i];
     T->pipe = pp;
-    T->work = thread_work(t, groups && i + 1 < threads ? relay_groups_copy(groups) : groups);
+    T->work = thread_work(pp, groups && i + 1 < threads ? relay_groups_copy(groups) : groups);
   }
   for (guint i = 0; i < threads; i++) {
     int rc = pthread_create(&pp->threads[i], NULL, pipe_thread, &pp->thr[i]);
@@ -401,6 +404,7 @@ void relay_pipe_free(RelayPipe *pp) {
   g_free(pp->threads);
   g_free(pp->slots);
   g_free(pp->free_slot);
+  relay_tg_shared_free(pp->tg_shared); /* after every kernel that read it */
   g_free(pp);
 }
 
@@ -501,7 +505,7 @@ void relay_pipe_set_helper(RelayPipe *pp) {
   Helper *H = g_new0(Helper, 1);
   H->pipe = pp;
   const RelayGroups *groups = pp->thr[0].work->groups;
-  H->work = thread_work(pp->t, groups ? relay_groups_copy(groups) : NULL);
+  H->work = thread_work(pp, groups ? relay_groups_copy(groups) : NULL);
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old); /* signals go to the calling thread, as for the pipe's threads */

@@ -163,15 +163,84 @@ static void targets_dijkstra(const Kernel *k, double size_lo, SimTime import_lo,
   }
 }
 
-void relay_kernel_targets_free(Kernel *k) {
+/* ---- the tables a pipe's kernels share (TgShared, relay-private.h) ---- */
+
+/* One table of the store: key -1 is the floors alone (tdist_base; a0 NULL). */
+typedef struct {
+  gint key;
+  SimTime import_lo;
+  const guint32 *group; /* the stop it was built for, as Kernel.tg_group .. tg_msgs */
+  guint32 n, groups, msgs;
+  guint32 *a, *a0;
+} TgEntry;
+
+struct TgShared {
+  GMutex lock; /* held while a table is looked up or built (a second kernel that needs it waits) */
+  guint n;
+  TgEntry e[TG_CACHE_MAX];
+};
+
+TgShared *relay_tg_shared_new(void) {
+  TgShared *s = g_new0(TgShared, 1);
+  g_mutex_init(&s->lock);
+  return s;
+}
+
+void relay_tg_shared_free(TgShared *s) {
+  if (!s) return;
+  for (guint i = 0; i < s->n; i++) {
+    g_free(s->e[i].a);
+    g_free(s->e[i].a0);
+  }
+  g_mutex_clear(&s->lock);
+  g_free(s);
+}
+
+static void targets_dijkstra(const Kernel *k, double size_lo, SimTime import_lo, guint32 *out, guint32 *out0);
+
+/* The store's table of class `key` (-1: the floors alone) for the kernel's stop, built now if missing; NULL
+ * when it is missing and the store is full (the caller builds its own). */
+static const TgEntry *tg_shared_get(Kernel *k, gint key, SimTime import_lo) {
+  TgShared *s = k->tg_shared;
+  const BlockSpec *b = &k->blk;
+  gsize cells = MAX((gsize)k->n_tg * k->n_nodes, 1);
+  const TgEntry *hit = NULL;
+  g_mutex_lock(&s->lock);
+  for (guint i = 0; i < s->n && !hit; i++) {
+    const TgEntry *e = &s->e[i];
+    if (e->key == key && e->import_lo == import_lo && e->group == b->stop_group && e->n == b->stop_n &&
+        e->groups == b->stop_groups && e->msgs == b->stop_msgs)
+      hit = e;
+  }
+  if (!hit && s->n < TG_CACHE_MAX) {
+    TgEntry *e = &s->e[s->n++];
+    *e = (TgEntry){.key = key, .import_lo = import_lo, .group = b->stop_group, .n = b->stop_n,
+                   .groups = b->stop_groups, .msgs = b->stop_msgs};
+    e->a = g_new(guint32, cells);
+    e->a0 = key < 0 ? NULL : g_new(guint32, cells);
+    targets_dijkstra(k, key < 0 ? 0 : exp2(key / 4.0), import_lo, e->a, e->a0);
+    hit = e;
+  }
+  g_mutex_unlock(&s->lock);
+  return hit;
+}
+
+/* The kernel's own size classes' tables freed (the store's are only let go). */
+static void tg_cache_clear(Kernel *k) {
   for (guint i = 0; i < k->tg_cache_n; i++) {
+    if (k->tg_cache[i].shared) continue;
     g_free(k->tg_cache[i].a);
     g_free(k->tg_cache[i].a0);
   }
   k->tg_cache_n = 0;
+}
+
+void relay_kernel_targets_free(Kernel *k) {
+  tg_cache_clear(k);
   memset(k->tg_asked, 0, sizeof k->tg_asked);
-  g_free(k->tdist_base);
+  if (!k->tdist_base_shared) g_free(k->tdist_base);
   k->tdist_base = NULL;
+  k->tdist_base_shared = FALSE;
   k->tdist = k->tdist0 = NULL;
 }
 
@@ -184,11 +253,17 @@ void relay_kernel_targets_build(Kernel *k) {
   g_free(k->snap);
   g_free(k->active);
   k->n_tg = nt;
-  k->tdist_base = g_new(guint32, MAX((gsize)nt * n, 1));
+  const TgEntry *base = k->tg_shared ? tg_shared_get(k, -1, 0) : NULL;
+  if (base) {
+    k->tdist_base = base->a;
+    k->tdist_base_shared = TRUE;
+  } else {
+    k->tdist_base = g_new(guint32, MAX((gsize)nt * n, 1));
+    targets_dijkstra(k, 0, 0, k->tdist_base, NULL);
+  }
   k->tdist = k->tdist0 = k->tdist_base;
   k->snap = g_new(SimTime, MAX(nt, 1));
   k->active = g_new(guint32, MAX(nt, 1));
-  targets_dijkstra(k, 0, 0, k->tdist_base, NULL);
   guint64 pair = 2 * (guint64)MAX((gsize)nt * n, 1) * sizeof(guint32);
   k->tg_cache_cap = (guint)MIN((guint64)TG_CACHE_MAX, TG_CACHE_BYTES / pair);
   for (guint i = 0; i < k->n_workers; i++) {
@@ -279,6 +354,7 @@ static TgTable *tg_build(Kernel *k, gint key, SimTime import_lo) {
   t->import_lo = import_lo;
   t->a = g_new(guint32, cells);
   t->a0 = g_new(guint32, cells);
+  t->shared = FALSE;
   targets_dijkstra(k, exp2(key / 4.0), import_lo, t->a, t->a0);
   return t;
 }
@@ -302,14 +378,15 @@ static void targets_select_forced(Kernel *k, SimTime import_lo) {
   for (guint i = 0; i < k->tg_cache_n && !hit; i++)
     if (k->tg_cache[i].key == key && k->tg_cache[i].import_lo == import_lo) hit = &k->tg_cache[i];
   if (!hit) {
-    if (k->tg_cache_n == TG_CACHE_MAX) {
-      for (guint i = 0; i < k->tg_cache_n; i++) {
-        g_free(k->tg_cache[i].a);
-        g_free(k->tg_cache[i].a0);
-      }
-      k->tg_cache_n = 0;
+    if (k->tg_cache_n == TG_CACHE_MAX) tg_cache_clear(k);
+    const TgEntry *e = k->tg_shared ? tg_shared_get(k, key, import_lo) : NULL;
+    if (e) {
+      TgTable *t = &k->tg_cache[k->tg_cache_n++];
+      *t = (TgTable){.key = key, .import_lo = import_lo, .a = e->a, .a0 = e->a0, .shared = TRUE};
+      hit = t;
+    } else {
+      hit = tg_build(k, key, import_lo);
     }
-    hit = tg_build(k, key, import_lo);
   }
   k->tdist = hit->a;
   k->tdist0 = hit->a0;
