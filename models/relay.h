@@ -296,10 +296,10 @@ void relay_job_wait_nodes(RelayJob *job, SimTime at_least, const guint32 *nodes,
 /* How long relay_job_wait and the waits for a job's end spin before they sleep (default SPIN_NS, 200 us): a
  * waiter that shares the cores with the jobs should spin little. */
 void relay_pipe_set_spin(RelayPipe *pipe, gint64 spin_ns);
-/* Gives the starting thread a helper (once; the default: none): while it waits for a job, its helper runs
- * the job it holds, else that job if it is still queued, else the oldest queued job, and the starting thread
- * sleeps until the wait is over; between its waits the helper's job stands still. The pipe then never has
- * more than its threads plus one running. */
+/* Gives the starting thread a helper (once; the default: none): while it waits for a job, it runs, in the
+ * helper's context (a stack of its own, switched to on the starting thread), the job the helper holds, else
+ * that job if it is still queued, else the oldest queued job, until the wait is over; between its waits the
+ * helper's job stands still. The pipe then never has more than its threads plus one running. */
 void relay_pipe_set_helper(RelayPipe *pipe);
 /* Work for the waiting thread (the pipe's caller): while a wait above (and the waits for a job's end) finds
  * the relay not far enough yet, it calls `fn(user)`, which does a little work and returns whether it did any

@@ -4,15 +4,15 @@
  * each watched node's arrival as soon as the kernel has made it final (RelayProgress, published at each
  * window's end by relay_kernel_thread_block) and the whole result once the job is done.
  *
- * Memory: each slot is a RelayWork with a Geth kernel of its own, built at the slot's first job: 32 bytes
- * per node of results, the packed edges (16 bytes per directed edge), 16 + 8 + 4 bytes per node of node
- * state and offsets, the step queue and FIFOs (about 16 bytes per node), and its own pruning tables (4 bytes
- * per node and stop target, plus the size classes' tables, at most TG_CACHE_BYTES), so `slots` times what
- * one synchronous RelayWork takes (each slot builds the size classes' tables its jobs use, of those the
- * synchronous kernel would have built: up to `slots` copies of each). On pools-2019 (8,237 nodes, 143,274
- * directed edges) that is about 8 MB a slot: bench-relay --pipe 1, 2, 3, 4 peaked at 18.8, 26.8, 34.7 and
- * 42.7 MB RSS (400 blocks, two size classes' tables built). Sharing the read-only parts (edges' static
- * halves, link classes, pruning tables) between the slots would cut that; not done yet.
+ * Memory: each thread (the pipe's and the helper) has a RelayWork with a Geth kernel of its own, built at its
+ * first job: 32 bytes per node of results, the packed edges (16 bytes per directed edge), 16 + 8 + 4 bytes
+ * per node of node state and offsets, the step queue and FIFOs (about 16 bytes per node); each slot holds a
+ * job's results (32 bytes per node). The pruning tables (4 bytes per node and stop target for the floors
+ * alone, twice that per size class, at most TG_CACHE_BYTES) are the pipe's, built once by the first kernel
+ * that needs one and read by all (TgShared): two relays running at once then read one copy, which on
+ * pools-2019 at 2 threads (8,000 heights, 4 interleaved rounds) made the run 5% faster and its peak RSS
+ * 112 MB against 129 with a copy per kernel. The edges' static halves and link classes are still per
+ * kernel (sharing them measured no faster).
  *
  * One thing a block's relay does depend on besides its inputs: which size class's pruning table the Geth
  * kernel has built (prune_table_after counts the blocks of each class it relayed). A slot sees only some of
@@ -24,6 +24,10 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <errno.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <ucontext.h>
 
 typedef enum { JOB_FREE = 0, JOB_QUEUED, JOB_RUNNING, JOB_DONE } JobState;
 
@@ -56,17 +60,21 @@ typedef struct PipeThread {
   RelayWorkStats stats; /* its work's statistics as of its last finished job (under pipe->lock) */
 } PipeThread;
 
-/* A helper runs a job for the starting thread, and only while that thread waits and has handed it the baton
- * (see "helpers" below): a relay the starting thread runs in parts, on a thread of its own so that the
- * kernel's window loop need not return between the parts. */
+/* A helper runs a job for the starting thread, and only while that thread waits (see "helpers" below): a
+ * relay the starting thread runs in parts, in a context of its own (a stack of its own, switched to and from
+ * on the starting thread) so that the kernel's window loop need not return between the parts. */
 typedef struct Helper {
   RelayPipe *pipe;
   RelayWork *work;
   RelayWorkStats stats; /* as PipeThread's (under pipe->lock) */
   RelayJob *job;        /* the job it holds, not done (the starting thread's field) */
-  pthread_t thread;
-  _Alignas(64) unsigned go; /* bumped by the starting thread to hand it the baton */
-  unsigned go_sleepers;
+  ucontext_t self;      /* where the helper goes on */
+  ucontext_t caller;    /* where the starting thread goes on once the helper switches back */
+  void *stack;          /* the helper's stack (HELPER_STACK bytes above a guard page) */
+  /* AddressSanitizer's view of the switches (see helper_switch). */
+  void *fake_self, *fake_caller;
+  const void *caller_bottom;
+  size_t caller_size;
 } Helper;
 
 struct RelayPipe {
@@ -95,14 +103,10 @@ struct RelayPipe {
    * the lock): each job's kernel uses that table, so that it skips the steps the synchronous relay skips. */
   TgPlan plan;
   TgShared *tg_shared; /* the tables themselves, built once for all the threads' kernels */
-  /* The starting thread's helper (relay_pipe_set_helper; NULL: none), and the baton's way back: the helper
-   * bumps `back` when the starting thread's wait is over or its job is done. While the helper runs, the
-   * starting thread sleeps: the two are one runnable thread, so that the pipe never has more runnable threads
-   * than the pipe threads plus one. The starting thread's wait, for the helper to check at its windows' ends:
-   */
+  /* The starting thread's helper (relay_pipe_set_helper; NULL: none), which runs on the starting thread (so
+   * the pipe never has more running threads than the pipe threads plus one), and the starting thread's wait,
+   * for the helper to check at its windows' ends: */
   Helper *help;
-  _Alignas(64) unsigned back;
-  unsigned back_sleepers;
   const RelayJob *cond_job;
   SimTime cond_at;
   guint32 cond_nodes[RELAY_WAKE_NODES];
@@ -115,49 +119,81 @@ struct RelayPipe {
 static gboolean job_reached(const RelayJob *job, SimTime at_least);
 static gboolean any_published(const RelayJob *job, const guint32 *nodes, guint n);
 
-/* Whether the starting thread's wait (the cond_* fields, written before it handed the baton) is over. */
+/* Whether the starting thread's wait (the cond_* fields, written before it switched to the helper) is over.
+ */
 static gboolean cond_met(const RelayPipe *pp) {
   const RelayJob *j = pp->cond_job;
   if (__atomic_load_n(&j->done, __ATOMIC_SEQ_CST)) return TRUE;
   return !pp->cond_done && (job_reached(j, pp->cond_at) || any_published(j, pp->cond_nodes, pp->cond_n));
 }
 
-/* The helper gives the baton back and sleeps until it has it again. */
-static void helper_yield(Helper *H) {
-  RelayPipe *pp = H->pipe;
-  unsigned g = __atomic_load_n(&H->go, __ATOMIC_SEQ_CST);
-  sim_bump_and_wake(&pp->back, &pp->back_sleepers);
-  sim_wait_change(&H->go, g, &H->go_sleepers, 0);
+/* The helper's stack: the Geth kernel's window loop and what it calls (no deep recursion, no large arrays on
+ * the stack); mapped lazily, so only the pages it touches take memory. */
+#define HELPER_STACK (8u << 20)
+#define HELPER_GUARD 4096u
+
+/* AddressSanitizer must be told of a switch between stacks (else it reports the other stack's frames as
+ * overflows); a no-op without it. */
+#if defined(__SANITIZE_ADDRESS__)
+#define HELPER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HELPER_ASAN 1
+#endif
+#endif
+#ifdef HELPER_ASAN
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+/* From the starting thread into the helper (to_helper) or back. A switch is a register swap and the signal
+ * mask's syscall (swapcontext), where a handover between two threads took a futex wake and a wait each way
+ * (a mean 7 us a direction on this VM, 12,000 a 8,000-height run). */
+static void helper_switch(Helper *H, gboolean to_helper) {
+#ifdef HELPER_ASAN
+  if (to_helper) {
+    __sanitizer_start_switch_fiber(&H->fake_caller, (char *)H->stack, HELPER_STACK);
+    swapcontext(&H->caller, &H->self);
+    __sanitizer_finish_switch_fiber(H->fake_caller, NULL, NULL);
+  } else {
+    __sanitizer_start_switch_fiber(&H->fake_self, H->caller_bottom, H->caller_size);
+    swapcontext(&H->self, &H->caller);
+    __sanitizer_finish_switch_fiber(H->fake_self, &H->caller_bottom, &H->caller_size);
+  }
+#else
+  if (to_helper)
+    swapcontext(&H->caller, &H->self);
+  else
+    swapcontext(&H->self, &H->caller);
+#endif
 }
 
 /* At a window's end of a helper's job: back to the starting thread once its wait is over. */
 static void helper_checkpoint(Helper *H) {
-  if (cond_met(H->pipe)) helper_yield(H);
+  if (cond_met(H->pipe)) helper_switch(H, FALSE);
 }
 
 static void job_finish(RelayJob *job, RelayWork *w, RelayWorkStats *stats);
 static void job_run(RelayJob *job, RelayWork *w);
 static void job_wait_done(RelayJob *job);
 
-static void *helper_thread(void *arg) {
-  Helper *H = arg;
-  RelayPipe *pp = H->pipe;
-  unsigned g = 0;
+/* The helper's context: each job it is handed, to its end, switching back to the starting thread's at its
+ * windows' ends once the wait is over (helper_checkpoint) and at the job's end. makecontext passes ints: the
+ * Helper's address in two halves. */
+static void helper_main(unsigned lo, unsigned hi) {
+  Helper *H = (Helper *)(((uintptr_t)hi << 32) | lo);
+#ifdef HELPER_ASAN
+  __sanitizer_finish_switch_fiber(NULL, &H->caller_bottom, &H->caller_size);
+#endif
   for (;;) {
-    sim_wait_change(&H->go, g, &H->go_sleepers, 0);
-    g = __atomic_load_n(&H->go, __ATOMIC_SEQ_CST);
     RelayJob *job = H->job;
-    if (!job) break; /* handed the baton with nothing to run: quit */
     job_run(job, H->work);
     job_finish(job, H->work, &H->stats);
-    g = __atomic_load_n(&H->go, __ATOMIC_SEQ_CST);
-    sim_bump_and_wake(&pp->back, &pp->back_sleepers);
+    helper_switch(H, FALSE);
   }
-  return NULL;
 }
 
 /* The starting thread, waiting for `job` (until done, or until at_least or one of `nodes` as
- * relay_job_wait_nodes), hands helper H the baton and sleeps until it is back. */
+ * relay_job_wait_nodes), runs helper H until its wait is over or H's job is done. */
 static void helper_run(RelayPipe *pp, Helper *H, const RelayJob *job, gboolean done, SimTime at_least,
                        const guint32 *nodes, guint n) {
   pp->cond_job = job;
@@ -166,9 +202,7 @@ static void helper_run(RelayPipe *pp, Helper *H, const RelayJob *job, gboolean d
   pp->cond_n = n;
   for (guint i = 0; i < n; i++)
     pp->cond_nodes[i] = nodes[i];
-  unsigned b = __atomic_load_n(&pp->back, __ATOMIC_SEQ_CST);
-  sim_bump_and_wake(&H->go, &H->go_sleepers);
-  sim_wait_change(&pp->back, b, &pp->back_sleepers, 0);
+  helper_switch(H, TRUE);
   if (H->job && __atomic_load_n(&H->job->done, __ATOMIC_SEQ_CST)) {
     H->job->helper = NULL;
     H->job = NULL;
@@ -371,12 +405,12 @@ RelayPipe *relay_pipe_new(const RelayModel *model, const void *params, const Net
 
 void relay_pipe_free(RelayPipe *pp) {
   if (!pp) return;
-  /* The helper's job first (only the starting thread moves it on), then the helper. */
+  /* The helper's job first (only the starting thread moves it on), then the helper: its context, left at the
+   * switch after its last job's end, is dropped with its stack. */
   Helper *H = pp->help;
   if (H) {
     if (H->job) job_wait_done(H->job);
-    sim_bump_and_wake(&H->go, &H->go_sleepers); /* no job: it ends */
-    pthread_join(H->thread, NULL);
+    munmap((char *)H->stack - HELPER_GUARD, HELPER_STACK + HELPER_GUARD);
     relay_work_free(H->work);
     g_free(H);
   }
@@ -506,12 +540,18 @@ void relay_pipe_set_helper(RelayPipe *pp) {
   H->pipe = pp;
   const RelayGroups *groups = pp->thr[0].work->groups;
   H->work = thread_work(pp, groups ? relay_groups_copy(groups) : NULL);
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old); /* signals go to the calling thread, as for the pipe's threads */
-  int rc = pthread_create(&H->thread, NULL, helper_thread, H);
-  if (rc != 0) g_error("relay pipe: cannot start a thread: %s", g_strerror(rc));
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  /* The stack above a guard page: an overflow faults rather than writes over other memory. */
+  char *map = mmap(NULL, HELPER_STACK + HELPER_GUARD, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (map == MAP_FAILED || mprotect(map, HELPER_GUARD, PROT_NONE) != 0)
+    g_error("relay pipe: cannot map the helper's stack: %s", g_strerror(errno));
+  H->stack = map + HELPER_GUARD;
+  if (getcontext(&H->self) != 0) g_error("relay pipe: getcontext: %s", g_strerror(errno));
+  H->self.uc_stack.ss_sp = H->stack;
+  H->self.uc_stack.ss_size = HELPER_STACK;
+  H->self.uc_link = NULL; /* helper_main never returns */
+  uintptr_t a = (uintptr_t)H;
+  makecontext(&H->self, (void (*)(void))helper_main, 2, (unsigned)(a & 0xffffffffu), (unsigned)(a >> 32));
   pp->help = H;
 }
 
