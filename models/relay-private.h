@@ -514,6 +514,7 @@ struct Kernel {
   gint tg_key;
   TgShared *tg_shared;
   gboolean tdist_base_shared; /* tdist_base is tg_shared's (the kernel does not free it) */
+  guint32 tables_built;       /* tables this kernel built itself (RelayWorkStats.tables_built) */
 };
 
 /* ---- helpers of more than one file ---- */
@@ -575,6 +576,7 @@ void relay_kernel_targets_free(Kernel *k);
  * Entries are keyed by the stop as well; once TG_CACHE_MAX are stored a kernel builds its own. */
 TgShared *relay_tg_shared_new(void);
 void relay_tg_shared_free(TgShared *s);
+guint32 relay_tg_shared_built(TgShared *s); /* tables it holds (each built once) */
 void relay_kernel_snap_part(Kernel *k, Worker *W);
 void relay_kernel_snap_merge(Kernel *k, SimTime next);
 

@@ -1067,6 +1067,7 @@ static void geth_propagate(const void *params, const NetGeoParams *gp, const Net
   st->work += k->work;
   st->work_critical += k->work_critical;
   st->prune_tables = k->tg_cache_n;
+  st->tables_built = k->tables_built;
   st->wall_s += (double)(r1 - c0) / 1e9;
 }
 

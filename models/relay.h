@@ -201,6 +201,8 @@ typedef struct {
   double wait_s[RELAY_MAX_THREADS]; /* per thread: wall seconds waiting at the window barrier */
   double wall_s;          /* wall seconds in the kernel (all propagations) */
   guint32 prune_tables;   /* block-size classes with skipping bounds of their own (prune_table_after) */
+  guint32 tables_built;   /* pruning tables built (the floors alone and the size classes', over all the stops
+                           * and kernels: a RelayPipe builds each once for all its threads) */
   guint64 helped;         /* a RelayPipe's: of the propagations, those its starting thread's helpers ran */
 } RelayWorkStats;
 void relay_work_get_stats(const RelayWork *w, RelayWorkStats *stats);

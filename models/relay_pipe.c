@@ -668,6 +668,7 @@ void relay_pipe_get_stats(const RelayPipe *pp, RelayWorkStats *st) {
     st->split += x->split;
     st->work += x->work;
     st->work_critical += x->work_critical;
+    st->tables_built += x->tables_built;
     for (guint i = 0; i < RELAY_MAX_THREADS; i++)
       st->wait_s[i] += x->wait_s[i];
     st->wall_s += x->wall_s;
@@ -675,6 +676,7 @@ void relay_pipe_get_stats(const RelayPipe *pp, RelayWorkStats *st) {
   }
   /* The tables one kernel fed every block would have built (each slot builds those of them it uses). */
   st->prune_tables = pp->plan.n_built;
+  st->tables_built += relay_tg_shared_built(pp->tg_shared);
   pthread_mutex_unlock(&mut->lock);
   st->threads = n_run; /* jobs running at once; each job's relay runs on one */
 }

@@ -186,6 +186,13 @@ TgShared *relay_tg_shared_new(void) {
   return s;
 }
 
+guint32 relay_tg_shared_built(TgShared *s) {
+  g_mutex_lock(&s->lock);
+  guint32 n = s->n;
+  g_mutex_unlock(&s->lock);
+  return n;
+}
+
 void relay_tg_shared_free(TgShared *s) {
   if (!s) return;
   for (guint i = 0; i < s->n; i++) {
@@ -260,6 +267,7 @@ void relay_kernel_targets_build(Kernel *k) {
   } else {
     k->tdist_base = g_new(guint32, MAX((gsize)nt * n, 1));
     targets_dijkstra(k, 0, 0, k->tdist_base, NULL);
+    k->tables_built++;
   }
   k->tdist = k->tdist0 = k->tdist_base;
   k->snap = g_new(SimTime, MAX(nt, 1));
@@ -356,6 +364,7 @@ static TgTable *tg_build(Kernel *k, gint key, SimTime import_lo) {
   t->a0 = g_new(guint32, cells);
   t->shared = FALSE;
   targets_dijkstra(k, exp2(key / 4.0), import_lo, t->a, t->a0);
+  k->tables_built++;
   return t;
 }
 

@@ -144,6 +144,11 @@ static void pipe_matches_sync(guint threads, gboolean helper) {
   CU_ASSERT_EQUAL(ps.groups, ss.groups);
   CU_ASSERT_EQUAL(ps.prune_tables, ss.prune_tables);
   CU_ASSERT(ss.prune_tables > 1);
+  /* Each table built once for all the pipe's threads (its kernels share them), where every thread's kernel
+   * built those its jobs used: no more than the one synchronous kernel builds (which builds its tables again
+   * whenever the stop changes: the blocks' stops alternate). */
+  CU_ASSERT(ps.tables_built > ss.prune_tables);
+  CU_ASSERT(ps.tables_built <= ss.tables_built);
   CU_ASSERT_EQUAL(ps.threads, threads + (helper ? 1 : 0));
   /* The waits above left jobs part-run in some of the blocks; the helper ran some jobs, the pipe's thread
    * others. */
