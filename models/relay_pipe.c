@@ -164,21 +164,20 @@ static SwapFn libc_swapcontext(void) {
   }
   return fn ? fn : swapcontext;
 }
-#define swapcontext(a, b) (H->swap((a), (b)))
 #endif
 
 /* From the starting thread into the helper (to_helper) or back. A switch is a register swap and the signal
  * mask's syscall (swapcontext), where a handover between two threads took a futex wake and a wait each way
- * (a mean 7 us a direction on this VM, 12,000 a 8,000-height run). */
+ * (a mean 7 us a direction on this VM, 12,000 of them in an 8,000-height run). */
 static void helper_switch(Helper *H, gboolean to_helper) {
 #ifdef HELPER_ASAN
   if (to_helper) {
     __sanitizer_start_switch_fiber(&H->fake_caller, (char *)H->stack, HELPER_STACK);
-    swapcontext(&H->caller, &H->self);
+    H->swap(&H->caller, &H->self);
     __sanitizer_finish_switch_fiber(H->fake_caller, NULL, NULL);
   } else {
     __sanitizer_start_switch_fiber(&H->fake_self, H->caller_bottom, H->caller_size);
-    swapcontext(&H->self, &H->caller);
+    H->swap(&H->self, &H->caller);
     __sanitizer_finish_switch_fiber(H->fake_self, &H->caller_bottom, &H->caller_size);
   }
 #else
