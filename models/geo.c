@@ -756,8 +756,8 @@ static void geo_pipe_setup(GeoState *g, guint threads) {
   if (!g->pipe_ok || !g->pipe_wanted || threads < 2) return;
   g->pipe_slots = threads + 1;
   g->pipe_threads = threads;
-  /* threads - 1 pipe threads, and the engine's thread, which runs relays while it waits (its helper, one
-   * runnable thread with it): no more runnable threads than `threads`. */
+  /* threads - 1 pipe threads, and the engine's thread, which runs relays while it waits (its helper runs on
+   * it): no more running threads than `threads`. */
   g->pipe = relay_pipe_new(g->relay, g->p->relay.params, g->p, g->topo, NULL, g->pipe_slots, threads - 1);
   relay_pipe_set_spin(g->pipe, PIPE_SPIN_NS);
   /* The engine's thread runs relays while it waits: the job it waits for if no pipe thread has taken it yet,

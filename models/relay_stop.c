@@ -203,14 +203,20 @@ void relay_tg_shared_free(TgShared *s) {
   g_free(s);
 }
 
-static void targets_dijkstra(const Kernel *k, double size_lo, SimTime import_lo, guint32 *out, guint32 *out0);
+/* A new table of class `key` (-1: the floors alone, and no a0) for blocks whose import takes at least
+ * import_lo, for the kernel's stop: what each of the kernel's own tables and the store's holds. */
+static void table_compute(const Kernel *k, gint key, SimTime import_lo, guint32 **a, guint32 **a0) {
+  gsize cells = MAX((gsize)k->n_tg * k->n_nodes, 1);
+  *a = g_new(guint32, cells);
+  *a0 = key < 0 ? NULL : g_new(guint32, cells);
+  targets_dijkstra(k, key < 0 ? 0 : exp2(key / 4.0), import_lo, *a, *a0);
+}
 
 /* The store's table of class `key` (-1: the floors alone) for the kernel's stop, built now if missing; NULL
  * when it is missing and the store is full (the caller builds its own). */
 static const TgEntry *tg_shared_get(Kernel *k, gint key, SimTime import_lo) {
   TgShared *s = k->tg_shared;
   const BlockSpec *b = &k->blk;
-  gsize cells = MAX((gsize)k->n_tg * k->n_nodes, 1);
   const TgEntry *hit = NULL;
   g_mutex_lock(&s->lock);
   for (guint i = 0; i < s->n && !hit; i++) {
@@ -223,9 +229,7 @@ static const TgEntry *tg_shared_get(Kernel *k, gint key, SimTime import_lo) {
     TgEntry *e = &s->e[s->n++];
     *e = (TgEntry){.key = key, .import_lo = import_lo, .group = b->stop_group, .n = b->stop_n,
                    .groups = b->stop_groups, .msgs = b->stop_msgs};
-    e->a = g_new(guint32, cells);
-    e->a0 = key < 0 ? NULL : g_new(guint32, cells);
-    targets_dijkstra(k, key < 0 ? 0 : exp2(key / 4.0), import_lo, e->a, e->a0);
+    table_compute(k, key, import_lo, &e->a, &e->a0);
     hit = e;
   }
   g_mutex_unlock(&s->lock);
@@ -265,8 +269,8 @@ void relay_kernel_targets_build(Kernel *k) {
     k->tdist_base = base->a;
     k->tdist_base_shared = TRUE;
   } else {
-    k->tdist_base = g_new(guint32, MAX((gsize)nt * n, 1));
-    targets_dijkstra(k, 0, 0, k->tdist_base, NULL);
+    guint32 *none;
+    table_compute(k, -1, 0, &k->tdist_base, &none);
     k->tables_built++;
   }
   k->tdist = k->tdist0 = k->tdist_base;
@@ -357,13 +361,8 @@ gboolean relay_kernel_stop_reached(Kernel *k, SimTime next) {
  * entry (the caller made room). */
 static TgTable *tg_build(Kernel *k, gint key, SimTime import_lo) {
   TgTable *t = &k->tg_cache[k->tg_cache_n++];
-  gsize cells = MAX((gsize)k->n_tg * k->n_nodes, 1);
-  t->key = key;
-  t->import_lo = import_lo;
-  t->a = g_new(guint32, cells);
-  t->a0 = g_new(guint32, cells);
-  t->shared = FALSE;
-  targets_dijkstra(k, exp2(key / 4.0), import_lo, t->a, t->a0);
+  *t = (TgTable){.key = key, .import_lo = import_lo};
+  table_compute(k, key, import_lo, &t->a, &t->a0);
   k->tables_built++;
   return t;
 }
