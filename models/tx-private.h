@@ -37,8 +37,8 @@ struct InclMore {
   uint32_t *h;
 };
 
-/* 128 bytes, the slab 64-byte aligned: what the template walk and the price index read (id to n_incl) is one
- * cache line, the rest the other. */
+/* 128 bytes, the slab 64-byte aligned: what the template walk and the price index read (id to pred_clean) is
+ * one cache line, the rest the other. */
 typedef struct {
   uint64_t id; /* 0: free slot */
   double price; /* gwei */
@@ -47,17 +47,29 @@ typedef struct {
   uint32_t sender;
   uint32_t gas_limit;
   uint32_t defer_gen, sel_gen;
-  uint32_t gas_used, bytes;
+  uint32_t gas_used;
+  /* What the template walk needs of the predecessor (sprev), kept here so that it need not read that one's
+   * entry for each candidate (most candidates wait for a predecessor: 94% of those walked on pools-2019): the
+   * build that selected it (its sel_gen, set when it is selected), and whether it is in no block (n_incl 0).
+   */
+  uint32_t pred_sel_gen;
   uint16_t bin;
   uint8_t type, censored, in_index, n_incl;
+  uint8_t pred_clean; /* sprev != NONE and its n_incl is 0 */
+  uint8_t visible;    /* in the template walk's index (VisLink): in_index and not pred_clean */
   uint64_t nonce;
   int64_t created;
   uint64_t incl[MAX_INCL]; /* blocks that include it (every one: a missing one would let a pool include it twice) */
   uint32_t incl_h[MAX_INCL];
+  uint32_t bytes;
   struct InclMore *more;   /* beyond MAX_INCL (forks of forks, selfish branches): rare */
 } TxE;
 
 G_STATIC_ASSERT(sizeof(TxE) == 128);
+
+typedef struct {
+  uint32_t prev, next;
+} VisLink;
 
 typedef struct {
   uint64_t next_nonce;
@@ -212,10 +224,17 @@ struct TxWorld {
   uint32_t *free_next;
   guint64 live;
 
-  /* price index */
+  /* price index: every transaction in the mempool (in_index), by bin, in txw_better order within a bin */
   uint32_t bin_head[N_BINS], bin_tail[N_BINS];
   uint64_t bin_used[BIN_WORDS];
   guint64 in_index, index_peak, evicted;
+  /* The template walk's index: the same order, only the transactions that can be candidates before their
+   * predecessor is picked (TxE.visible: no predecessor, or one included in some block). The others (94% of
+   * the walk's candidates on pools-2019, each a cache miss) join the candidates when their predecessor is
+   * picked (build_template). Links per slot, apart from the slab. */
+  VisLink *vlink;
+  uint32_t vbin_head[N_BINS], vbin_tail[N_BINS];
+  uint64_t vbin_used[BIN_WORDS];
 
   /* building */
   uint32_t gen;
@@ -277,6 +296,9 @@ void txw_index_insert(TxWorld *w, uint32_t i);
 void txw_index_remove(TxWorld *w, uint32_t i);
 int txw_bin_at_or_below(const TxWorld *w, int b);
 void txw_sender_unlink(TxWorld *w, uint32_t i);
+/* Puts slot i in the template walk's index, or takes it out, as TxE.visible should now be. */
+void txw_vis_update(TxWorld *w, uint32_t i);
+int txw_vis_bin_at_or_below(const TxWorld *w, int b);
 void txw_evict_one(TxWorld *w);
 void txw_dj_push(TxwHeap *h, int64_t t, guint32 v);
 int64_t txw_flood(TxWorld *w, SimRng *rng, guint32 src, double bytes, int64_t *avail, int64_t t0, int64_t *links);

@@ -31,7 +31,8 @@ TxWorld *tx_world_new(const TxConfig *cfg, const TxNetView *net, double block_ga
       w->senders[s].next_nonce = (uint64_t)MIN(n, 1e15);
     }
   w->free_head = NONE;
-  for (guint b = 0; b < N_BINS; b++) w->bin_head[b] = w->bin_tail[b] = NONE;
+  for (guint b = 0; b < N_BINS; b++)
+    w->bin_head[b] = w->bin_tail[b] = w->vbin_head[b] = w->vbin_tail[b] = NONE;
   w->sessions = g_array_new(FALSE, FALSE, sizeof(Session));
   w->acct_prop = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, txw_acct_prop_free);
   w->retired = g_array_new(FALSE, FALSE, sizeof(AcctProp *));
@@ -166,6 +167,7 @@ void tx_world_free(TxWorld *w) {
   g_aligned_free(w->tx);
   g_free(w->arrive);
   g_free(w->free_next);
+  g_free(w->vlink);
   g_free(w);
 }
 

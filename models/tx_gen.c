@@ -282,6 +282,7 @@ static uint32_t new_tx(TxWorld *w, uint32_t sender, SimTime created) {
   e->nonce = snd->next_nonce++;
   e->created = created;
   e->sprev = snd->tail;
+  e->pred_clean = snd->tail != NONE && w->tx[snd->tail].n_incl == 0;
   e->snext = NONE;
   if (snd->tail != NONE) w->tx[snd->tail].snext = i; else snd->head = i;
   snd->tail = i;

@@ -10,6 +10,7 @@ uint32_t txw_slot_new(TxWorld *w) {
     w->tx = tx;
     w->arrive = g_renew(int64_t, w->arrive, (gsize)cap * MAX(w->n_pools, 1));
     w->free_next = g_renew(uint32_t, w->free_next, cap);
+    w->vlink = g_renew(VisLink, w->vlink, cap);
     for (uint32_t i = old; i < cap; i++) {
       w->tx[i].id = 0;
       w->free_next[i] = i + 1 < cap ? i + 1 : NONE;
@@ -63,6 +64,7 @@ void txw_index_insert(TxWorld *w, uint32_t i) {
   e->in_index = 1;
   w->in_index++;
   w->index_peak = MAX(w->index_peak, w->in_index);
+  txw_vis_update(w, i);
 }
 
 void txw_index_remove(TxWorld *w, uint32_t i) {
@@ -74,24 +76,90 @@ void txw_index_remove(TxWorld *w, uint32_t i) {
   if (w->bin_head[b] == NONE) w->bin_used[b / 64] &= ~(UINT64_C(1) << (b % 64));
   e->in_index = 0;
   w->in_index--;
+  txw_vis_update(w, i);
 }
 
-/* The highest non-empty bin at or below `b`, or -1. */
-int txw_bin_at_or_below(const TxWorld *w, int b) {
+static void vis_insert(TxWorld *w, uint32_t i) {
+  TxE *e = &w->tx[i];
+  VisLink *L = w->vlink;
+  guint16 b = e->bin;
+  uint32_t after = w->vbin_tail[b];
+  while (after != NONE && txw_better(e, &w->tx[after]))
+    after = L[after].prev;
+  L[i].prev = after;
+  L[i].next = after == NONE ? w->vbin_head[b] : L[after].next;
+  if (L[i].next != NONE)
+    L[L[i].next].prev = i;
+  else
+    w->vbin_tail[b] = i;
+  if (after != NONE)
+    L[after].next = i;
+  else
+    w->vbin_head[b] = i;
+  w->vbin_used[b / 64] |= UINT64_C(1) << (b % 64);
+  e->visible = 1;
+}
+
+static void vis_remove(TxWorld *w, uint32_t i) {
+  TxE *e = &w->tx[i];
+  VisLink *L = w->vlink;
+  guint16 b = e->bin;
+  if (L[i].prev != NONE)
+    L[L[i].prev].next = L[i].next;
+  else
+    w->vbin_head[b] = L[i].next;
+  if (L[i].next != NONE)
+    L[L[i].next].prev = L[i].prev;
+  else
+    w->vbin_tail[b] = L[i].prev;
+  if (w->vbin_head[b] == NONE) w->vbin_used[b / 64] &= ~(UINT64_C(1) << (b % 64));
+  e->visible = 0;
+}
+
+void txw_vis_update(TxWorld *w, uint32_t i) {
+  const TxE *e = &w->tx[i];
+  gboolean want = e->in_index && !e->pred_clean;
+  if (want && !e->visible)
+    vis_insert(w, i);
+  else if (!want && e->visible)
+    vis_remove(w, i);
+}
+
+static int bin_at_or_below(const uint64_t *used, int b) {
   while (b >= 0) {
-    uint64_t word = w->bin_used[b / 64] & (b % 64 == 63 ? ~UINT64_C(0) : ((UINT64_C(1) << (b % 64 + 1)) - 1));
+    uint64_t word = used[b / 64] & (b % 64 == 63 ? ~UINT64_C(0) : ((UINT64_C(1) << (b % 64 + 1)) - 1));
     if (word) return (b / 64) * 64 + 63 - __builtin_clzll(word);
     b = (b / 64) * 64 - 1;
   }
   return -1;
 }
 
+/* The highest non-empty bin at or below `b`, or -1. */
+int txw_bin_at_or_below(const TxWorld *w, int b) {
+  return bin_at_or_below(w->bin_used, b);
+}
+
+/* The same in the template walk's index. */
+int txw_vis_bin_at_or_below(const TxWorld *w, int b) {
+  return bin_at_or_below(w->vbin_used, b);
+}
+
 void txw_sender_unlink(TxWorld *w, uint32_t i) {
   TxE *e = &w->tx[i];
   Sender *s = &w->senders[e->sender];
   if (e->sprev != NONE) w->tx[e->sprev].snext = e->snext; else s->head = e->snext;
-  if (e->snext != NONE) w->tx[e->snext].sprev = e->sprev; else s->tail = e->sprev;
+  if (e->snext != NONE) {
+    TxE *nx = &w->tx[e->snext];
+    nx->sprev = e->sprev;
+    nx->pred_clean = e->sprev != NONE && w->tx[e->sprev].n_incl == 0;
+    nx->pred_sel_gen = 0; /* no build runs now: any earlier build's */
+    txw_vis_update(w, e->snext);
+  } else {
+    s->tail = e->sprev;
+  }
   e->sprev = e->snext = NONE;
+  e->pred_clean = 0;
+  txw_vis_update(w, i);
 }
 
 /* Evicts the cheapest transaction not in any block, with its sender's later ones (they cannot run); the

@@ -58,8 +58,8 @@ static void build_template(TxWorld *w, guint pool, const ObsBlock *parent, SimTi
   gboolean censor = w->cfg.censors[pool];
   const guint P = MAX(w->n_pools, 1);
   double gas_left = w->gas_limit;
-  int bin = txw_bin_at_or_below(w, N_BINS - 1);
-  uint32_t cur = bin >= 0 ? w->bin_head[bin] : NONE;
+  int bin = txw_vis_bin_at_or_below(w, N_BINS - 1);
+  uint32_t cur = bin >= 0 ? w->vbin_head[bin] : NONE;
   g_array_set_size(w->heap, 0);
   /* Transactions in heaviest-chain blocks are out of the index. Those of the heaviest-chain blocks that are
    * not in the parent's chain (above the fork point, or above a parent that is behind the tip) are still in
@@ -81,13 +81,13 @@ static void build_template(TxWorld *w, guint pool, const ObsBlock *parent, SimTi
   }
   while (gas_left >= MIN_GAS) {
     while (cur == NONE && bin > 0) {
-      bin = txw_bin_at_or_below(w, bin - 1);
-      cur = bin >= 0 ? w->bin_head[bin] : NONE;
+      bin = txw_vis_bin_at_or_below(w, bin - 1);
+      cur = bin >= 0 ? w->vbin_head[bin] : NONE;
     }
     uint32_t pick;
     if (cur != NONE && (w->heap->len == 0 || txw_better(&w->tx[cur], &w->tx[g_array_index(w->heap, uint32_t, 0)]))) {
       pick = cur;
-      cur = w->tx[cur].bnext;
+      cur = w->vlink[cur].next;
       if (cur != NONE) __builtin_prefetch(&w->tx[cur]); /* the walk is a chain of cache misses */
     } else if (w->heap->len) {
       pick = heap_pop_tx(w);
@@ -99,8 +99,8 @@ static void build_template(TxWorld *w, guint pool, const ObsBlock *parent, SimTi
      * reception and the sender are read. A candidate deferred here that the tests below would have dropped
      * is the same: if its predecessor joins the block it is pushed, popped, and dropped by them then (they do
      * not change within a build, and a sender dropped for gas has no predecessor joining later). */
-    if (e->sprev != NONE && w->tx[e->sprev].sel_gen != w->gen &&
-        (!w->tx[e->sprev].n_incl || !in_chain(w, &w->tx[e->sprev], anc, n_anc, top_h))) {
+    if (e->sprev != NONE && e->pred_sel_gen != w->gen &&
+        (e->pred_clean || !in_chain(w, &w->tx[e->sprev], anc, n_anc, top_h))) {
       e->defer_gen = w->gen; /* runs once its predecessor is in this block */
       continue;
     }
@@ -117,7 +117,13 @@ static void build_template(TxWorld *w, guint pool, const ObsBlock *parent, SimTi
     TxRef r = {.id = e->id, .created = e->created, .idx = pick, .gas_used = e->gas_used, .bytes = e->bytes,
                .censored = e->censored};
     g_array_append_val(w->sel, r);
-    if (e->snext != NONE && w->tx[e->snext].defer_gen == w->gen) heap_push_tx(w, e->snext);
+    if (e->snext != NONE) {
+      /* Its successor is a candidate from now: pushed if the walk deferred it already, or if the walk's index
+       * leaves it out (its predecessor was in no block: this one); else the walk comes to it. */
+      TxE *s = &w->tx[e->snext];
+      s->pred_sel_gen = w->gen;
+      if (s->defer_gen == w->gen || (s->in_index && !s->visible)) heap_push_tx(w, e->snext);
+    }
   }
 }
 
@@ -164,6 +170,10 @@ void tx_world_build(TxWorld *w, guint pool, const ObsBlock *parent, SimTime buil
       x->h[x->n++] = b->height;
     }
     if (e->n_incl < UINT8_MAX) e->n_incl++;
+    if (e->snext != NONE && w->tx[e->snext].pred_clean) {
+      w->tx[e->snext].pred_clean = 0;
+      txw_vis_update(w, e->snext);
+    }
   }
   g_hash_table_insert(w->blocks, &bt->block, bt);
   if (w->keep && bt->n) {
