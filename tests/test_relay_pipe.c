@@ -110,8 +110,10 @@ static void pipe_matches_sync(guint threads, gboolean helper) {
     /* With a helper, a wait for part of the newest job: the helper runs it (or another job) until then and
      * keeps the rest for later waits (or the job was taken by the pipe's thread). */
     if (helper && blk > 0 && !relay_job_done(jobs[blk - 1])) {
+      /* The job may end between the two reads: its horizon is then SIM_TIME_MAX (no overflow past it). */
       SimTime h = relay_job_horizon(jobs[blk - 1]);
-      relay_job_wait(jobs[blk - 1], h + 20 * SIM_NS_PER_MS);
+      relay_job_wait(jobs[blk - 1],
+                     h > SIM_TIME_MAX - 20 * SIM_NS_PER_MS ? SIM_TIME_MAX : h + 20 * SIM_NS_PER_MS);
       partial += !relay_job_done(jobs[blk - 1]);
     }
     SimRng before;
