@@ -95,10 +95,13 @@ static void build_template(TxWorld *w, guint pool, const ObsBlock *parent, SimTi
       break;
     }
     TxE *e = &w->tx[pick];
-    /* Most candidates wait for a predecessor (a sender's later nonces): that test comes first, before the
-     * reception and the sender are read. A candidate deferred here that the tests below would have dropped
-     * is the same: if its predecessor joins the block it is pushed, popped, and dropped by them then (they do
-     * not change within a build, and a sender dropped for gas has no predecessor joining later). */
+    /* A candidate waiting for a predecessor (a sender's later nonces) comes here only if that predecessor is
+     * in some block (the walk's index leaves out those whose predecessor is in none; they come through the
+     * heap once it is picked): that test comes first, before the reception and the sender are read, and reads
+     * the predecessor's state from the candidate's own line. A candidate deferred here that the tests below
+     * would have dropped is the same: if its predecessor joins the block it is pushed, popped, and dropped by
+     * them then (they do not change within a build, and a sender dropped for gas has no predecessor joining
+     * later). */
     if (e->sprev != NONE && e->pred_sel_gen != w->gen &&
         (e->pred_clean || !in_chain(w, &w->tx[e->sprev], anc, n_anc, top_h))) {
       e->defer_gen = w->gen; /* runs once its predecessor is in this block */
