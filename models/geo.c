@@ -649,12 +649,12 @@ static SimTime miner_clear_until(GeoState *g, guint f, SimTime T, const Pending 
   return MIN(x1, MIN(l1, l2));
 }
 
-static SimGateVerdict gate_decide(GeoState *g, SimEngine *engine, const SimEvent *ev) {
+/* `who`: the event's miner, -1 a vantage point, -2 another entity (GeoState.entity_miner). */
+static SimGateVerdict gate_decide(GeoState *g, SimEngine *engine, const SimEvent *ev, gint who) {
   if (!g->n_pend) return SIM_GATE_PROCESS;
   g->late_min = SIM_TIME_MAX;
   pend_poll(g);
   if (!g->n_pend) return SIM_GATE_PROCESS;
-  gint who = ev->dst < g->n_entity_map ? g->entity_miner[ev->dst] : -2;
   if (who == -2) { /* not ours: the sequential order, whatever it touches */
     geo_flush(g, engine);
     return SIM_GATE_AGAIN;
@@ -742,10 +742,10 @@ static SimGateVerdict gate_decide(GeoState *g, SimEngine *engine, const SimEvent
 
 static SimGateVerdict geo_gate(gpointer user, SimEngine *engine, const SimEvent *ev) {
   GeoState *g = user;
-  SimGateVerdict v = gate_decide(g, engine, ev);
+  gint who = ev->dst < g->n_entity_map ? g->entity_miner[ev->dst] : -2;
+  SimGateVerdict v = gate_decide(g, engine, ev, who);
   if (v == SIM_GATE_PROCESS) {
     /* What the event's handler may change of miner_lb's inputs (see miner_clear_until). */
-    gint who = ev->dst < g->n_entity_map ? g->entity_miner[ev->dst] : -2;
     if (who >= 0)
       g->clear_until[who] = 0;
     else if (who == -2)

@@ -49,9 +49,8 @@ typedef struct {
   uint32_t defer_gen, sel_gen;
   uint32_t gas_used;
   /* What the template walk needs of the predecessor (sprev), kept here so that it need not read that one's
-   * entry for each candidate (most candidates wait for a predecessor: 94% of those walked on pools-2019): the
-   * build that selected it (its sel_gen, set when it is selected), and whether it is in no block (n_incl 0).
-   */
+   * entry: the build that selected it (its sel_gen, set when it is selected), and, in pred_clean below,
+   * whether it is in no block (n_incl 0), which leaves this one out of the walk's index (visible). */
   uint32_t pred_sel_gen;
   uint16_t bin;
   uint8_t type, censored, in_index, n_incl;
@@ -224,7 +223,8 @@ struct TxWorld {
   uint32_t *free_next;
   guint64 live;
 
-  /* price index: every transaction in the mempool (in_index), by bin, in txw_better order within a bin */
+  /* price index: every transaction in the mempool (in_index), by bin, in txw_better order within a bin
+   * (eviction walks it; the template walks the index below) */
   uint32_t bin_head[N_BINS], bin_tail[N_BINS];
   uint64_t bin_used[BIN_WORDS];
   guint64 in_index, index_peak, evicted;
@@ -294,7 +294,6 @@ void txw_slot_free(TxWorld *w, uint32_t i);
 guint16 txw_price_bin(double gwei);
 void txw_index_insert(TxWorld *w, uint32_t i);
 void txw_index_remove(TxWorld *w, uint32_t i);
-int txw_bin_at_or_below(const TxWorld *w, int b);
 void txw_sender_unlink(TxWorld *w, uint32_t i);
 /* Puts slot i in the template walk's index, or takes it out, as TxE.visible should now be. */
 void txw_vis_update(TxWorld *w, uint32_t i);

@@ -125,23 +125,15 @@ void txw_vis_update(TxWorld *w, uint32_t i) {
     vis_remove(w, i);
 }
 
-static int bin_at_or_below(const uint64_t *used, int b) {
+/* The highest non-empty bin of the template walk's index at or below `b`, or -1. */
+int txw_vis_bin_at_or_below(const TxWorld *w, int b) {
   while (b >= 0) {
-    uint64_t word = used[b / 64] & (b % 64 == 63 ? ~UINT64_C(0) : ((UINT64_C(1) << (b % 64 + 1)) - 1));
+    uint64_t word =
+        w->vbin_used[b / 64] & (b % 64 == 63 ? ~UINT64_C(0) : ((UINT64_C(1) << (b % 64 + 1)) - 1));
     if (word) return (b / 64) * 64 + 63 - __builtin_clzll(word);
     b = (b / 64) * 64 - 1;
   }
   return -1;
-}
-
-/* The highest non-empty bin at or below `b`, or -1. */
-int txw_bin_at_or_below(const TxWorld *w, int b) {
-  return bin_at_or_below(w->bin_used, b);
-}
-
-/* The same in the template walk's index. */
-int txw_vis_bin_at_or_below(const TxWorld *w, int b) {
-  return bin_at_or_below(w->vbin_used, b);
 }
 
 void txw_sender_unlink(TxWorld *w, uint32_t i) {
